@@ -1,0 +1,142 @@
+// Package cache is ideaflow's content-addressed store of node results.
+//
+// A node's key is a SHA-256 digest (hex) computed by the engine over everything
+// that can change the node's output. The cache never sees how a key was made;
+// it stores the result under the key plus the key's named parts so the engine
+// can later explain why a node is dirty.
+//
+// Store is the seam for tiering: the local Badger store is one tier today; a
+// shared remote store can sit in front of it later behind the same interface.
+package cache
+
+import (
+	"errors"
+	"io"
+	"time"
+)
+
+// ErrNotFound is returned by Get when no record is stored under a key.
+var ErrNotFound = errors.New("not in cache")
+
+// Usage is what one node cost to compute.
+type Usage struct {
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+	LatencyMS    int64   `json:"latency_ms"`
+	Attempts     int     `json:"attempts"`
+}
+
+// Part is one named piece of a key's material, e.g. {"model.temperature", <digest>, "0.7"}.
+// Display is a short human-readable rendering (never a secret), used to explain misses.
+type Part struct {
+	Name    string `json:"name"`
+	Digest  string `json:"digest"`
+	Display string `json:"display,omitempty"`
+}
+
+// Attempt records one try at a model call (including repair re-asks).
+type Attempt struct {
+	Error    string `json:"error,omitempty"`
+	Raw      string `json:"raw,omitempty"`
+	Status   int    `json:"status,omitempty"`
+	Repair   bool   `json:"repair,omitempty"`
+	Duration int64  `json:"duration_ms,omitempty"`
+}
+
+// Record is a completed node result.
+type Record struct {
+	Key          string    `json:"key"`
+	Stage        string    `json:"stage"`   // stage instance address, informational
+	Address      string    `json:"address"` // node address, informational
+	Output       []byte    `json:"output"`  // canonical JSON produced by the stage
+	OutputDigest string    `json:"output_digest"`
+	Usage        Usage     `json:"usage"`
+	Parts        []Part    `json:"parts,omitempty"`
+	Model        string    `json:"model,omitempty"`        // model name requested
+	ServedModel  string    `json:"served_model,omitempty"` // model name the server reported
+	Fingerprint  string    `json:"system_fingerprint,omitempty"`
+	Raw          string    `json:"raw,omitempty"`       // raw model text of the accepted answer
+	Reasoning    string    `json:"reasoning,omitempty"` // reasoning_content, kept out of the answer
+	Attempts     []Attempt `json:"attempts,omitempty"`
+	Synthetic    bool      `json:"synthetic,omitempty"` // produced by the mock provider
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+// Failure records a node that failed, so the run report can show it; a later run retries it.
+type Failure struct {
+	Key       string    `json:"key"`
+	Stage     string    `json:"stage"`
+	Address   string    `json:"address"`
+	Error     string    `json:"error"`
+	Raw       string    `json:"raw,omitempty"`
+	Attempts  []Attempt `json:"attempts,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// RunRecord summarises one run of one experiment.
+type RunRecord struct {
+	ID               string            `json:"id"`
+	Experiment       string            `json:"experiment"`
+	ExperimentDigest string            `json:"experiment_digest"`
+	Variables        map[string]string `json:"variables,omitempty"`
+	GitCommit        string            `json:"git_commit,omitempty"`
+	Started          time.Time         `json:"started"`
+	Finished         time.Time         `json:"finished"`
+	Summary          []byte            `json:"summary"` // the run summary JSON
+	Keys             []string          `json:"keys,omitempty"`
+}
+
+// Entry is one line of `cache ls`.
+type Entry struct {
+	Key       string    `json:"key"`
+	Stage     string    `json:"stage"`
+	Address   string    `json:"address"`
+	Bytes     int       `json:"bytes"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Stats is what `cache stats` prints.
+type Stats struct {
+	Records      int     `json:"records"`
+	Failures     int     `json:"failures"`
+	Runs         int     `json:"runs"`
+	OutputBytes  int64   `json:"output_bytes"`
+	DiskBytes    int64   `json:"disk_bytes"`
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"` // what the stored results cost to compute
+}
+
+// Store is a content-addressed result store.
+type Store interface {
+	// Get returns the record stored under key, or ErrNotFound.
+	Get(key string) (*Record, error)
+	// Put stores rec durably (synced before return): a crash after Put keeps it.
+	Put(rec *Record) error
+
+	// Latest/SetLatest keep, per node address, the key last computed there, so a
+	// later plan can compare key parts and say why a node is dirty.
+	Latest(address string) (key string, ok bool, err error)
+	SetLatest(address, key string) error
+
+	PutFailure(f *Failure) error
+	Failure(key string) (*Failure, error) // ErrNotFound if none
+	DeleteFailure(key string) error
+
+	PutRun(r *RunRecord) error
+	Runs() ([]*RunRecord, error)
+
+	Stats() (Stats, error)
+	List(fn func(Entry) error) error
+	// GC deletes records (and latest-index entries pointing at them) whose key is not in keep.
+	GC(keep map[string]bool) (removed int, err error)
+	// Export writes a portable bundle of the records whose key is in keys (all records if keys is nil).
+	Export(w io.Writer, keys map[string]bool) (written int, err error)
+	// Import reads a bundle, verifying every record; a corrupt bundle is refused whole with a clear error.
+	Import(r io.Reader) (imported int, err error)
+	// Verify checks every stored record against its checksum and returns the keys that fail.
+	Verify() (bad []string, err error)
+
+	Close() error
+}

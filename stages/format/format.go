@@ -1,0 +1,37 @@
+// Package format describes the structured answers stages ask models for and
+// parses the many ways real models give them (code fences, bold, prose, ...).
+package format
+
+// Kind names a structured answer shape.
+type Kind string
+
+const (
+	Text    Kind = "text"    // free text; always parses (after trimming)
+	Ideas   Kind = "ideas"   // N numbered/bulleted ideas in one answer
+	Ranking Kind = "ranking" // an order over Letters, best first, e.g. "B > A > C"
+	Fields  Kind = "fields"  // a JSON object with named integer fields in [Min,Max]
+	Letter  Kind = "letter"  // one letter out of Letters, e.g. "Answer: B"
+	Rating  Kind = "rating"  // "Rating: N" with N in [Min,Max], plus optional "Explanation:"
+)
+
+// Spec is the answer a stage expects. It travels with the request so that the
+// mock provider can synthesise a well-formed answer and the parser knows what to accept.
+type Spec struct {
+	Kind    Kind     `json:"kind"`
+	N       int      `json:"n,omitempty"`       // Ideas: how many
+	Letters string   `json:"letters,omitempty"` // Ranking/Letter: allowed letters, e.g. "ABCD"
+	Fields  []string `json:"fields,omitempty"`  // Fields: required field names
+	Min     int      `json:"min,omitempty"`     // Fields/Rating: inclusive bounds
+	Max     int      `json:"max,omitempty"`
+}
+
+// Answer is a parsed answer; only the member matching Spec.Kind is set.
+type Answer struct {
+	Text        string         `json:"text,omitempty"`
+	Ideas       []string       `json:"ideas,omitempty"`
+	Ranking     []string       `json:"ranking,omitempty"` // letters, best first, each exactly once
+	Fields      map[string]int `json:"fields,omitempty"`
+	Letter      string         `json:"letter,omitempty"`
+	Rating      int            `json:"rating,omitempty"`
+	Explanation string         `json:"explanation,omitempty"`
+}

@@ -1,0 +1,78 @@
+// Package llm is the single path every model call in ideaflow takes: an
+// OpenAI-compatible client (go-openai) with per-provider rate limits, retries,
+// usage accounting and structured-output repair, plus the offline mock provider.
+package llm
+
+import (
+	"context"
+
+	"github.com/ideaflow/ideaflow/stages/format"
+)
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"` // system, user, assistant
+	Content string `json:"content"`
+}
+
+// Request is one chat completion request as the stage rendered it. Every field
+// here is part of the node's cache key (the engine hashes it); nothing secret
+// or operational (timeouts, limits) belongs here.
+type Request struct {
+	Model       string      `json:"model"`
+	Messages    []Message   `json:"messages"`
+	Temperature *float64    `json:"temperature,omitempty"`
+	TopP        *float64    `json:"top_p,omitempty"`
+	MaxTokens   int         `json:"max_tokens,omitempty"`
+	Seed        *int        `json:"seed,omitempty"`
+	Stop        []string    `json:"stop,omitempty"`
+	JSONMode    bool        `json:"json_mode,omitempty"` // ask for response_format json_object where supported
+	Sample      int         `json:"sample"`              // sample index: distinguishes independent samples
+	Format      format.Spec `json:"format"`              // expected answer shape (drives mock + parser)
+}
+
+// Usage is token usage reported by the server (or estimated by the mock).
+type Usage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+}
+
+// Response is one completion.
+type Response struct {
+	Text              string // the answer (message content)
+	Reasoning         string // reasoning_content / reasoning, kept out of the answer
+	Model             string // model the server says answered
+	SystemFingerprint string
+	Usage             Usage
+	Status            int // HTTP status of the final attempt (0 for mock)
+	Attempts          int // HTTP attempts made (retries included)
+}
+
+// Client is one provider's connection. Implementations are safe for concurrent use
+// and apply the provider's rate limits and retries themselves.
+type Client interface {
+	Complete(ctx context.Context, req Request) (*Response, error)
+	Embed(ctx context.Context, model string, inputs []string) ([][]float32, Usage, error)
+	// Synthetic reports whether answers are made up (the mock provider).
+	Synthetic() bool
+}
+
+// Provider is a provider block, already decoded. Operational settings (limits,
+// retries, timeouts) never enter a cache key.
+type Provider struct {
+	Name      string            // block label
+	Kind      string            // "openai" or "mock"
+	BaseURL   string            // OpenAI-compatible base URL
+	APIKeyEnv string            // env var holding the API key; the key itself never leaves memory
+	OrgEnv    string            // optional env var holding the organisation id
+	HeaderEnv map[string]string // extra header name -> env var holding its (secret) value
+	Headers   map[string]string // extra non-secret headers
+	Seed      int64             // mock: seed of the synthetic answers
+
+	MaxConcurrency    int     // 0: default
+	RequestsPerMinute float64 // 0: unlimited
+	TokensPerMinute   float64 // 0: unlimited
+	MaxRetries        int     // -1: default
+	TimeoutSeconds    float64 // per request; 0: default
+	RepairAttempts    int     // re-asks after an unparseable answer; -1: default
+}

@@ -1,0 +1,248 @@
+// Package stages holds ideaflow's stage types. A stage type declares its
+// parameters (the engine decodes HCL into typed Go values against them; no HCL
+// reaches this package) and lays out one stage instance as item-level nodes.
+// Each node is pure given its inputs plus, for model nodes, one model call.
+package stages
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/ideaflow/ideaflow/stages/format"
+	"github.com/ideaflow/ideaflow/stages/llm"
+)
+
+// Kind is the type of a parameter value.
+type Kind int
+
+const (
+	String     Kind = iota // Go: string
+	Int                    // Go: int
+	Number                 // Go: float64
+	Bool                   // Go: bool
+	StringList             // Go: []string
+	Template               // Go: string; a prompt template (inline or file()); its text is key material
+	ModelRef               // Go: *Model
+	ModelList              // Go: []*Model
+	QualityRef             // Go: *Quality
+	Input                  // Go: *Upstream; a dataset or an upstream stage instance (an edge of the DAG)
+	Inputs                 // Go: []*Upstream; every instance of one or more stages, no fan-out (reports, aggregates across models)
+)
+
+func (k Kind) String() string {
+	return [...]string{"string", "number (whole)", "number", "bool", "list of strings", "template",
+		"model reference", "list of model references", "quality reference", "dataset or stage reference", "list of stage references"}[k]
+}
+
+// Param declares one attribute of a stage block.
+type Param struct {
+	Name     string
+	Kind     Kind
+	Required bool
+	Default  any      // Go value of Kind's type; nil: zero value
+	Accepts  []string // Input: stage types (or "dataset") it may point at; empty: any
+	Doc      string   // one line, used in error hints
+}
+
+// Price is a model's price per million tokens.
+type Price struct {
+	InputPerMTok  float64 `json:"input_per_mtok"`
+	OutputPerMTok float64 `json:"output_per_mtok"`
+}
+
+// Model is a decoded model block.
+type Model struct {
+	Address     string   `json:"-"` // "model.gpt4o"
+	Provider    string   `json:"-"` // provider block name (operational, never key material)
+	Name        string   `json:"name"`
+	Family      string   `json:"family,omitempty"`
+	Temperature *float64 `json:"temperature,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty"`
+	MaxTokens   int      `json:"max_tokens,omitempty"`
+	Seed        *int     `json:"seed,omitempty"`
+	Stop        []string `json:"stop,omitempty"`
+	JSONMode    bool     `json:"json_mode,omitempty"`
+	Price       Price    `json:"-"` // prices change cost, not answers
+}
+
+// Request starts a request to this model with its sampling parameters.
+func (m *Model) Request(msgs []llm.Message, sample int, spec format.Spec) llm.Request {
+	return llm.Request{
+		Model: m.Name, Messages: msgs, Temperature: m.Temperature, TopP: m.TopP,
+		MaxTokens: m.MaxTokens, Seed: m.Seed, Stop: m.Stop, JSONMode: m.JSONMode,
+		Sample: sample, Format: spec,
+	}
+}
+
+// Quality is a decoded quality block: a user-defined quality indicator.
+type Quality struct {
+	Address    string `json:"-"`
+	Name       string `json:"name"`
+	Definition string `json:"definition"`
+}
+
+// NodeInfo identifies one node of an upstream instance.
+type NodeInfo struct {
+	Item string // item id; "" for an aggregate node
+	Slot int    // sample index, permutation index, ...; 0 when unused
+}
+
+// Upstream is what a stage sees of an input: a dataset or an upstream stage instance.
+type Upstream struct {
+	Address string // "dataset.targets" or `stage.generate_ideas.main["gpt4o"]`
+	Type    string // stage type, or "dataset"
+	Key     string // instance key ("" when the instance has none)
+	Nodes   []NodeInfo
+	// Source is the dataset the items come from (itself for a dataset), so a stage
+	// can reach an item's original record without another parameter.
+	Source *Upstream
+
+	once   sync.Once
+	byItem map[string][]int
+}
+
+// ItemNodes returns the indexes (into Nodes) of the nodes for item, in order.
+func (u *Upstream) ItemNodes(item string) []int {
+	u.once.Do(func() {
+		u.byItem = make(map[string][]int)
+		for i, n := range u.Nodes {
+			u.byItem[n.Item] = append(u.byItem[n.Item], i)
+		}
+	})
+	return u.byItem[item]
+}
+
+// Items returns the distinct item ids in first-seen order.
+func (u *Upstream) Items() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range u.Nodes {
+		if !seen[n.Item] {
+			seen[n.Item] = true
+			out = append(out, n.Item)
+		}
+	}
+	return out
+}
+
+// Params are a stage instance's decoded parameter values, typed per Param.Kind.
+type Params map[string]any
+
+func (p Params) String(name string) string      { s, _ := p[name].(string); return s }
+func (p Params) Int(name string) int            { i, _ := p[name].(int); return i }
+func (p Params) Number(name string) float64     { f, _ := p[name].(float64); return f }
+func (p Params) Bool(name string) bool          { b, _ := p[name].(bool); return b }
+func (p Params) Strings(name string) []string   { s, _ := p[name].([]string); return s }
+func (p Params) Model(name string) *Model       { m, _ := p[name].(*Model); return m }
+func (p Params) Models(name string) []*Model    { m, _ := p[name].([]*Model); return m }
+func (p Params) Quality(name string) *Quality   { q, _ := p[name].(*Quality); return q }
+func (p Params) Input(name string) *Upstream    { u, _ := p[name].(*Upstream); return u }
+func (p Params) Inputs(name string) []*Upstream { u, _ := p[name].([]*Upstream); return u }
+func (p Params) Has(name string) bool           { v, ok := p[name]; return ok && v != nil }
+
+// Instance is one stage instance to lay out.
+type Instance struct {
+	Address string // `stage.rank_ideas.novelty["gpt4o"]`
+	Key     string // for_each / fan-out key, "" when single
+	Params  Params
+}
+
+// Dep points at one upstream node: Input is the parameter name, Index the node's
+// position in that Upstream's Nodes.
+type Dep struct {
+	Input string
+	Index int
+}
+
+// In is one resolved dependency handed to Prepare, in the order of Node.Deps.
+type In struct {
+	Dep
+	Node   NodeInfo
+	Output []byte // the upstream node's canonical JSON output; nil if it failed (only for Node.AllowMissing)
+}
+
+// Work is what a node does once its inputs are known. Exactly one of Call or
+// Compute is set. The engine keys the node on the stage type and version, the
+// instance's params, Call.Request (for model nodes) and the digests of the inputs.
+type Work struct {
+	Call    *Call
+	Compute func() ([]byte, error) // deterministic, no model calls; returns canonical JSON
+}
+
+// Call is one model request and how to turn its parsed answer into the node output.
+type Call struct {
+	Model   *Model
+	Request llm.Request
+	// Output turns the parsed answer into canonical JSON. An error here counts as
+	// an unparseable answer (the layer re-asks with a repair message).
+	Output func(a *format.Answer) ([]byte, error)
+}
+
+// Node is one unit of caching and scheduling.
+type Node struct {
+	Item  string
+	Slot  int
+	Label string // human suffix for the node address, e.g. "sample 2"; "" if none
+	Deps  []Dep
+	// AllowMissing lets an aggregate run when some deps failed or were skipped:
+	// their In.Output is nil and the aggregate counts them as missing. Without
+	// it, a node whose dep failed is skipped.
+	AllowMissing bool
+	Prepare      func(in []In) (*Work, error)
+}
+
+// Type is a stage type.
+type Type interface {
+	Name() string
+	// Version is the implementation version; bump it when outputs would change for the same inputs.
+	Version() string
+	Params() []Param
+	// Layout expands one instance into nodes. inputs holds the Upstream of each Input param.
+	Layout(inst *Instance) ([]Node, error)
+}
+
+var (
+	regMu    sync.RWMutex
+	registry = map[string]Type{}
+)
+
+// Register adds a stage type; stage packages call it from init.
+func Register(t Type) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := registry[t.Name()]; dup {
+		panic(fmt.Sprintf("stage type %q registered twice", t.Name()))
+	}
+	registry[t.Name()] = t
+}
+
+// Lookup returns the stage type called name.
+func Lookup(name string) (Type, bool) {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	t, ok := registry[name]
+	return t, ok
+}
+
+// Names lists registered stage types, sorted.
+func Names() []string {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	out := make([]string, 0, len(registry))
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Score is the output every aggregate metric stage produces (insight_score,
+// aggregate, ...), so reports can read any of them.
+type Score struct {
+	Value   float64            `json:"value"`
+	Count   int                `json:"count"`           // items that contributed
+	Missing int                `json:"missing"`         // items whose inputs failed or were skipped
+	Extra   map[string]float64 `json:"extra,omitempty"` // named secondary values (e.g. ci_low, ci_high)
+	PerItem map[string]float64 `json:"per_item,omitempty"`
+}
