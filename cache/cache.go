@@ -10,6 +10,8 @@
 package cache
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"time"
@@ -17,6 +19,22 @@ import (
 
 // ErrNotFound is returned by Get when no record is stored under a key.
 var ErrNotFound = errors.New("not in cache")
+
+// ErrCorrupt is wrapped by errors about a stored value that fails its checksum
+// or cannot be decoded. The engine should treat such a record as a miss.
+var ErrCorrupt = errors.New("cache value corrupt")
+
+// ErrClosed is returned by every method called after Close.
+var ErrClosed = errors.New("cache closed")
+
+// ErrReadOnly is returned by writes to a store opened with ReadOnly.
+var ErrReadOnly = errors.New("cache opened read-only")
+
+// DigestOutput is the OutputDigest of an output: hex SHA-256 of its bytes.
+func DigestOutput(output []byte) string {
+	sum := sha256.Sum256(output)
+	return hex.EncodeToString(sum[:])
+}
 
 // Usage is what one node cost to compute.
 type Usage struct {
@@ -110,9 +128,16 @@ type Stats struct {
 
 // Store is a content-addressed result store.
 type Store interface {
-	// Get returns the record stored under key, or ErrNotFound.
+	// Get returns the record stored under key, or ErrNotFound. Parts is left nil:
+	// parts are stored apart from the record so the hot path (a cache hit) does
+	// not pay for decoding them; call Parts when explaining a miss.
 	Get(key string) (*Record, error)
+	// Parts returns the key parts stored with the record under key (nil if the
+	// record was stored without parts), or ErrNotFound if there is no record.
+	Parts(key string) ([]Part, error)
 	// Put stores rec durably (synced before return): a crash after Put keeps it.
+	// An empty OutputDigest or zero CreatedAt is filled in on rec; a non-empty
+	// OutputDigest that does not match Output is refused.
 	Put(rec *Record) error
 
 	// Latest/SetLatest keep, per node address, the key last computed there, so a
@@ -130,6 +155,8 @@ type Store interface {
 	Stats() (Stats, error)
 	List(fn func(Entry) error) error
 	// GC deletes records (and latest-index entries pointing at them) whose key is not in keep.
+	// Failures whose key is not in keep go too; runs are history and stay. removed
+	// counts records only.
 	GC(keep map[string]bool) (removed int, err error)
 	// Export writes a portable bundle of the records whose key is in keys (all records if keys is nil).
 	Export(w io.Writer, keys map[string]bool) (written int, err error)

@@ -149,7 +149,10 @@ type Instance struct {
 }
 
 // Dep points at one upstream node: Input is the parameter name, Index the node's
-// position in that Upstream's Nodes.
+// position in that Upstream's Nodes. For an Inputs param (a list of upstreams),
+// Index counts across the listed upstreams' Nodes concatenated in list order.
+// A Dep whose Input is the Address of the instance's Source dataset (reached
+// through its first Input param) points at that dataset's items.
 type Dep struct {
 	Input string
 	Index int

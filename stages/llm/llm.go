@@ -44,8 +44,9 @@ type Response struct {
 	Model             string // model the server says answered
 	SystemFingerprint string
 	Usage             Usage
-	Status            int // HTTP status of the final attempt (0 for mock)
-	Attempts          int // HTTP attempts made (retries included)
+	UsageEstimated    bool // the server reported no usage: Usage is the ~4-bytes-per-token estimate
+	Status            int  // HTTP status of the final attempt (0 for mock)
+	Attempts          int  // HTTP attempts made (retries included)
 }
 
 // Client is one provider's connection. Implementations are safe for concurrent use

@@ -1,0 +1,248 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/rs/zerolog"
+)
+
+// ErrLocked is wrapped by Open's error when another process has the cache open.
+var ErrLocked = errors.New("cache is in use by another process")
+
+// Memory budget. Badger's defaults (five 64 MiB memtables, a 256 MiB block
+// cache) are sized for a database server; a cache re-read by one run must stay
+// well under 1 GiB resident, so memtables and caches are cut to a few tens of
+// MiB. Larger memtables would only delay flushes of a write rate (a few
+// thousand small records a second) that these already absorb.
+const (
+	defaultMemTableSize = 16 << 20
+	numMemtables        = 3
+	blockCacheSize      = 32 << 20
+	// Values above this go to the value log instead of the LSM tree, so that
+	// compactions do not keep rewriting long reasoning traces.
+	valueThreshold   = 64 << 10
+	valueLogFileSize = 256 << 20
+)
+
+// Option configures Open.
+type Option func(*openOptions)
+
+type openOptions struct {
+	logger       *zerolog.Logger
+	readOnly     bool
+	memTableSize int64
+}
+
+// WithLogger routes Badger's own logging to l: errors and warnings at their
+// levels, Badger's chatty info at debug. Without it Badger logs nothing.
+func WithLogger(l zerolog.Logger) Option {
+	return func(o *openOptions) { o.logger = &l }
+}
+
+// ReadOnly opens an existing cache without taking the writer's lock, for
+// inspection (stats, ls, verify, export) beside other readers. Writes return
+// ErrReadOnly. Badger refuses it while a writer holds the cache, and after an
+// unclean shutdown until a writable Open has replayed the log.
+func ReadOnly() Option {
+	return func(o *openOptions) { o.readOnly = true }
+}
+
+// withMemTableSize lets tests reach Badger's transaction size limit (15% of a
+// memtable) with small records.
+func withMemTableSize(n int64) Option {
+	return func(o *openOptions) { o.memTableSize = n }
+}
+
+// Badger is the on-disk Store.
+type Badger struct {
+	store
+	dir string
+	db  *badger.DB
+}
+
+var _ Store = (*Badger)(nil)
+
+// Open opens (creating if needed) the cache in dir.
+func Open(dir string, opts ...Option) (*Badger, error) {
+	o := openOptions{memTableSize: defaultMemTableSize}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	if dir == "" {
+		return nil, errors.New("open cache: empty directory")
+	}
+	if o.readOnly {
+		if _, err := os.Stat(dir); err != nil {
+			return nil, fmt.Errorf("open cache %s read-only: %w", dir, err)
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create cache directory: %w", err)
+	}
+	bopts := badger.DefaultOptions(dir).
+		WithLogger(nil).
+		WithReadOnly(o.readOnly).
+		// Every commit is synced; the committer makes concurrent Puts share syncs.
+		WithSyncWrites(true).
+		// Writes all come from the committer, one transaction at a time.
+		WithDetectConflicts(false).
+		WithMetricsEnabled(false).
+		WithMemTableSize(o.memTableSize).
+		WithNumMemtables(numMemtables).
+		WithBlockCacheSize(blockCacheSize).
+		WithNumCompactors(2).
+		WithValueThreshold(min(valueThreshold, o.memTableSize*15/100/2)).
+		WithValueLogFileSize(valueLogFileSize)
+	if o.logger != nil {
+		bopts = bopts.WithLogger(badgerLogger{*o.logger})
+	}
+	db, err := badger.Open(bopts)
+	if err != nil {
+		// Badger formats its lock error as text, so it can only be matched as text.
+		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
+			return nil, fmt.Errorf("open cache %s: %w", dir, ErrLocked)
+		}
+		return nil, fmt.Errorf("open cache %s: %w", dir, err)
+	}
+	bb := &badgerBackend{db: db, dir: dir, readOnly: o.readOnly}
+	if !o.readOnly {
+		bb.commit = newCommitter(db)
+	}
+	return &Badger{store: newStore(bb), dir: dir, db: db}, nil
+}
+
+// Dir is the directory the cache lives in.
+func (b *Badger) Dir() string { return b.dir }
+
+type badgerBackend struct {
+	db        *badger.DB
+	dir       string
+	readOnly  bool
+	commit    *committer // nil when read-only
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func (bb *badgerBackend) get(key []byte, fn func([]byte) error) error {
+	if bb.closed.Load() {
+		return ErrClosed
+	}
+	return bb.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(key)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return errNoKey
+		}
+		if err != nil {
+			return err
+		}
+		return item.Value(fn)
+	})
+}
+
+func (bb *badgerBackend) scan(prefix string, keysOnly bool, fn func(key, val []byte) error) error {
+	if bb.closed.Load() {
+		return ErrClosed
+	}
+	return bb.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{
+			Prefix:         []byte(prefix),
+			PrefetchValues: !keysOnly,
+			PrefetchSize:   64,
+		})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			item := it.Item()
+			key := item.Key()
+			var err error
+			if keysOnly {
+				err = fn(key, nil)
+			} else {
+				err = item.Value(func(v []byte) error { return fn(key, v) })
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (bb *badgerBackend) apply(units ...[]op) error {
+	switch {
+	case bb.closed.Load():
+		return ErrClosed
+	case bb.readOnly:
+		return ErrReadOnly
+	}
+	return bb.commit.submit(units)
+}
+
+// flushMarker is written and dropped by reclaim; no other key uses its prefix.
+const flushMarker = "gc-flush/marker"
+
+// reclaim makes GC's deletions shrink the directory. Deleted keys sit in the
+// memtable until it is flushed, and Badger flushes only when a memtable fills,
+// on Close, or as the first step of DropPrefix; dropping a prefix that holds
+// only a marker is the public way to flush now. Flatten then compacts every
+// level into one, which drops deleted values and their tombstones, and the
+// value-log GC rewrites log files that are mostly garbage.
+func (bb *badgerBackend) reclaim() error {
+	if err := bb.apply([]op{setOp(flushMarker, []byte{1})}); err != nil {
+		return fmt.Errorf("write flush marker: %w", err)
+	}
+	if err := bb.db.DropPrefix([]byte(flushMarker)); err != nil {
+		return fmt.Errorf("flush memtables: %w", err)
+	}
+	if err := bb.db.Flatten(2); err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	for {
+		err := bb.db.RunValueLogGC(0.5)
+		if errors.Is(err, badger.ErrNoRewrite) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("value log gc: %w", err)
+		}
+	}
+}
+
+func (bb *badgerBackend) diskBytes() (int64, error) {
+	var total int64
+	err := filepath.WalkDir(bb.dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		total += allocatedBytes(info)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("measure %s: %w", bb.dir, err)
+	}
+	return total, nil
+}
+
+func (bb *badgerBackend) close() error {
+	bb.closeOnce.Do(func() {
+		if bb.commit != nil {
+			bb.commit.stop()
+		}
+		bb.closed.Store(true)
+		if err := bb.db.Close(); err != nil {
+			bb.closeErr = fmt.Errorf("close cache %s: %w", bb.dir, err)
+		}
+	})
+	return bb.closeErr
+}

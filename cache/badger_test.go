@@ -1,0 +1,328 @@
+package cache
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/rs/zerolog"
+)
+
+func TestDurableAcrossReopen(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := []*Record{sampleRecord(0), sampleRecord(1)}
+	mustPut(t, s, recs...)
+	if err := s.SetLatest("addr", recs[1].Key); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutFailure(&Failure{Key: "f1", Error: "bad"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutRun(&RunRecord{ID: "run-1", Experiment: "quickstart"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err = Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, r := range recs {
+		assertRecord(t, s, r)
+	}
+	if key, ok, err := s.Latest("addr"); err != nil || !ok || key != recs[1].Key {
+		t.Fatalf("Latest after reopen = %q %v %v", key, ok, err)
+	}
+	if f, err := s.Failure("f1"); err != nil || f.Error != "bad" {
+		t.Fatalf("Failure after reopen = %+v, %v", f, err)
+	}
+	if runs, err := s.Runs(); err != nil || len(runs) != 1 || runs[0].Experiment != "quickstart" {
+		t.Fatalf("Runs after reopen = %+v, %v", runs, err)
+	}
+}
+
+// setRaw writes a value straight into Badger, bypassing the store's checks.
+func setRaw(t *testing.T, s *Badger, key string, val []byte) {
+	t.Helper()
+	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(key), val) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestVerifyFindsCorruptedRecords(t *testing.T) {
+	s := openTemp(t)
+	defer s.Close()
+	var recs []*Record
+	for i := range 6 {
+		recs = append(recs, sampleRecord(i))
+	}
+	mustPut(t, s, recs...)
+
+	// 1: one flipped byte in the stored record.
+	flipped := encodeRecord(recs[1])
+	flipped[len(flipped)/2] ^= 0x04
+	setRaw(t, s, prefixRecord+recs[1].Key, flipped)
+	// 2: a sound value filed under another key.
+	setRaw(t, s, prefixRecord+recs[2].Key, encodeRecord(recs[3]))
+	// 4: checksum intact, but the output does not hash to its digest.
+	lying := *recs[4]
+	lying.Output = []byte(`{"idea":"edited"}`)
+	setRaw(t, s, prefixRecord+recs[4].Key, encodeRecord(&lying))
+	// 5: damaged parts.
+	parts := encodeParts(recs[5].Parts)
+	parts[3] ^= 0xff
+	setRaw(t, s, prefixParts+recs[5].Key, parts)
+
+	bad, err := s.Verify()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{recs[1].Key, recs[2].Key, recs[4].Key, recs[5].Key}
+	if !slices.Equal(bad, want) {
+		t.Fatalf("Verify = %v, want %v", bad, want)
+	}
+	if _, err := s.Get(recs[1].Key); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Get of a flipped record: err = %v, want ErrCorrupt", err)
+	}
+	if _, err := s.Parts(recs[5].Key); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Parts of damaged parts: err = %v, want ErrCorrupt", err)
+	}
+	if _, err := s.Stats(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), recs[1].Key) {
+		t.Fatalf("Stats over a flipped record: err = %v, want ErrCorrupt naming it", err)
+	}
+	// GC is how a user drops the damaged records.
+	keep := map[string]bool{recs[0].Key: true, recs[3].Key: true}
+	if removed, err := s.GC(keep); err != nil || removed != 4 {
+		t.Fatalf("GC = %d, %v; want 4, nil", removed, err)
+	}
+	if bad, err := s.Verify(); err != nil || len(bad) != 0 {
+		t.Fatalf("Verify after GC = %v, %v; want none", bad, err)
+	}
+}
+
+func TestConcurrentPuts(t *testing.T) {
+	s := openTemp(t)
+	defer s.Close()
+	const writers, each = 8, 40
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				rec := sampleRecord(w*each + i)
+				if err := s.Put(rec); err != nil {
+					errs <- err
+				}
+				if err := s.SetLatest(rec.Address, rec.Key); err != nil {
+					errs <- err
+				}
+				if _, err := s.Get(rec.Key); err != nil {
+					errs <- fmt.Errorf("read own write %s: %w", rec.Key, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	st, err := s.Stats()
+	if err != nil || st.Records != writers*each {
+		t.Fatalf("Stats = %+v, %v; want %d records", st, err, writers*each)
+	}
+	for i := range writers * each {
+		assertRecord(t, s, sampleRecord(i))
+	}
+}
+
+// With a 1 MiB memtable a Badger transaction holds about 150 KiB, so a group
+// of concurrent 20 KiB Puts must be split across transactions.
+func TestGroupCommitSplitsLargeGroups(t *testing.T) {
+	s := openTemp(t, withMemTableSize(1<<20))
+	defer s.Close()
+	big := func(i int) *Record {
+		r := sampleRecord(i)
+		r.Output = bytes.Repeat([]byte{byte('a' + i%26)}, 20<<10)
+		r.OutputDigest = ""
+		return r
+	}
+	const n = 64
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.Put(big(i))
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		want := big(i)
+		want.OutputDigest = DigestOutput(want.Output)
+		got, err := s.Get(want.Key)
+		if err != nil || !bytes.Equal(got.Output, want.Output) {
+			t.Fatalf("record %d after split commit: %v", i, err)
+		}
+	}
+}
+
+// A unit too large for any transaction fails alone; its neighbours commit.
+func TestGroupCommitIsolatesOversizedUnit(t *testing.T) {
+	s := openTemp(t, withMemTableSize(1<<20))
+	defer s.Close()
+	var huge []op
+	for i := range 20000 {
+		huge = append(huge, setOp(fmt.Sprintf("l/huge-%05d", i), []byte("k")))
+	}
+	small := func(addr string) []op { return []op{setOp(prefixLatest+addr, []byte("key-"+addr))} }
+	err := s.b.apply(small("a"), huge, small("b"))
+	if !errors.Is(err, badger.ErrTxnTooBig) {
+		t.Fatalf("apply: err = %v, want ErrTxnTooBig", err)
+	}
+	for _, addr := range []string{"a", "b"} {
+		if key, ok, err := s.Latest(addr); err != nil || !ok || key != "key-"+addr {
+			t.Fatalf("Latest(%s) = %q %v %v; the small unit was lost", addr, key, ok, err)
+		}
+	}
+	if _, ok, _ := s.Latest("huge-00000"); ok {
+		t.Fatal("part of the oversized unit was written")
+	}
+}
+
+func TestOpenTwiceIsLocked(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := Open(dir); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second Open: err = %v, want ErrLocked", err)
+	}
+}
+
+func TestReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, s, sampleRecord(0))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := Open(dir, ReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	assertRecord(t, ro, sampleRecord(0))
+	if err := ro.Put(sampleRecord(1)); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("Put: err = %v, want ErrReadOnly", err)
+	}
+	if _, err := ro.GC(nil); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("GC: err = %v, want ErrReadOnly", err)
+	}
+	if _, err := Open(t.TempDir()+"/absent", ReadOnly()); err == nil {
+		t.Fatal("read-only Open of a missing directory succeeded")
+	}
+}
+
+func TestBadgerLogging(t *testing.T) {
+	tests := []struct {
+		level zerolog.Level
+		want  bool
+	}{{zerolog.InfoLevel, false}, {zerolog.DebugLevel, true}}
+	for _, tt := range tests {
+		t.Run(tt.level.String(), func(t *testing.T) {
+			var buf bytes.Buffer
+			s := openTemp(t, WithLogger(zerolog.New(&buf).Level(tt.level)))
+			mustPut(t, s, sampleRecord(0))
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(buf.String(), `"component":"badger"`); got != tt.want {
+				t.Fatalf("badger lines logged = %v, want %v; log:\n%s", got, tt.want, buf.String())
+			}
+		})
+	}
+}
+
+func TestGCShrinksDisk(t *testing.T) {
+	s := openTemp(t)
+	defer s.Close()
+	keep := map[string]bool{}
+	var recs []*Record
+	for i := range 3000 {
+		r := sampleRecord(i)
+		r.Raw = strings.Repeat(fmt.Sprintf("line %d of a long model answer\n", i), 150)
+		if i%100 == 0 {
+			keep[r.Key] = true
+		}
+		recs = append(recs, r)
+	}
+	putConcurrently(t, s, recs, 16)
+	before, err := s.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed, err := s.GC(keep)
+	if err != nil || removed != 2970 {
+		t.Fatalf("GC = %d, %v; want 2970", removed, err)
+	}
+	after, err := s.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("disk %d -> %d bytes", before.DiskBytes, after.DiskBytes)
+	if after.Records != 30 || after.DiskBytes >= before.DiskBytes/2 {
+		t.Fatalf("after GC: %d records on %d bytes (before %d); want 30 on less than half", after.Records, after.DiskBytes, before.DiskBytes)
+	}
+	for k := range keep {
+		if _, err := s.Get(k); err != nil {
+			t.Fatalf("kept record %s: %v", k, err)
+		}
+	}
+}
+
+// putConcurrently puts recs from several goroutines so group commit batches them.
+func putConcurrently(t testing.TB, s Store, recs []*Record, workers int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(recs); i += workers {
+				if err := s.Put(recs[i]); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}

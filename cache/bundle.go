@@ -1,0 +1,304 @@
+package cache
+
+import (
+	"bufio"
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+)
+
+// A bundle is one gzip member holding, uncompressed:
+//
+//	header   "ideaflow-cache-bundle" + version byte (1)
+//	records  'R' + uint32 BE length + JSON Record (with Parts), in key order
+//	trailer  'T' + uint64 BE record count + SHA-256 of every byte before the digest
+//
+// JSON keeps bundles readable by other tools; records are checked against
+// their OutputDigest on import, and the trailer catches dropped, reordered or
+// altered bytes that a per-record check cannot. Gzip's own CRC adds nothing we
+// rely on but makes damage to compressed bytes surface early.
+const (
+	bundleMagic   = "ideaflow-cache-bundle"
+	bundleVersion = 1
+	frameRecord   = 'R'
+	frameTrailer  = 'T'
+	// maxBundleRecord refuses absurd lengths from a damaged length field
+	// before allocating for them.
+	maxBundleRecord = 256 << 20
+)
+
+var (
+	// ErrBundleCorrupt is wrapped by Import errors for a bundle whose bytes are damaged.
+	ErrBundleCorrupt = errors.New("bundle corrupt")
+	// ErrBundleTruncated is wrapped by Import errors for a bundle that ends early.
+	ErrBundleTruncated = errors.New("bundle truncated")
+)
+
+type bundleWriter struct {
+	gz    *gzip.Writer
+	h     hash.Hash
+	out   io.Writer // gz and h
+	count int
+}
+
+func newBundleWriter(w io.Writer) (*bundleWriter, error) {
+	// The gzip header keeps its zero ModTime so equal contents give equal bundles.
+	gz := gzip.NewWriter(w)
+	bw := &bundleWriter{gz: gz, h: sha256.New()}
+	bw.out = io.MultiWriter(gz, bw.h)
+	if _, err := bw.out.Write(append([]byte(bundleMagic), bundleVersion)); err != nil {
+		return nil, fmt.Errorf("write bundle header: %w", err)
+	}
+	return bw, nil
+}
+
+func (bw *bundleWriter) write(rec *Record) error {
+	payload, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode record %s: %w", rec.Key, err)
+	}
+	frame := make([]byte, 5, 5+len(payload))
+	frame[0] = frameRecord
+	binary.BigEndian.PutUint32(frame[1:], uint32(len(payload)))
+	if _, err := bw.out.Write(append(frame, payload...)); err != nil {
+		return fmt.Errorf("write record %s: %w", rec.Key, err)
+	}
+	bw.count++
+	return nil
+}
+
+func (bw *bundleWriter) close() error {
+	trailer := binary.BigEndian.AppendUint64([]byte{frameTrailer}, uint64(bw.count))
+	if _, err := bw.out.Write(trailer); err != nil {
+		return fmt.Errorf("write bundle trailer: %w", err)
+	}
+	if _, err := bw.gz.Write(bw.h.Sum(nil)); err != nil {
+		return fmt.Errorf("write bundle trailer: %w", err)
+	}
+	if err := bw.gz.Close(); err != nil {
+		return fmt.Errorf("finish bundle: %w", err)
+	}
+	return nil
+}
+
+// readBundle checks the whole bundle before calling fn for any record, so a
+// damaged bundle is refused with nothing applied. It reads the input twice:
+// by seeking back when r can seek, otherwise from a spooled temporary copy.
+func readBundle(r io.Reader, fn func(*Record) error) error {
+	replay, cleanup, err := replayable(r)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	first, err := replay()
+	if err != nil {
+		return err
+	}
+	if err := scanBundle(first, nil); err != nil {
+		return err
+	}
+	second, err := replay()
+	if err != nil {
+		return err
+	}
+	return scanBundle(second, fn)
+}
+
+// replayable returns a func that yields r from its start on each call.
+func replayable(r io.Reader) (replay func() (io.Reader, error), cleanup func(), err error) {
+	if rs, ok := r.(io.ReadSeeker); ok {
+		// Pipes are *os.File too; their Seek fails and they fall through to spooling.
+		if start, err := rs.Seek(0, io.SeekCurrent); err == nil {
+			calls := 0
+			return func() (io.Reader, error) {
+				calls++
+				if calls == 1 {
+					return rs, nil
+				}
+				if _, err := rs.Seek(start, io.SeekStart); err != nil {
+					return nil, fmt.Errorf("rewind bundle: %w", err)
+				}
+				return rs, nil
+			}, func() {}, nil
+		}
+	}
+	spool, err := os.CreateTemp("", "ideaflow-bundle-*.tmp")
+	if err != nil {
+		return nil, nil, fmt.Errorf("spool bundle: %w", err)
+	}
+	cleanup = func() {
+		spool.Close()
+		os.Remove(spool.Name())
+	}
+	calls := 0
+	return func() (io.Reader, error) {
+		calls++
+		if calls == 1 {
+			return io.TeeReader(r, spool), nil
+		}
+		if _, err := spool.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("rewind spooled bundle: %w", err)
+		}
+		return spool, nil
+	}, cleanup, nil
+}
+
+// bundleReader reads frames, hashing the bytes the trailer digest covers.
+type bundleReader struct {
+	raw     *bufio.Reader // the compressed input
+	r       *bufio.Reader // the decompressed stream
+	h       hash.Hash
+	records int
+}
+
+func (br *bundleReader) read(p []byte, where string) error {
+	if _, err := io.ReadFull(br.r, p); err != nil {
+		return classifyRead(err, where)
+	}
+	br.h.Write(p)
+	return nil
+}
+
+// classifyRead turns a decompression or read error into one that says what is
+// wrong with the bundle.
+func classifyRead(err error, where string) error {
+	var flateErr flate.CorruptInputError
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%w: stream ends %s", ErrBundleTruncated, where)
+	case errors.Is(err, gzip.ErrChecksum):
+		return fmt.Errorf("%w: gzip checksum mismatch %s", ErrBundleCorrupt, where)
+	case errors.Is(err, gzip.ErrHeader):
+		return fmt.Errorf("%w: bad gzip header %s", ErrBundleCorrupt, where)
+	case errors.As(err, &flateErr):
+		return fmt.Errorf("%w: compressed data damaged %s (%v)", ErrBundleCorrupt, where, err)
+	}
+	return fmt.Errorf("read bundle %s: %w", where, err)
+}
+
+// scanBundle checks a bundle frame by frame and hands each verified record to
+// fn (when fn is not nil). Records are numbered from 1 in errors.
+func scanBundle(src io.Reader, fn func(*Record) error) error {
+	// gzip reads a bufio.Reader without buffering it again, so after the gzip
+	// member ends, raw holds exactly the bytes that follow it.
+	raw := bufio.NewReader(src)
+	zr, err := gzip.NewReader(raw)
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%w: stream ends inside the gzip header", ErrBundleTruncated)
+	case errors.Is(err, gzip.ErrHeader):
+		return fmt.Errorf("%w: not gzip data (a bundle is a gzip stream)", ErrBundleCorrupt)
+	case err != nil:
+		return fmt.Errorf("read bundle: %w", err)
+	}
+	zr.Multistream(false)
+	br := &bundleReader{raw: raw, r: bufio.NewReaderSize(zr, 64<<10), h: sha256.New()}
+	header := make([]byte, len(bundleMagic)+1)
+	if err := br.read(header, "inside the header"); err != nil {
+		return err
+	}
+	if string(header[:len(bundleMagic)]) != bundleMagic {
+		return fmt.Errorf("%w: not an ideaflow cache bundle (header %q)", ErrBundleCorrupt, header[:len(bundleMagic)])
+	}
+	if v := header[len(bundleMagic)]; v != bundleVersion {
+		// Damage can garble the version byte too; only a stream that passes
+		// gzip's CRC is reported as a newer format.
+		if _, err := io.Copy(io.Discard, br.r); err != nil {
+			return classifyRead(err, "after the header")
+		}
+		return fmt.Errorf("bundle format version %d is not supported (this ideaflow reads version %d)", v, bundleVersion)
+	}
+	tag := make([]byte, 1)
+	for {
+		next := br.records + 1
+		if err := br.read(tag, fmt.Sprintf("after record %d, before the trailer", br.records)); err != nil {
+			return err
+		}
+		switch tag[0] {
+		case frameRecord:
+			rec, err := br.record(next)
+			if err != nil {
+				return err
+			}
+			br.records++
+			if fn != nil {
+				if err := fn(rec); err != nil {
+					return err
+				}
+			}
+		case frameTrailer:
+			return br.trailer()
+		default:
+			return fmt.Errorf("%w: unknown frame type 0x%02x after record %d", ErrBundleCorrupt, tag[0], br.records)
+		}
+	}
+}
+
+func (br *bundleReader) record(n int) (*Record, error) {
+	where := fmt.Sprintf("inside record %d", n)
+	var size [4]byte
+	if err := br.read(size[:], where); err != nil {
+		return nil, err
+	}
+	length := binary.BigEndian.Uint32(size[:])
+	if length > maxBundleRecord {
+		return nil, fmt.Errorf("%w: record %d claims %d bytes (limit %d)", ErrBundleCorrupt, n, length, maxBundleRecord)
+	}
+	payload := make([]byte, length)
+	if err := br.read(payload, where); err != nil {
+		return nil, err
+	}
+	var rec Record
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	if err := dec.Decode(&rec); err != nil {
+		return nil, fmt.Errorf("%w: record %d does not decode: %v", ErrBundleCorrupt, n, err)
+	}
+	if err := checkID("record key", rec.Key); err != nil {
+		return nil, fmt.Errorf("%w: record %d: %v", ErrBundleCorrupt, n, err)
+	}
+	if DigestOutput(rec.Output) != rec.OutputDigest {
+		return nil, fmt.Errorf("%w: record %d (key %s) output digest mismatch", ErrBundleCorrupt, n, rec.Key)
+	}
+	return &rec, nil
+}
+
+func (br *bundleReader) trailer() error {
+	where := "inside the trailer"
+	var count [8]byte
+	if err := br.read(count[:], where); err != nil {
+		return err
+	}
+	want := br.h.Sum(nil)
+	got := make([]byte, sha256.Size)
+	if _, err := io.ReadFull(br.r, got); err != nil {
+		return classifyRead(err, where)
+	}
+	if !bytes.Equal(got, want) {
+		return fmt.Errorf("%w: trailer checksum mismatch: the %d records and header do not hash to the recorded digest", ErrBundleCorrupt, br.records)
+	}
+	if n := binary.BigEndian.Uint64(count[:]); n != uint64(br.records) {
+		return fmt.Errorf("%w: trailer counts %d records, bundle holds %d", ErrBundleCorrupt, n, br.records)
+	}
+	// Reading to the end of the gzip member makes gzip check its CRC and length.
+	switch _, err := br.r.ReadByte(); {
+	case err == nil:
+		return fmt.Errorf("%w: data after the trailer", ErrBundleCorrupt)
+	case !errors.Is(err, io.EOF):
+		return classifyRead(err, "after the trailer")
+	}
+	switch _, err := br.raw.ReadByte(); {
+	case err == nil:
+		return fmt.Errorf("%w: data after the end of the gzip stream", ErrBundleCorrupt)
+	case !errors.Is(err, io.EOF):
+		return fmt.Errorf("read bundle: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,151 @@
+package cache
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRecordCodecRoundTrip(t *testing.T) {
+	full := sampleRecord(7)
+	full.Reasoning = "first, consider the catalyst; then Δ and 漢字"
+	full.Attempts = []Attempt{
+		{Error: "429 too many requests", Status: 429, Duration: 15},
+		{Raw: "not json", Status: 200, Repair: true, Duration: 900},
+		{Raw: "{}", Status: 200, Duration: -1},
+	}
+	tests := []struct {
+		name string
+		rec  *Record
+	}{
+		{"full", withoutParts(full)},
+		{"zero", &Record{Key: "k"}},
+		{"synthetic flag only", &Record{Key: "k", Synthetic: true}},
+		{"negative and huge numbers", &Record{
+			Key:   "k",
+			Usage: Usage{InputTokens: -1, OutputTokens: 1 << 62, CostUSD: -0.5, LatencyMS: -(1 << 40), Attempts: -3},
+		}},
+		{"pre-epoch time", &Record{Key: "k", CreatedAt: time.Date(1950, 1, 2, 3, 4, 5, 999999999, time.UTC)}},
+		{"binary output", &Record{Key: "k", Output: []byte{0, 1, 2, 255, 254}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := decodeRecord(encodeRecord(tt.rec))
+			if err != nil {
+				t.Fatalf("decode: %v", err)
+			}
+			if !reflect.DeepEqual(got, tt.rec) {
+				t.Fatalf("round trip:\n got %+v\nwant %+v", got, tt.rec)
+			}
+		})
+	}
+}
+
+func TestRecordCodecNormalisesTimeToUTC(t *testing.T) {
+	loc := time.FixedZone("UTC+2", 2*3600)
+	at := time.Date(2025, 6, 1, 14, 0, 0, 42, loc)
+	got, err := decodeRecord(encodeRecord(&Record{Key: "k", CreatedAt: at}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := time.Date(2025, 6, 1, 12, 0, 0, 42, time.UTC); !got.CreatedAt.Equal(want) || got.CreatedAt.Location() != time.UTC {
+		t.Fatalf("CreatedAt = %v, want %v in UTC", got.CreatedAt, want)
+	}
+}
+
+func TestSummaryMatchesRecord(t *testing.T) {
+	rec := sampleRecord(4)
+	sum, err := readSummary(encodeRecord(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := summary{
+		Flags: flagSynthetic, Key: rec.Key, Stage: rec.Stage, Address: rec.Address,
+		CreatedAt: rec.CreatedAt, Usage: rec.Usage, OutputDigest: rec.OutputDigest, OutputLen: len(rec.Output),
+	}
+	if !reflect.DeepEqual(sum, want) {
+		t.Fatalf("summary:\n got %+v\nwant %+v", sum, want)
+	}
+}
+
+// Every single-bit flip anywhere in a stored value must be caught on decode.
+func TestRecordCodecDetectsEveryBitFlip(t *testing.T) {
+	v := encodeRecord(sampleRecord(3))
+	for i := range v {
+		for bit := range 8 {
+			bad := append([]byte(nil), v...)
+			bad[i] ^= 1 << bit
+			if _, err := decodeRecord(bad); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("flip byte %d bit %d: err = %v, want ErrCorrupt", i, bit, err)
+			}
+		}
+	}
+}
+
+func TestRecordCodecRejectsTruncation(t *testing.T) {
+	v := encodeRecord(sampleRecord(3))
+	for n := range len(v) {
+		if _, err := decodeRecord(v[:n]); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("truncated to %d of %d bytes: err = %v, want ErrCorrupt", n, len(v), err)
+		}
+	}
+}
+
+// A value with a valid checksum but inconsistent fields (as a bug, not bit
+// rot, would produce) must still be refused rather than misread.
+func TestRecordCodecRejectsMalformedBodies(t *testing.T) {
+	seal := func(body ...byte) []byte {
+		e := encoder{buf: body}
+		return e.seal()
+	}
+	valid := encodeRecord(&Record{Key: "k"})
+	validBody := valid[:len(valid)-crcSize : len(valid)-crcSize]
+	tests := []struct {
+		name string
+		v    []byte
+		want string
+	}{
+		{"no fields", seal(recordFormat), "value truncated"},
+		{"length past end", seal(recordFormat, 0, 200, 1), "value truncated"},
+		{"trailing bytes", seal(append(validBody, 9)...), "1 unexpected trailing bytes"},
+		{"unknown format", seal(9, 0), "unknown format 9"},
+		{"too short for a checksum", []byte{recordFormat, 0, 0}, "shorter than its header"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := decodeRecord(tt.v)
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want ErrCorrupt containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestPartsCodec(t *testing.T) {
+	tests := []struct {
+		name  string
+		parts []Part
+	}{
+		{"none", nil},
+		{"one empty", []Part{{}}},
+		{"several", []Part{{Name: "prompt", Digest: "abc", Display: "prompts/x.tmpl"}, {Name: "upstream[0]", Digest: "def"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := encodeParts(tt.parts)
+			got, err := decodeParts(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.parts) {
+				t.Fatalf("got %+v, want %+v", got, tt.parts)
+			}
+			v[len(v)/2] ^= 0x10
+			if _, err := decodeParts(v); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("flipped byte: err = %v, want ErrCorrupt", err)
+			}
+		})
+	}
+}

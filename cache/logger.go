@@ -1,0 +1,34 @@
+package cache
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rs/zerolog"
+)
+
+// badgerLogger adapts zerolog to Badger's logger. Badger reports routine work
+// (table loads, compactions) at info, which a run's log has no use for, so
+// info goes to debug and debug to trace.
+type badgerLogger struct{ log zerolog.Logger }
+
+func (l badgerLogger) emit(e *zerolog.Event, format string, args []any) {
+	// Badger's messages end in newlines that zerolog would keep.
+	e.Str("component", "badger").Msg(strings.TrimSpace(fmt.Sprintf(format, args...)))
+}
+
+func (l badgerLogger) Errorf(format string, args ...any) {
+	l.emit(l.log.Error(), format, args)
+}
+
+func (l badgerLogger) Warningf(format string, args ...any) {
+	l.emit(l.log.Warn(), format, args)
+}
+
+func (l badgerLogger) Infof(format string, args ...any) {
+	l.emit(l.log.Debug(), format, args)
+}
+
+func (l badgerLogger) Debugf(format string, args ...any) {
+	l.emit(l.log.Trace(), format, args)
+}

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/engine"
+)
+
+func (a *app) cacheCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cache",
+		Short: "Inspect, share and clean the result cache",
+	}
+	cmd.AddCommand(a.cacheStatsCmd(), a.cacheLsCmd(), a.cacheGCCmd(), a.cacheExportCmd(), a.cacheImportCmd(), a.cacheVerifyCmd())
+	return cmd
+}
+
+func (a *app) cacheStatsCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Count records, bytes, and what the stored results cost to compute",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, err := a.openCache()
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			s, err := store.Stats()
+			if err != nil {
+				return &exitError{exitFailedNodes, err}
+			}
+			if asJSON {
+				return json.NewEncoder(a.stdout).Encode(s)
+			}
+			fmt.Fprintf(a.stdout, "cache:     %s\nrecords:   %d\nfailures:  %d\nruns:      %d\noutputs:   %d bytes\non disk:   %d bytes\ntokens:    %d in, %d out\nworth:     $%.4f of model calls\n",
+				store.Dir(), s.Records, s.Failures, s.Runs, s.OutputBytes, s.DiskBytes, s.InputTokens, s.OutputTokens, s.CostUSD)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func (a *app) cacheLsCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ls",
+		Short: "List cached records (key, stage, node address, size)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, err := a.openCache()
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			enc := json.NewEncoder(a.stdout)
+			err = store.List(func(e cache.Entry) error {
+				if asJSON {
+					return enc.Encode(e)
+				}
+				_, err := fmt.Fprintf(a.stdout, "%s  %7d  %s  %s\n", e.Key[:16], e.Bytes, e.CreatedAt.Format("2006-01-02 15:04"), e.Address)
+				return err
+			})
+			if err != nil {
+				return &exitError{exitFailedNodes, err}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per record")
+	return cmd
+}
+
+// reachable plans each experiment and returns the keys of the cached nodes it reaches.
+func (a *app) reachable(store cache.Store, experiments []string) (map[string]bool, error) {
+	keep := map[string]bool{}
+	for _, path := range experiments {
+		g, err := a.load(path)
+		if err != nil {
+			return nil, err
+		}
+		p := (&engine.Engine{Store: store, Log: a.log}).Plan(g)
+		for k := range p.Keys() {
+			keep[k] = true
+		}
+	}
+	return keep, nil
+}
+
+func (a *app) cacheGCCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "gc EXPERIMENT...",
+		Short: "Delete every record the named experiments do not reach",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, err := a.openCache()
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			keep, err := a.reachable(store, args)
+			if err != nil {
+				return err
+			}
+			removed, err := store.GC(keep)
+			if err != nil {
+				return &exitError{exitFailedNodes, err}
+			}
+			fmt.Fprintf(a.stdout, "kept %d records, removed %d\n", len(keep), removed)
+			return nil
+		},
+	}
+	a.addVarFlags(cmd)
+	return cmd
+}
+
+func (a *app) cacheExportCmd() *cobra.Command {
+	var experiments []string
+	cmd := &cobra.Command{
+		Use:   "export FILE",
+		Short: "Write a portable cache bundle (all records, or only what --experiment reaches)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, err := a.openCache()
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			var keys map[string]bool
+			if len(experiments) > 0 {
+				if keys, err = a.reachable(store, experiments); err != nil {
+					return err
+				}
+			}
+			f, err := os.Create(args[0])
+			if err != nil {
+				return &exitError{exitBadInput, fmt.Errorf("create bundle: %w", err)}
+			}
+			n, err := store.Export(f, keys)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				os.Remove(args[0])
+				return &exitError{exitFailedNodes, fmt.Errorf("export: %w", err)}
+			}
+			fmt.Fprintf(a.stdout, "exported %d records to %s\n", n, args[0])
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&experiments, "experiment", nil, "export only the records this experiment reaches (repeatable)")
+	a.addVarFlags(cmd)
+	return cmd
+}
+
+func (a *app) cacheImportCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "import FILE",
+		Short: "Import a cache bundle; a corrupt bundle is refused whole",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, err := a.openCache()
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			f, err := os.Open(args[0])
+			if err != nil {
+				return &exitError{exitBadInput, fmt.Errorf("open bundle: %w", err)}
+			}
+			defer f.Close()
+			n, err := store.Import(f)
+			if err != nil {
+				return &exitError{exitBadInput, fmt.Errorf("import %s: %w (nothing was imported)", args[0], err)}
+			}
+			fmt.Fprintf(a.stdout, "imported %d records from %s\n", n, args[0])
+			return nil
+		},
+	}
+}
+
+func (a *app) cacheVerifyCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "verify",
+		Short: "Check every stored record against its checksum",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, err := a.openCache()
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			bad, err := store.Verify()
+			if err != nil {
+				return &exitError{exitFailedNodes, err}
+			}
+			for _, k := range bad {
+				fmt.Fprintf(a.stdout, "corrupt: %s\n", k)
+			}
+			if len(bad) > 0 {
+				return &exitError{exitFailedNodes, errors.New(fmt.Sprintf("%d corrupt record(s); delete them with gc or re-run to recompute", len(bad)))}
+			}
+			fmt.Fprintln(a.stdout, "all records verified")
+			return nil
+		},
+	}
+}

@@ -1,0 +1,411 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/engine"
+	"github.com/ideaflow/ideaflow/engine/config"
+	_ "github.com/ideaflow/ideaflow/stages/all"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailedNodes = 1
+	exitBadInput    = 2
+	exitInterrupted = 130
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = ""
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+type app struct {
+	stdout, stderr io.Writer
+	cacheDir       string
+	logFormat      string
+	logLevel       string
+	vars           []string
+	varFiles       []string
+	log            zerolog.Logger
+}
+
+// Main runs the CLI with args and returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	a := &app{stdout: stdout, stderr: stderr}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintln(stderr, "ideaflow:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "ideaflow:", err)
+	return exitBadInput
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "ideaflow",
+		Short:         "Declarative, cached experiments for benchmarking LLMs at research ideation",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return a.setupLogging()
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.cacheDir, "cache-dir", "", "cache folder (default $IDEAFLOW_CACHE_DIR, else ./.ideaflow/cache)")
+	pf.StringVar(&a.logFormat, "log-format", "", "log format: json or console (default console on a terminal, json otherwise)")
+	pf.StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	root.AddCommand(a.validateCmd(), a.planCmd(), a.runCmd(), a.graphCmd(), a.cacheCmd(), a.versionCmd())
+	return root
+}
+
+func (a *app) addVarFlags(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&a.vars, "var", nil, "set a variable: -var n=5 (repeatable)")
+	cmd.Flags().StringArrayVar(&a.varFiles, "var-file", nil, "read variables from an HCL file of name = value lines (repeatable)")
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func (a *app) setupLogging() error {
+	lvl, err := zerolog.ParseLevel(a.logLevel)
+	if err != nil {
+		return &exitError{exitBadInput, fmt.Errorf("--log-level %q: use debug, info, warn or error", a.logLevel)}
+	}
+	format := a.logFormat
+	if format == "" {
+		format = "json"
+		if isTerminal(a.stderr) {
+			format = "console"
+		}
+	}
+	var w io.Writer
+	switch format {
+	case "json":
+		w = a.stderr
+	case "console":
+		w = zerolog.ConsoleWriter{Out: a.stderr, TimeFormat: "15:04:05", NoColor: !isTerminal(a.stderr)}
+	default:
+		return &exitError{exitBadInput, fmt.Errorf("--log-format %q: use json or console", a.logFormat)}
+	}
+	a.log = zerolog.New(w).Level(lvl).With().Timestamp().Logger()
+	return nil
+}
+
+func (a *app) openCache() (*cache.Badger, error) {
+	wd, _ := os.Getwd()
+	dir := a.cacheDir
+	if dir == "" {
+		dir = cache.DefaultDir(wd)
+	}
+	st, err := cache.Open(dir, cache.WithLogger(a.log))
+	if err != nil {
+		return nil, &exitError{exitBadInput, fmt.Errorf("open cache %s: %w", dir, err)}
+	}
+	return st, nil
+}
+
+// load decodes and lays out an experiment, printing diagnostics.
+func (a *app) load(path string) (*engine.Graph, error) {
+	exp, diags := config.Load(path, config.Options{Vars: a.vars, VarFiles: a.varFiles})
+	if diags.HasErrors() {
+		var files map[string]*hcl.File
+		if exp != nil {
+			files = exp.Files
+		}
+		config.WriteDiagnostics(a.stderr, diags, filesOf(path, files))
+		return nil, &exitError{exitBadInput, fmt.Errorf("%d error(s) in %s", len(diags.Errs()), path)}
+	}
+	g, diags := engine.Build(exp)
+	if diags.HasErrors() {
+		config.WriteDiagnostics(a.stderr, diags, exp.Files)
+		return nil, &exitError{exitBadInput, fmt.Errorf("%d error(s) in %s", len(diags.Errs()), path)}
+	}
+	return g, nil
+}
+
+// filesOf parses the experiment's files again when loading failed early, so
+// diagnostics can show the offending line.
+func filesOf(path string, files map[string]*hcl.File) map[string]*hcl.File {
+	if files != nil {
+		return files
+	}
+	return config.SourceFiles(path)
+}
+
+func expArg(args []string) string {
+	if len(args) == 0 {
+		return "."
+	}
+	return args[0]
+}
+
+func (a *app) validateCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "validate [EXPERIMENT]",
+		Short: "Check an experiment: syntax, types, references, cycles, datasets, templates",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			g, err := a.load(expArg(args))
+			if err != nil {
+				return err
+			}
+			st := g.Stats()
+			fmt.Fprintf(a.stdout, "%s is valid: %d stage instances, %d nodes over %d items.\n", g.Exp.Name, st.Instances, st.Nodes, st.Items)
+			return nil
+		},
+	}
+	a.addVarFlags(cmd)
+	return cmd
+}
+
+func (a *app) planCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "plan [EXPERIMENT]",
+		Short: "Show what is cached, what will run and why, and what it will cost",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			g, err := a.load(expArg(args))
+			if err != nil {
+				return err
+			}
+			store, err := a.openCache()
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			e := &engine.Engine{Store: store, Log: a.log}
+			p := e.Plan(g)
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(p.Summary)
+			}
+			printPlan(a.stdout, g, p.Summary)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
+	a.addVarFlags(cmd)
+	return cmd
+}
+
+func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary) {
+	fmt.Fprintf(w, "Plan for %s\n\n", g.Exp.Name)
+	for _, addr := range p.Order {
+		c := p.Stages[addr]
+		fmt.Fprintf(w, "  %-56s %6d nodes  %6d cached  %6d to run\n", addr, c.Total, c.Cached, c.ToRun)
+		reasons := make([]string, 0, len(c.Reasons))
+		for r := range c.Reasons {
+			reasons = append(reasons, r)
+		}
+		sort.Slice(reasons, func(i, j int) bool {
+			if c.Reasons[reasons[i]] != c.Reasons[reasons[j]] {
+				return c.Reasons[reasons[i]] > c.Reasons[reasons[j]]
+			}
+			return reasons[i] < reasons[j]
+		})
+		for _, r := range reasons {
+			fmt.Fprintf(w, "      %6d  %s\n", c.Reasons[r], r)
+		}
+		for m, n := range c.ServedModels {
+			fmt.Fprintf(w, "      note: %d cached answer(s) were served by model %q\n", n, m)
+		}
+	}
+	e := p.Estimate
+	fmt.Fprintf(w, "\n%d nodes: %d cached, %d to run.\n", p.Nodes.Total, p.Nodes.Cached, p.Nodes.ToRun)
+	fmt.Fprintf(w, "Estimate: %d model calls, ~%d input + ~%d output tokens (output at max_tokens), ~$%.4f.\n",
+		e.LLMCalls, e.TokensInput, e.TokensOutput, e.CostUSD)
+}
+
+func (a *app) runCmd() *cobra.Command {
+	var offline bool
+	var maxCost float64
+	var summaryJSON, outDir string
+	cmd := &cobra.Command{
+		Use:   "run [EXPERIMENT]",
+		Short: "Run an experiment; only nodes not in the cache are computed",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			g, err := a.load(expArg(args))
+			if err != nil {
+				return err
+			}
+			store, err := a.openCache()
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			e := &engine.Engine{Store: store, Log: a.log, Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), a.log)}
+			opts := engine.RunOptions{Offline: offline, MaxCost: maxCost, ReportDir: outDir,
+				Variables: variableStrings(g), GitCommit: gitCommit(g.Exp.Dir)}
+			if isTerminal(a.stderr) {
+				opts.OnProgress = progress(a.stderr)
+			}
+			sum, err := e.Run(ctx, g, opts)
+			var ie *engine.InputError
+			if errors.As(err, &ie) {
+				if len(ie.Diags) > 0 {
+					config.WriteDiagnostics(a.stderr, ie.Diags, g.Exp.Files)
+					return &exitError{exitBadInput, errors.New("nothing was run")}
+				}
+				return &exitError{exitBadInput, err}
+			}
+			if sum != nil {
+				printSummary(a.stdout, sum)
+				if summaryJSON != "" {
+					b, _ := json.MarshalIndent(sum, "", "  ")
+					if werr := os.WriteFile(summaryJSON, append(b, '\n'), 0o644); werr != nil {
+						return &exitError{exitFailedNodes, fmt.Errorf("write summary: %w", werr)}
+					}
+				}
+			}
+			switch {
+			case err != nil:
+				return &exitError{exitFailedNodes, err}
+			case sum.Interrupted:
+				return &exitError{exitInterrupted, errors.New("interrupted: completed nodes are in the cache; run again to continue")}
+			case sum.Nodes.Failed > 0:
+				return &exitError{exitFailedNodes, fmt.Errorf("%d node(s) failed; run again to retry them", sum.Nodes.Failed)}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&offline, "offline", false, "fail before any call unless every model node is cached")
+	f.Float64Var(&maxCost, "max-cost", 0, "stop dispatching model calls when the next could take the run's cost past this many USD")
+	f.StringVar(&summaryJSON, "summary-json", "", "write the run summary as JSON to this file")
+	f.StringVar(&outDir, "out", "", "folder for report files (default <experiment>/results)")
+	a.addVarFlags(cmd)
+	return cmd
+}
+
+func printSummary(w io.Writer, s *engine.Summary) {
+	stagesList := make([]string, 0, len(s.Stages))
+	for k := range s.Stages {
+		stagesList = append(stagesList, k)
+	}
+	sort.Strings(stagesList)
+	for _, k := range stagesList {
+		c := s.Stages[k]
+		fmt.Fprintf(w, "  %-56s %6d cached  %6d ran  %4d failed  %4d skipped\n", k, c.Cached, c.Ran, c.Failed, c.Skipped)
+	}
+	fmt.Fprintf(w, "%d nodes: %d cached, %d ran, %d failed, %d skipped. %d model calls, %d+%d tokens, $%.4f, %.1fs.\n",
+		s.Nodes.Total, s.Nodes.Cached, s.Nodes.Ran, s.Nodes.Failed, s.Nodes.Skipped,
+		s.LLMCalls, s.Tokens.Input, s.Tokens.Output, s.CostUSD, s.WallSeconds)
+	for i, f := range s.Failures {
+		if i == 10 {
+			fmt.Fprintf(w, "  ... and %d more failures\n", len(s.Failures)-10)
+			break
+		}
+		fmt.Fprintf(w, "  FAILED %s: %s\n", f.Address, f.Error)
+	}
+	if s.BudgetExhausted {
+		fmt.Fprintln(w, "Budget reached (--max-cost): remaining model nodes were not dispatched.")
+	}
+	if s.Synthetic {
+		fmt.Fprintln(w, "SYNTHETIC: answers came from the mock provider; they are not real model output.")
+	}
+	for _, r := range s.Reports {
+		fmt.Fprintf(w, "wrote %s\n", r)
+	}
+}
+
+func variableStrings(g *engine.Graph) map[string]string {
+	out := map[string]string{}
+	for k, v := range g.Exp.Variables {
+		out[k] = config.ValueString(v)
+	}
+	return out
+}
+
+func gitCommit(dir string) string {
+	out, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (a *app) graphCmd() *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "graph [EXPERIMENT]",
+		Short: "Print the stage-level DAG as Graphviz dot or Mermaid",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			g, err := a.load(expArg(args))
+			if err != nil {
+				return err
+			}
+			if err := g.WriteGraph(a.stdout, format); err != nil {
+				return &exitError{exitBadInput, err}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "dot", "dot or mermaid")
+	a.addVarFlags(cmd)
+	return cmd
+}
+
+func (a *app) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Run: func(cmd *cobra.Command, _ []string) {
+			v := version
+			if v == "" {
+				v = "dev"
+				if bi, ok := debug.ReadBuildInfo(); ok {
+					for _, s := range bi.Settings {
+						if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+							v = "dev+" + s.Value[:12]
+						}
+					}
+				}
+			}
+			fmt.Fprintf(a.stdout, "ideaflow %s\n", v)
+		},
+	}
+}

@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"sync"
+
+	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/llm"
+)
+
+// defaultOutputTokens is the output size assumed for a model with no max_tokens.
+const defaultOutputTokens = 1024
+
+// estimateCall estimates a request's tokens and cost before it is sent: input
+// from the prompt's size, output from max_tokens (an upper bound).
+func estimateCall(m *stages.Model, req llm.Request) (in, out int64, usd float64) {
+	var chars int
+	for _, msg := range req.Messages {
+		chars += len(msg.Content) + 4
+	}
+	in = int64(chars/4 + 1)
+	out = int64(req.MaxTokens)
+	if out <= 0 {
+		out = defaultOutputTokens
+	}
+	return in, out, cost(m.Price, in, out)
+}
+
+// budget stops dispatch when the next call could take spending past max.
+type budget struct {
+	mu        sync.Mutex
+	max       float64 // <= 0: unlimited
+	spent     float64
+	reserved  float64
+	exhausted bool
+}
+
+// reserve claims the estimated cost of one call, or reports that the budget cannot cover it.
+func (b *budget) reserve(est float64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.max <= 0 {
+		return true
+	}
+	if b.exhausted || b.spent+b.reserved+est > b.max {
+		b.exhausted = true
+		return false
+	}
+	b.reserved += est
+	return true
+}
+
+// settle replaces a reservation with what the call actually cost.
+func (b *budget) settle(est, actual float64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.reserved -= est
+	b.spent += actual
+}

@@ -1,0 +1,133 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+)
+
+// Options are the values given on the command line.
+type Options struct {
+	Vars     []string // "name=value", in order; later wins
+	VarFiles []string // HCL files of name = value; applied before Vars
+}
+
+// rootSchema lists the top-level blocks of the language.
+var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
+	{Type: "variable", LabelNames: []string{"name"}},
+	{Type: "locals"},
+	{Type: "provider", LabelNames: []string{"name"}},
+	{Type: "model", LabelNames: []string{"name"}},
+	{Type: "dataset", LabelNames: []string{"name"}},
+	{Type: "quality", LabelNames: []string{"name"}},
+	{Type: "stage", LabelNames: []string{"type", "name"}},
+	{Type: "report", LabelNames: []string{"name"}},
+}}
+
+const topLevelHint = "The top-level blocks are variable, locals, provider, model, dataset, quality, stage and report."
+
+// Load reads the experiment at path (a folder of .hcl files, or one .hcl file)
+// and decodes it. It returns every problem found, not just the first.
+func Load(path string, opts Options) (*Experiment, hcl.Diagnostics) {
+	files, dir, diags := parseFiles(path)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	name := filepath.Base(dir)
+	if st, err := os.Stat(path); err == nil && !st.IsDir() {
+		name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	l := &loader{
+		exp: &Experiment{
+			Name: name, Dir: dir, Files: map[string]*hcl.File{},
+		},
+		opts: opts,
+	}
+	for _, f := range files {
+		l.exp.Files[f.name] = f.file
+	}
+	l.exp.Source = sourceDigest(files)
+	l.load(files)
+	if l.diags.HasErrors() {
+		return nil, l.diags
+	}
+	return l.exp, l.diags
+}
+
+type parsedFile struct {
+	name string
+	src  []byte
+	file *hcl.File
+}
+
+func parseFiles(path string) ([]parsedFile, string, hcl.Diagnostics) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, "", hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Experiment not found",
+			Detail:   fmt.Sprintf("%s. Give the path of an experiment folder (holding .hcl files) or of one .hcl file.", err),
+		}}
+	}
+	var names []string
+	dir := path
+	if st.IsDir() {
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return nil, "", hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read experiment folder", Detail: err.Error()}}
+		}
+		for _, e := range entries {
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".hcl") {
+				names = append(names, filepath.Join(path, e.Name()))
+			}
+		}
+		if len(names) == 0 {
+			return nil, "", hcl.Diagnostics{{
+				Severity: hcl.DiagError,
+				Summary:  "No experiment files",
+				Detail:   fmt.Sprintf("The folder %s holds no .hcl files. Put the experiment's blocks in one or more .hcl files there.", path),
+			}}
+		}
+	} else {
+		names = []string{path}
+		dir = filepath.Dir(path)
+	}
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		dir = abs
+	}
+	sort.Strings(names)
+	p := hclparse.NewParser()
+	var out []parsedFile
+	var diags hcl.Diagnostics
+	for _, n := range names {
+		src, err := os.ReadFile(n)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read file", Detail: err.Error()})
+			continue
+		}
+		// Diagnostics name files relative to the working directory, as the user typed them.
+		f, d := p.ParseHCL(src, n)
+		diags = append(diags, d...)
+		if f != nil {
+			out = append(out, parsedFile{name: n, src: src, file: f})
+		}
+	}
+	return out, dir, diags
+}
+
+func sourceDigest(files []parsedFile) string {
+	h := sha256.New()
+	for _, f := range files {
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.Base(f.name), len(f.src))
+		h.Write(f.src)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,73 @@
+// Package config loads an experiment (a folder of .hcl files, or one file)
+// into typed Go values. It decodes with diagnostics in the manner of
+// Terraform's configs package: every problem is collected with its source
+// range, a one-line summary and a sentence on how to fix it.
+package config
+
+import (
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/llm"
+)
+
+// Experiment is a decoded experiment.
+type Experiment struct {
+	Name      string // folder (or file) base name; names run records and the latest-key index
+	Dir       string // folder the relative paths resolve against
+	Files     map[string]*hcl.File
+	Variables map[string]cty.Value
+
+	Providers map[string]*Provider
+	Models    map[string]*stages.Model
+	Datasets  map[string]*Dataset
+	Qualities map[string]*stages.Quality
+	// Stages lists every stage instance (reports included, as instances of the
+	// "report" stage type) in an order where inputs come first.
+	Stages []*StageInstance
+
+	// Source is the digest of the experiment's files' contents, for run records.
+	Source string
+}
+
+// Provider is a provider block with where it was declared.
+type Provider struct {
+	llm.Provider
+	DeclRange      hcl.Range
+	APIKeyEnvRange hcl.Range
+}
+
+// Dataset is a dataset block.
+type Dataset struct {
+	Name      string
+	Format    string
+	Path      string // absolute
+	IDField   string
+	Limit     int
+	DeclRange hcl.Range
+}
+
+// InputRef stands for an Input param before the engine lays out the DAG: the
+// address of the dataset or stage instance it points at.
+type InputRef struct {
+	Address string
+	Range   hcl.Range
+}
+
+// StageInstance is one instance of a stage block (or report block) after
+// for_each expansion. Params hold typed Go values per stages.Kind, except that
+// Input params hold InputRef and Inputs params hold []InputRef: the engine
+// swaps in the upstream views once their nodes are laid out.
+type StageInstance struct {
+	Address string // `stage.rank_ideas.novelty["gpt4o"]` or `report.table1`
+	Block   string // `stage.rank_ideas.novelty` or `report.table1`
+	Type    stages.Type
+	Key     string
+	Params  stages.Params
+	// ParamRanges gives the source range of each param, for errors found later (e.g. template errors).
+	ParamRanges map[string]hcl.Range
+	DeclRange   hcl.Range
+	// Deps are the addresses of every instance or dataset this one reads.
+	Deps []string
+}

@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/stages"
+)
+
+// namedPart is one named piece of a key's material. The key is the SHA-256
+// over the parts' names and digests in a fixed order, so it is stable across
+// machines, folders and runs, and each part can be compared on its own to
+// explain a miss.
+type namedPart struct {
+	name    string
+	digest  [32]byte
+	display string
+}
+
+const keyFormat = "ideaflow-key-v1"
+
+func partOf(name string, b []byte, display string) namedPart {
+	return namedPart{name: name, digest: sha256.Sum256(b), display: display}
+}
+
+func floatDisplay(p *float64) string {
+	if p == nil {
+		return "unset"
+	}
+	return strconv.FormatFloat(*p, 'g', -1, 64)
+}
+
+// keyParts lists a node's key material. What is never here: API keys, base
+// URLs, provider names, concurrency, rate limits, timeouts, log settings and
+// experiment paths — none of them changes an answer.
+//
+// Model nodes are keyed on the exact request (messages, model, sampling
+// parameters, seed, sample index, expected format) plus their inputs' output
+// digests; compute nodes on their instance's params plus their inputs'
+// output digests. Keying on upstream outputs, not upstream keys, gives early
+// cutoff: a changed filter that yields the same references re-runs nothing
+// downstream.
+func keyParts(n *Node, w *stages.Work, inputs [][32]byte) []namedPart {
+	parts := make([]namedPart, 0, 14)
+	parts = append(parts, partOf("stage", []byte(n.Inst.Type+"@"+n.Inst.Version), n.Inst.Type+"@"+n.Inst.Version))
+	if c := w.Call; c != nil {
+		r := c.Request
+		msgs, _ := json.Marshal(r.Messages)
+		format, _ := json.Marshal(r.Format)
+		parts = append(parts,
+			partOf("model", []byte(r.Model), r.Model),
+			partOf("prompt", msgs, ""),
+			partOf("model.temperature", []byte(floatDisplay(r.Temperature)), floatDisplay(r.Temperature)),
+			partOf("model.top_p", []byte(floatDisplay(r.TopP)), floatDisplay(r.TopP)),
+			partOf("model.max_tokens", []byte(strconv.Itoa(r.MaxTokens)), strconv.Itoa(r.MaxTokens)),
+			partOf("model.seed", []byte(intDisplay(r.Seed)), intDisplay(r.Seed)),
+			partOf("model.stop", mustJSON(r.Stop), string(mustJSON(r.Stop))),
+			partOf("model.json_mode", []byte(strconv.FormatBool(r.JSONMode)), strconv.FormatBool(r.JSONMode)),
+			partOf("sample", []byte(strconv.Itoa(r.Sample)), strconv.Itoa(r.Sample)),
+			partOf("format", format, string(r.Format.Kind)),
+		)
+	} else {
+		parts = append(parts, n.Inst.paramParts...)
+		parts = append(parts, partOf("node", []byte(n.Spec.Item+"\x00"+strconv.Itoa(n.Spec.Slot)), ""))
+	}
+	h := sha256.New()
+	for _, d := range inputs {
+		h.Write(d[:])
+	}
+	var in [32]byte
+	h.Sum(in[:0])
+	parts = append(parts, namedPart{name: "inputs", digest: in, display: strconv.Itoa(len(inputs)) + " upstream outputs"})
+	return parts
+}
+
+func intDisplay(p *int) string {
+	if p == nil {
+		return "unset"
+	}
+	return strconv.Itoa(*p)
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("encode key part: %v", err))
+	}
+	return b
+}
+
+// keyOf digests the parts into the node's key.
+func keyOf(parts []namedPart) string {
+	h := sha256.New()
+	h.Write([]byte(keyFormat))
+	for _, p := range parts {
+		h.Write([]byte{0})
+		h.Write([]byte(p.name))
+		h.Write([]byte{0})
+		h.Write(p.digest[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// missingDigest stands for a failed or skipped input of an aggregate that tolerates it.
+var missingDigest = sha256.Sum256([]byte("ideaflow:missing-input"))
+
+func cacheParts(parts []namedPart) []cache.Part {
+	out := make([]cache.Part, len(parts))
+	for i, p := range parts {
+		out[i] = cache.Part{Name: p.name, Digest: hex.EncodeToString(p.digest[:]), Display: p.display}
+	}
+	return out
+}
+
+// explain compares a node's new key parts with those of the key last computed
+// at the same address and says, in words, why the node must run.
+func explain(old []cache.Part, parts []namedPart) string {
+	prev := map[string]cache.Part{}
+	for _, p := range old {
+		prev[p.Name] = p
+	}
+	var reasons []string
+	for _, p := range parts {
+		o, ok := prev[p.name]
+		if !ok {
+			reasons = append(reasons, p.name+" added")
+			continue
+		}
+		if o.Digest == hex.EncodeToString(p.digest[:]) {
+			continue
+		}
+		switch {
+		case p.name == "prompt":
+			reasons = append(reasons, "prompt changed")
+		case p.name == "inputs":
+			reasons = append(reasons, "upstream output changed")
+		case p.name == "stage":
+			reasons = append(reasons, "stage implementation changed ("+o.Display+" -> "+p.display+")")
+		case p.name == "format":
+			reasons = append(reasons, "answer format changed")
+		case o.Display != "" || p.display != "":
+			reasons = append(reasons, fmt.Sprintf("%s changed (%s -> %s)", p.name, o.Display, p.display))
+		default:
+			reasons = append(reasons, p.name+" changed")
+		}
+	}
+	if len(reasons) == 0 {
+		return "not in cache"
+	}
+	out := reasons[0]
+	for _, r := range reasons[1:] {
+		out += ", " + r
+	}
+	return out
+}

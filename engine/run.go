@@ -1,0 +1,309 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/rs/zerolog"
+
+	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/stages"
+)
+
+// Engine plans and runs graphs against a cache.
+type Engine struct {
+	Store cache.Store
+	Exec  Executor
+	Log   zerolog.Logger
+	// Resolvers is how many goroutines resolve nodes (prepare, key, cache
+	// lookup); 0 means GOMAXPROCS.
+	Resolvers int
+}
+
+// Plan is the result of planning a graph.
+type Plan struct {
+	Summary *PlanSummary
+	g       *Graph
+	states  []nodeState
+}
+
+// Plan works out, without any model call, which nodes are cached and which
+// must run, why, and what the calls will cost.
+func (e *Engine) Plan(g *Graph) *Plan {
+	w := newWalker(g, e.Store, true)
+	w.log = e.Log
+	w.walk(e.Resolvers)
+	return &Plan{Summary: w.planSummary(), g: g, states: w.states}
+}
+
+// ToRunNodes lists the addresses of nodes the plan found must run, with reasons.
+func (p *Plan) ToRunNodes() []FailedNode {
+	var out []FailedNode
+	for i, n := range p.g.Nodes {
+		if st := &p.states[i]; !n.Inst.source && st.status != StatusCached {
+			out = append(out, FailedNode{Address: n.Address, Error: st.reason})
+		}
+	}
+	return out
+}
+
+// callProviders lists the providers the plan's model nodes to run will call.
+func (p *Plan) callProviders() []string {
+	set := map[string]bool{}
+	for i, n := range p.g.Nodes {
+		st := &p.states[i]
+		if n.Inst.source || st.status == StatusCached || !st.isCall {
+			continue
+		}
+		if st.provider != "" {
+			set[st.provider] = true
+			continue
+		}
+		for prov := range n.Inst.providers {
+			set[prov] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for s := range set {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// RunOptions control one run.
+type RunOptions struct {
+	Offline    bool
+	MaxCost    float64 // USD; 0: no limit
+	ReportDir  string  // where report files go; "" means <experiment>/results
+	OnProgress func(total int) func(address string, status Status)
+	Variables  map[string]string
+	GitCommit  string
+}
+
+// ErrOffline is returned when an offline run would need a model call.
+var ErrOffline = errors.New("offline run needs model calls")
+
+// InputError is bad input found before any call (missing API key, offline
+// misses): the CLI exits 2.
+type InputError struct {
+	Diags hcl.Diagnostics
+	Err   error
+}
+
+func (e *InputError) Error() string {
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return e.Diags.Error()
+}
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Run plans the graph, checks that every call it needs can be made (API keys
+// present, or --offline satisfied), then runs it. Cached nodes found by the
+// plan are not visited again. Every completed node is in the cache when Run
+// returns, even when ctx is cancelled part-way.
+func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, error) {
+	start := time.Now()
+	plan := e.Plan(g)
+	if opts.Offline {
+		var calls []FailedNode
+		for i, n := range g.Nodes {
+			if st := &plan.states[i]; !n.Inst.source && st.status != StatusCached && st.isCall {
+				calls = append(calls, FailedNode{Address: n.Address, Error: st.reason})
+			}
+		}
+		if len(calls) > 0 {
+			msg := fmt.Sprintf("%d model node(s) are not in the cache, e.g. %s (%s); import a cache bundle that holds them or run without --offline",
+				len(calls), calls[0].Address, calls[0].Error)
+			return nil, &InputError{Err: fmt.Errorf("%w: %s", ErrOffline, msg)}
+		}
+	} else if diags := g.Exp.MissingKeys(plan.callProviders()); diags.HasErrors() {
+		return nil, &InputError{Diags: diags}
+	}
+
+	w := newWalker(g, e.Store, false)
+	w.log = e.Log
+	w.ctx = ctx
+	w.budget = &budget{max: opts.MaxCost}
+	for i, n := range g.Nodes {
+		if st := &plan.states[i]; !n.Inst.source && st.status == StatusCached {
+			w.states[i] = *st
+		}
+	}
+	if opts.OnProgress != nil {
+		total := 0
+		for i, n := range g.Nodes {
+			if !n.Inst.source && plan.states[i].status != StatusCached {
+				total++
+			}
+		}
+		report := opts.OnProgress(total)
+		w.onProgress = func(n *Node, st *nodeState) { report(n.Address, st.status) }
+	}
+	e.startWorkers(w)
+	w.walk(e.Resolvers)
+	for _, q := range w.queues {
+		close(q)
+	}
+	sum := w.summarize()
+	sum.Interrupted = ctx.Err() != nil
+	sum.BudgetExhausted = w.budget.exhausted
+	sum.WallSeconds = time.Since(start).Seconds()
+	if w.storeErr != nil {
+		return sum, fmt.Errorf("cache write failed: %w", w.storeErr)
+	}
+	paths, err := writeReports(g, w.states, opts.ReportDir)
+	sum.Reports = paths
+	if err != nil {
+		return sum, err
+	}
+	e.recordRun(g, w, sum, start, opts)
+	return sum, nil
+}
+
+// startWorkers starts, per provider, as many dispatch workers as the executor
+// allows in flight; each takes model nodes off its provider's queue.
+func (e *Engine) startWorkers(w *walker) {
+	w.queues = map[string]chan task{}
+	for name := range w.g.Exp.Providers {
+		q := make(chan task, len(w.g.Nodes))
+		w.queues[name] = q
+		for k := 0; k < e.Exec.Concurrency(name); k++ {
+			go e.dispatch(w, q)
+		}
+	}
+}
+
+func (e *Engine) dispatch(w *walker, q chan task) {
+	for t := range q {
+		if w.ctx.Err() != nil {
+			w.skip(t.idx, "interrupted")
+			continue
+		}
+		call := t.work.Call
+		_, _, est := estimateCall(call.Model, call.Request)
+		if !w.budget.reserve(est) {
+			w.skip(t.idx, "budget exhausted (--max-cost)")
+			continue
+		}
+		n := w.g.Nodes[t.idx]
+		res, err := e.Exec.Execute(w.ctx, &Task{Key: t.key, Address: n.Address, Call: call})
+		if err != nil {
+			w.budget.settle(est, 0)
+			if w.ctx.Err() != nil {
+				w.skip(t.idx, "interrupted")
+				continue
+			}
+			var ee *ExecError
+			if errors.As(err, &ee) {
+				w.fail(t.idx, t.key, err, ee.Raw, ee.Attempts)
+			} else {
+				w.fail(t.idx, t.key, err, "", nil)
+			}
+			continue
+		}
+		w.budget.settle(est, res.Usage.CostUSD)
+		w.complete(t.idx, t.key, t.parts, &cache.Record{
+			Output: res.Output, Usage: res.Usage, Model: call.Request.Model, ServedModel: res.ServedModel,
+			Fingerprint: res.Fingerprint, Raw: res.Raw, Reasoning: res.Reasoning, Attempts: res.Attempts,
+			Synthetic: res.Synthetic,
+		})
+	}
+}
+
+// estimate fills a plan state's token and cost estimate for a prepared call.
+func (w *walker) estimate(c *stages.Call, st *nodeState) {
+	st.estIn, st.estOut, st.estCost = estimateCall(c.Model, c.Request)
+}
+
+// unpreparedInputTokens is the prompt size assumed for a model node whose
+// inputs are not known yet (its upstream must run first).
+const unpreparedInputTokens = 500
+
+func (w *walker) estimateUnprepared(n *Node, st *nodeState) {
+	if !st.isCall {
+		return
+	}
+	var m *stages.Model
+	for _, v := range n.Inst.Params {
+		switch x := v.(type) {
+		case *stages.Model:
+			m = x
+		case []*stages.Model:
+			if len(x) > 0 && m == nil {
+				m = x[0]
+			}
+		}
+	}
+	if m == nil {
+		return
+	}
+	st.estIn = unpreparedInputTokens
+	st.estOut = int64(m.MaxTokens)
+	if st.estOut <= 0 {
+		st.estOut = defaultOutputTokens
+	}
+	st.estCost = cost(m.Price, st.estIn, st.estOut)
+}
+
+// reportOutput is what report nodes produce: files to write.
+type reportOutput struct {
+	Files map[string]string `json:"files"`
+}
+
+func writeReports(g *Graph, states []nodeState, dir string) ([]string, error) {
+	if dir == "" {
+		dir = filepath.Join(g.Exp.Dir, "results")
+	}
+	var paths []string
+	for i, n := range g.Nodes {
+		if n.Inst.Type != "report" || !states[i].known {
+			continue
+		}
+		var out reportOutput
+		if err := json.Unmarshal(states[i].output, &out); err != nil {
+			return paths, fmt.Errorf("decode %s output: %w", n.Inst.Address, err)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return paths, fmt.Errorf("create report folder: %w", err)
+		}
+		names := make([]string, 0, len(out.Files))
+		for name := range out.Files {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			p := filepath.Join(dir, filepath.Base(name))
+			if err := os.WriteFile(p, []byte(out.Files[name]), 0o644); err != nil {
+				return paths, fmt.Errorf("write report %s: %w", p, err)
+			}
+			paths = append(paths, p)
+		}
+	}
+	return paths, nil
+}
+
+func (e *Engine) recordRun(g *Graph, w *walker, sum *Summary, start time.Time, opts RunOptions) {
+	b, _ := json.Marshal(sum)
+	rec := &cache.RunRecord{
+		ID: fmt.Sprintf("%s-%d", g.Exp.Name, start.UnixNano()), Experiment: g.Exp.Name,
+		ExperimentDigest: g.Exp.Source, Variables: opts.Variables, GitCommit: opts.GitCommit,
+		Started: start.UTC(), Finished: time.Now().UTC(), Summary: b,
+	}
+	for i := range w.states {
+		if k := w.states[i].key; k != "" && w.states[i].known {
+			rec.Keys = append(rec.Keys, k)
+		}
+	}
+	if err := e.Store.PutRun(rec); err != nil {
+		e.Log.Warn().Err(err).Msg("could not write run record")
+	}
+}

@@ -1,0 +1,40 @@
+package engine
+
+import (
+	"github.com/ideaflow/ideaflow/cache"
+)
+
+// Status is what became of a node in a plan or a run.
+type Status uint8
+
+const (
+	StatusPending Status = iota
+	StatusCached         // served from the cache (or a dataset item)
+	StatusRan            // computed or answered in this run
+	StatusFailed         // failed in this run; recorded; a later run retries it
+	StatusSkipped        // not run: an input failed, the run was interrupted, or the budget ran out
+	StatusToRun          // plan: must run
+)
+
+func (s Status) String() string {
+	return [...]string{"pending", "cached", "ran", "failed", "skipped", "to run"}[s]
+}
+
+// nodeState is the per-node result of a walk.
+type nodeState struct {
+	status Status
+	known  bool // output and digest are known (cached, ran, or computed during plan)
+	isCall bool // a model node (known once prepared; plan guesses for unprepared nodes)
+	output []byte
+	digest [32]byte
+	key    string
+	reason string // plan: why it must run; run: why it failed or was skipped
+	usage  cache.Usage
+	// estimate is the plan's token estimate for a model node that must run.
+	estIn, estOut int64
+	estCost       float64
+	provider      string
+	synthetic     bool
+	servedModel   string
+	wantModel     string
+}

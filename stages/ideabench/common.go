@@ -1,0 +1,91 @@
+package ideabench
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/format"
+)
+
+func init() {
+	stages.Register(filterType{})
+	stages.Register(generateType{})
+	stages.Register(rankType{})
+	stages.Register(insightType{})
+}
+
+// The engine fills unset params with their declared defaults; reading through
+// these helpers keeps a stage correct when called with a sparse Params too
+// (tests, other callers).
+
+func intParam(p stages.Params, name string, def int) int {
+	if p.Has(name) {
+		return p.Int(name)
+	}
+	return def
+}
+
+func stringParam(p stages.Params, name, def string) string {
+	if p.Has(name) {
+		return p.String(name)
+	}
+	return def
+}
+
+func stringsParam(p stages.Params, name string, def []string) []string {
+	if p.Has(name) {
+		return p.Strings(name)
+	}
+	return def
+}
+
+func oneOf(param, value string, allowed ...string) error {
+	for _, a := range allowed {
+		if value == a {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s = %q is not one of %s", param, value, quoteAll(allowed))
+}
+
+func quoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+func requireInput(p stages.Params, name string) (*stages.Upstream, error) {
+	u := p.Input(name)
+	if u == nil {
+		return nil, fmt.Errorf("%s is required", name)
+	}
+	return u, nil
+}
+
+// userMessage joins a rendered prompt and the answer-format instructions.
+// Trimming makes a template file with or without a final newline send the
+// same request, so moving an inline prompt into a file keeps the cache.
+func userMessage(prompt string, spec format.Spec) string {
+	prompt = strings.TrimSpace(prompt)
+	if ins := strings.TrimSpace(format.Instructions(spec)); ins != "" {
+		return prompt + "\n\n" + ins
+	}
+	return prompt
+}
+
+func marshal(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode output: %w", err)
+	}
+	return b, nil
+}
+
+// constant returns a Compute that yields b.
+func constant(b []byte) *stages.Work {
+	return &stages.Work{Compute: func() ([]byte, error) { return b, nil }}
+}

@@ -1,0 +1,38 @@
+// Package ideabench implements the IdeaBench pipeline (Guo et al.) as
+// ideaflow stage types:
+//
+//	filter_references  pure, one node per target: the paper's reference filter
+//	generate_ideas     model, one node per target x sample (or per target in batch mode)
+//	rank_ideas         model, one node per target x permutation: listwise ranking
+//	insight_score      pure, one aggregate node: the Insight Score
+//
+// # Prompt templates
+//
+// Prompts are Go text/template texts (see stages.Render for the helpers:
+// numbered, join, trim, upper, lower, inc). A reference to a field that does
+// not exist is an error at layout time, before any model call.
+//
+// generate_ideas renders `system` and `prompt` with:
+//
+//	.References  []Reference, the target's kept references in order:
+//	             .Number (1-based), .ID, .Title, .Abstract
+//	.N           how many ideas this request asks for: 1 in independent mode
+//	             (so raising n reuses earlier samples), n in batch mode
+//	.Sample      the sample index (0-based) in independent mode; 0 in batch mode
+//	.Keywords    the target's topic keywords if the dataset gives them, else empty
+//	.Domain      the stage's domain parameter ("biomedical" by default)
+//
+// The generator never sees the target's title, abstract or idea.
+//
+// rank_ideas renders `prompt` with:
+//
+//	.Quality     .Name and .Definition of the quality block
+//	.Ideas       []Candidate, in letter order: .Letter ("A"...), .Text;
+//	             the target idea is one of them, and nothing says which
+//	.Letters     the letters in use, e.g. "ABCD"
+//	.N           the number of generated ideas (candidates = N+1)
+//
+// Both stages append the answer-format instructions of the expected answer
+// (format.Instructions) after the rendered prompt, so a custom template only
+// has to say what to do, not how to lay out the answer.
+package ideabench

@@ -1,0 +1,171 @@
+package ideabench
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/datasets"
+)
+
+// DefaultExcludeTypes are the Semantic Scholar publication types the paper
+// treats as non-primary research.
+var DefaultExcludeTypes = []string{"Review", "Editorial", "LettersAndComments", "Book", "BookSection"}
+
+type filterType struct{}
+
+func (filterType) Name() string    { return "filter_references" }
+func (filterType) Version() string { return "1" }
+
+func (filterType) Params() []stages.Param {
+	return []stages.Param{
+		{Name: "dataset", Kind: stages.Input, Required: true, Accepts: []string{"dataset"}, Doc: "the target papers (format ideabench)"},
+		{Name: "mode", Kind: stages.String, Default: "filtered", Doc: `"filtered" (the paper's filter) or "all" (high resource: every reference with an abstract)`},
+		{Name: "min_citations", Kind: stages.Int, Default: 5, Doc: "drop references cited fewer times"},
+		{Name: "exclude_types", Kind: stages.StringList, Default: DefaultExcludeTypes, Doc: "drop references with any of these publication types"},
+		{Name: "require_intent", Kind: stages.String, Default: "background", Doc: `keep only references cited with this intent; "" keeps any`},
+		{Name: "limit", Kind: stages.Int, Default: 0, Doc: "keep at most this many references, in dataset order (0: no limit; the paper's low resource: 5)"},
+		{Name: "min_references", Kind: stages.Int, Default: 3, Doc: "drop targets left with fewer references"},
+	}
+}
+
+// filterSettings are a filter_references instance's decoded params.
+type filterSettings struct {
+	All           bool
+	MinCitations  int
+	ExcludeTypes  []string
+	RequireIntent string
+	Limit         int
+	MinReferences int
+}
+
+func decodeFilter(p stages.Params) (*filterSettings, error) {
+	mode := stringParam(p, "mode", "filtered")
+	if err := oneOf("mode", mode, "filtered", "all"); err != nil {
+		return nil, err
+	}
+	s := &filterSettings{
+		All:           mode == "all",
+		MinCitations:  intParam(p, "min_citations", 5),
+		ExcludeTypes:  stringsParam(p, "exclude_types", DefaultExcludeTypes),
+		RequireIntent: stringParam(p, "require_intent", "background"),
+		Limit:         intParam(p, "limit", 0),
+		MinReferences: intParam(p, "min_references", 3),
+	}
+	switch {
+	case s.MinCitations < 0:
+		return nil, fmt.Errorf("min_citations = %d must not be negative", s.MinCitations)
+	case s.Limit < 0:
+		return nil, fmt.Errorf("limit = %d must not be negative (0 means no limit)", s.Limit)
+	case s.MinReferences < 0:
+		return nil, fmt.Errorf("min_references = %d must not be negative", s.MinReferences)
+	case s.Limit > 0 && s.Limit < s.MinReferences:
+		return nil, fmt.Errorf("limit = %d is below min_references = %d, so every target would be dropped", s.Limit, s.MinReferences)
+	}
+	return s, nil
+}
+
+func (filterType) Layout(inst *stages.Instance) ([]stages.Node, error) {
+	s, err := decodeFilter(inst.Params)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := requireInput(inst.Params, "dataset")
+	if err != nil {
+		return nil, err
+	}
+	prepare := func(in []stages.In) (*stages.Work, error) {
+		return &stages.Work{Compute: func() ([]byte, error) {
+			var p datasets.Paper
+			if err := json.Unmarshal(in[0].Output, &p); err != nil {
+				return nil, fmt.Errorf("decode target %q: %w", in[0].Node.Item, err)
+			}
+			return marshal(s.apply(&p))
+		}}, nil
+	}
+	nodes := make([]stages.Node, len(ds.Nodes))
+	for i, n := range ds.Nodes {
+		nodes[i] = stages.Node{Item: n.Item, Deps: []stages.Dep{{Input: "dataset", Index: i}}, Prepare: prepare}
+	}
+	return nodes, nil
+}
+
+// Target is the target paper as filter_references passes it on.
+type Target struct {
+	ID       string   `json:"id"`
+	Title    string   `json:"title"`
+	Abstract string   `json:"abstract"`
+	Idea     string   `json:"idea"`
+	Keywords []string `json:"keywords,omitempty"`
+}
+
+// Ref is a kept reference. Only what prompts use is passed on, so a change to
+// a kept reference's citation count or intents cannot dirty the generation.
+type Ref struct {
+	ID       string `json:"id"`
+	Title    string `json:"title"`
+	Abstract string `json:"abstract"`
+}
+
+// FilterOutput is a filter_references node's output.
+type FilterOutput struct {
+	Target     Target `json:"target"`
+	References []Ref  `json:"references"`
+	Dropped    bool   `json:"dropped"`
+	Reason     string `json:"reason"`
+}
+
+func (s *filterSettings) apply(p *datasets.Paper) *FilterOutput {
+	out := &FilterOutput{
+		Target:     Target{ID: p.ID, Title: p.Title, Abstract: p.Abstract, Idea: p.Idea, Keywords: p.Keywords},
+		References: []Ref{},
+	}
+	kept := 0
+	for i := range p.Refs {
+		r := &p.Refs[i]
+		if !s.keep(r) {
+			continue
+		}
+		kept++
+		if s.Limit == 0 || len(out.References) < s.Limit {
+			out.References = append(out.References, Ref{ID: r.ID, Title: r.Title, Abstract: r.Abstract})
+		}
+	}
+	if kept < s.MinReferences {
+		out.Dropped = true
+		// The reason names only what decided the drop, not the limit, so that
+		// changing the limit leaves a dropped target's output unchanged.
+		out.Reason = fmt.Sprintf("%d of %d references kept, fewer than min_references = %d", kept, len(p.Refs), s.MinReferences)
+	}
+	return out
+}
+
+// keep decides one reference. A reference without an abstract is useless to
+// the generator in every mode; the paper's own code drops those first too.
+func (s *filterSettings) keep(r *datasets.Reference) bool {
+	if strings.TrimSpace(r.Abstract) == "" {
+		return false
+	}
+	if s.All {
+		return true
+	}
+	if r.Citations < s.MinCitations {
+		return false
+	}
+	for _, t := range r.Types {
+		if containsFold(s.ExcludeTypes, t) {
+			return false
+		}
+	}
+	return s.RequireIntent == "" || containsFold(r.Intents, s.RequireIntent)
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,169 @@
+package ideabench
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/datasets"
+)
+
+func TestFilterKeep(t *testing.T) {
+	mod := func(f func(r *datasets.Reference)) datasets.Reference {
+		r := goodRef("r")
+		f(&r)
+		return r
+	}
+	defaults := stages.Params{}
+	tests := []struct {
+		name   string
+		params stages.Params
+		ref    datasets.Reference
+		keep   bool
+	}{
+		{"primary background paper", defaults, goodRef("r"), true},
+		{"exactly min citations", defaults, mod(func(r *datasets.Reference) { r.Citations = 5 }), true},
+		{"below min citations", defaults, mod(func(r *datasets.Reference) { r.Citations = 4 }), false},
+		{"review", defaults, mod(func(r *datasets.Reference) { r.Types = []string{"JournalArticle", "Review"} }), false},
+		{"editorial", defaults, mod(func(r *datasets.Reference) { r.Types = []string{"Editorial"} }), false},
+		{"letters", defaults, mod(func(r *datasets.Reference) { r.Types = []string{"LettersAndComments"} }), false},
+		{"book", defaults, mod(func(r *datasets.Reference) { r.Types = []string{"Book"} }), false},
+		{"book section", defaults, mod(func(r *datasets.Reference) { r.Types = []string{"BookSection"} }), false},
+		{"type case differs", defaults, mod(func(r *datasets.Reference) { r.Types = []string{"review"} }), false},
+		{"no types", defaults, mod(func(r *datasets.Reference) { r.Types = nil }), true},
+		{"methodology only", defaults, mod(func(r *datasets.Reference) { r.Intents = []string{"methodology"} }), false},
+		{"background among intents", defaults, mod(func(r *datasets.Reference) { r.Intents = []string{"methodology", "Background"} }), true},
+		{"no intents", defaults, mod(func(r *datasets.Reference) { r.Intents = nil }), false},
+		{"no abstract", defaults, mod(func(r *datasets.Reference) { r.Abstract = "  " }), false},
+		{"intent filter off", stages.Params{"require_intent": ""}, mod(func(r *datasets.Reference) { r.Intents = nil }), true},
+		{"custom min citations", stages.Params{"min_citations": 0}, mod(func(r *datasets.Reference) { r.Citations = 0 }), true},
+		{"custom exclude list", stages.Params{"exclude_types": []string{"Book"}}, mod(func(r *datasets.Reference) { r.Types = []string{"Review"} }), true},
+		{"empty exclude list", stages.Params{"exclude_types": []string{}}, mod(func(r *datasets.Reference) { r.Types = []string{"Review"} }), true},
+		{"mode all keeps a review", stages.Params{"mode": "all"}, mod(func(r *datasets.Reference) {
+			r.Types, r.Citations, r.Intents = []string{"Review"}, 0, []string{"methodology"}
+		}), true},
+		{"mode all still needs an abstract", stages.Params{"mode": "all"}, mod(func(r *datasets.Reference) { r.Abstract = "" }), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := decodeFilter(tc.params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.keep(&tc.ref); got != tc.keep {
+				t.Errorf("keep = %v, want %v", got, tc.keep)
+			}
+		})
+	}
+}
+
+func TestFilterApply(t *testing.T) {
+	review := goodRef("rev")
+	review.Types = []string{"Review"}
+	few := goodRef("few")
+	few.Citations = 2
+	p := paper("p1", goodRef("a"), review, goodRef("b"), few, goodRef("c"), goodRef("d"))
+	tests := []struct {
+		name    string
+		params  stages.Params
+		refs    []string
+		dropped bool
+		reason  string
+	}{
+		{"defaults keep all that pass", stages.Params{}, []string{"a", "b", "c", "d"}, false, ""},
+		{"limit keeps the first in dataset order", stages.Params{"limit": 3}, []string{"a", "b", "c"}, false, ""},
+		{"limit above count changes nothing", stages.Params{"limit": 6}, []string{"a", "b", "c", "d"}, false, ""},
+		{"mode all", stages.Params{"mode": "all"}, []string{"a", "rev", "b", "few", "c", "d"}, false, ""},
+		{"mode all with limit", stages.Params{"mode": "all", "limit": 5}, []string{"a", "rev", "b", "few", "c"}, false, ""},
+		{"too few left", stages.Params{"min_references": 5}, []string{"a", "b", "c", "d"}, true, "4 of 6 references kept, fewer than min_references = 5"},
+		{"min_references 0 never drops", stages.Params{"min_references": 0, "min_citations": 100}, []string{}, false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := decodeFilter(tc.params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := s.apply(&p)
+			var got []string
+			for _, r := range out.References {
+				got = append(got, r.ID)
+			}
+			if got == nil {
+				got = []string{}
+			}
+			if !reflect.DeepEqual(got, tc.refs) {
+				t.Errorf("refs %v, want %v", got, tc.refs)
+			}
+			if out.Dropped != tc.dropped || out.Reason != tc.reason {
+				t.Errorf("dropped %v %q, want %v %q", out.Dropped, out.Reason, tc.dropped, tc.reason)
+			}
+			if !reflect.DeepEqual(out.Target, Target{ID: "p1", Title: "Title of p1", Abstract: "Abstract of p1.", Idea: "Idea of p1."}) {
+				t.Errorf("target %+v", out.Target)
+			}
+		})
+	}
+}
+
+func TestFilterParamErrors(t *testing.T) {
+	tests := []struct {
+		params stages.Params
+		want   string
+	}{
+		{stages.Params{"mode": "some"}, `mode = "some" is not one of "filtered", "all"`},
+		{stages.Params{"min_citations": -1}, "min_citations = -1 must not be negative"},
+		{stages.Params{"limit": -2}, "limit = -2 must not be negative (0 means no limit)"},
+		{stages.Params{"min_references": -1}, "min_references = -1 must not be negative"},
+		{stages.Params{"limit": 2}, "limit = 2 is below min_references = 3, so every target would be dropped"},
+		{stages.Params{}, "dataset is required"},
+	}
+	for _, tc := range tests {
+		_, err := filterType{}.Layout(&stages.Instance{Address: "stage.filter_references.low", Params: tc.params})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%v: error %v, want %q", tc.params, err, tc.want)
+		}
+	}
+}
+
+func TestFilterLayoutAndOutput(t *testing.T) {
+	ds := datasetUp("p1", "p2", "p3")
+	nodes := layout(t, filterType{}, "stage.filter_references.low", stages.Params{"dataset": ds, "limit": 5})
+	if len(nodes) != 3 {
+		t.Fatalf("%d nodes, want 3", len(nodes))
+	}
+	for i, n := range nodes {
+		if n.Item != ds.Nodes[i].Item || n.Slot != 0 || n.Label != "" || n.AllowMissing ||
+			!reflect.DeepEqual(n.Deps, []stages.Dep{{Input: "dataset", Index: i}}) {
+			t.Errorf("node %d = %+v", i, n)
+		}
+	}
+	meth := goodRef("m")
+	meth.Intents = []string{"methodology"}
+	rec := mustJSON(t, paper("p2", goodRef("a"), meth, goodRef("b"), goodRef("c")))
+	out := compute(t, nodes[1], []stages.In{{Dep: nodes[1].Deps[0], Node: stages.NodeInfo{Item: "p2"}, Output: rec}})
+	want := `{"target":{"id":"p2","title":"Title of p2","abstract":"Abstract of p2.","idea":"Idea of p2."},` +
+		`"references":[{"id":"a","title":"Ref a","abstract":"Abstract of reference a."},{"id":"b","title":"Ref b","abstract":"Abstract of reference b."},{"id":"c","title":"Ref c","abstract":"Abstract of reference c."}],` +
+		`"dropped":false,"reason":""}`
+	if string(out) != want {
+		t.Errorf("output\n got %s\nwant %s", out, want)
+	}
+	// A target left with too few references is dropped, with its kept references listed.
+	rec = mustJSON(t, paper("p3", goodRef("a"), meth))
+	out = compute(t, nodes[2], []stages.In{{Dep: nodes[2].Deps[0], Node: stages.NodeInfo{Item: "p3"}, Output: rec}})
+	var f FilterOutput
+	if err := json.Unmarshal(out, &f); err != nil {
+		t.Fatal(err)
+	}
+	if !f.Dropped || f.Reason != "1 of 2 references kept, fewer than min_references = 3" || len(f.References) != 1 {
+		t.Errorf("dropped target output %s", out)
+	}
+	w, err := nodes[0].Prepare([]stages.In{{Node: stages.NodeInfo{Item: "p1"}, Output: []byte(`{"id":`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = w.Compute(); err == nil || !strings.Contains(err.Error(), `decode target "p1"`) {
+		t.Errorf("bad record error = %v", err)
+	}
+}

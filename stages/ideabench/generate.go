@@ -1,0 +1,188 @@
+package ideabench
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/format"
+	"github.com/ideaflow/ideaflow/stages/llm"
+)
+
+type generateType struct{}
+
+func (generateType) Name() string    { return "generate_ideas" }
+func (generateType) Version() string { return "1" }
+
+func (generateType) Params() []stages.Param {
+	return []stages.Param{
+		{Name: "references", Kind: stages.Input, Required: true, Accepts: []string{"filter_references"}, Doc: "the filtered references of each target"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Doc: "the model that generates ideas"},
+		{Name: "n", Kind: stages.Int, Default: 3, Doc: "ideas per target (the paper: 3)"},
+		{Name: "mode", Kind: stages.String, Default: "independent", Doc: `"independent" (one request per idea; raising n reuses samples) or "batch" (one request for n ideas, as the paper does)`},
+		{Name: "domain", Kind: stages.String, Default: "biomedical", Doc: "the research field the generator is profiled in (template data .Domain)"},
+		{Name: "system", Kind: stages.Template, Default: DefaultGenerateSystem, Doc: "system message template"},
+		{Name: "prompt", Kind: stages.Template, Default: DefaultGeneratePrompt, Doc: "user message template (data: .References .N .Sample .Keywords .Domain)"},
+	}
+}
+
+// GenerateData is the template data of generate_ideas prompts.
+type GenerateData struct {
+	References []Reference
+	N          int
+	Sample     int
+	Keywords   []string
+	Domain     string
+}
+
+// Reference is one numbered reference in a generation prompt.
+type Reference struct {
+	Number   int
+	ID       string
+	Title    string
+	Abstract string
+}
+
+// IdeasOutput is a generate_ideas node's output.
+type IdeasOutput struct {
+	Ideas   []string `json:"ideas"`
+	Dropped bool     `json:"dropped,omitempty"`
+}
+
+type generator struct {
+	model          *stages.Model
+	n              int
+	batch          bool
+	domain         string
+	system, prompt string
+	systemName     string
+	promptName     string
+}
+
+func (generateType) Layout(inst *stages.Instance) ([]stages.Node, error) {
+	g, err := newGenerator(inst)
+	if err != nil {
+		return nil, err
+	}
+	refs, err := requireInput(inst.Params, "references")
+	if err != nil {
+		return nil, err
+	}
+	perItem := g.n
+	if g.batch {
+		perItem = 1
+	}
+	nodes := make([]stages.Node, 0, len(refs.Nodes)*perItem)
+	for i, up := range refs.Nodes {
+		deps := []stages.Dep{{Input: "references", Index: i}}
+		if g.batch {
+			nodes = append(nodes, stages.Node{Item: up.Item, Deps: deps, Prepare: g.prepare(0)})
+			continue
+		}
+		for s := 0; s < g.n; s++ {
+			nodes = append(nodes, stages.Node{Item: up.Item, Slot: s, Label: fmt.Sprintf("sample %d", s), Deps: deps, Prepare: g.prepare(s)})
+		}
+	}
+	return nodes, nil
+}
+
+func newGenerator(inst *stages.Instance) (*generator, error) {
+	p := inst.Params
+	g := &generator{
+		model:      p.Model("model"),
+		n:          intParam(p, "n", 3),
+		domain:     stringParam(p, "domain", "biomedical"),
+		system:     stringParam(p, "system", DefaultGenerateSystem),
+		prompt:     stringParam(p, "prompt", DefaultGeneratePrompt),
+		systemName: inst.Address + " system",
+		promptName: inst.Address + " prompt",
+	}
+	mode := stringParam(p, "mode", "independent")
+	if err := oneOf("mode", mode, "independent", "batch"); err != nil {
+		return nil, err
+	}
+	g.batch = mode == "batch"
+	if g.model == nil {
+		return nil, fmt.Errorf("model is required")
+	}
+	if g.n < 1 {
+		return nil, fmt.Errorf("n = %d must be at least 1", g.n)
+	}
+	// Render once with sample data so a broken template fails the plan, not
+	// every node of the run.
+	sample := &GenerateData{References: []Reference{{Number: 1, ID: "r", Title: "t", Abstract: "a"}}, N: g.ideasPerRequest(), Domain: g.domain}
+	if _, err := g.render(sample); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func (g *generator) ideasPerRequest() int {
+	if g.batch {
+		return g.n
+	}
+	return 1
+}
+
+func (g *generator) render(data *GenerateData) ([]llm.Message, error) {
+	system, err := stages.Render(g.systemName, g.system, data)
+	if err != nil {
+		return nil, err
+	}
+	prompt, err := stages.Render(g.promptName, g.prompt, data)
+	if err != nil {
+		return nil, err
+	}
+	spec := format.Spec{Kind: format.Ideas, N: data.N}
+	var msgs []llm.Message
+	if s := strings.TrimSpace(system); s != "" {
+		msgs = append(msgs, llm.Message{Role: "system", Content: s})
+	}
+	return append(msgs, llm.Message{Role: "user", Content: userMessage(prompt, spec)}), nil
+}
+
+var droppedIdeas = []byte(`{"ideas":[],"dropped":true}`)
+
+// prepare builds sample s of an item. In independent mode the request holds
+// nothing that depends on n, so growing n leaves samples 0..n-1 cached.
+func (g *generator) prepare(sample int) func(in []stages.In) (*stages.Work, error) {
+	return func(in []stages.In) (*stages.Work, error) {
+		var f FilterOutput
+		if err := json.Unmarshal(in[0].Output, &f); err != nil {
+			return nil, fmt.Errorf("decode references of %q: %w", in[0].Node.Item, err)
+		}
+		if f.Dropped {
+			return constant(droppedIdeas), nil
+		}
+		data := &GenerateData{N: g.ideasPerRequest(), Sample: sample, Keywords: f.Target.Keywords, Domain: g.domain}
+		data.References = make([]Reference, len(f.References))
+		for i, r := range f.References {
+			data.References[i] = Reference{Number: i + 1, ID: r.ID, Title: r.Title, Abstract: r.Abstract}
+		}
+		msgs, err := g.render(data)
+		if err != nil {
+			return nil, err
+		}
+		spec := format.Spec{Kind: format.Ideas, N: data.N}
+		return &stages.Work{Call: &stages.Call{
+			Model:   g.model,
+			Request: g.model.Request(msgs, sample, spec),
+			Output:  func(a *format.Answer) ([]byte, error) { return ideasOutput(a, spec.N) },
+		}}, nil
+	}
+}
+
+func ideasOutput(a *format.Answer, n int) ([]byte, error) {
+	if len(a.Ideas) != n {
+		return nil, fmt.Errorf("got %d ideas, want %d", len(a.Ideas), n)
+	}
+	ideas := make([]string, n)
+	for i, idea := range a.Ideas {
+		ideas[i] = strings.TrimSpace(idea)
+		if ideas[i] == "" {
+			return nil, fmt.Errorf("idea %d is empty", i+1)
+		}
+	}
+	return marshal(IdeasOutput{Ideas: ideas})
+}

@@ -1,0 +1,118 @@
+package ideabench
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/ideaflow/ideaflow/stages"
+)
+
+type insightType struct{}
+
+func (insightType) Name() string    { return "insight_score" }
+func (insightType) Version() string { return "1" }
+
+func (insightType) Params() []stages.Param {
+	return []stages.Param{
+		{Name: "ranks", Kind: stages.Input, Required: true, Accepts: []string{"rank_ideas"}, Doc: "the rankings to score"},
+	}
+}
+
+func (insightType) Layout(inst *stages.Instance) ([]stages.Node, error) {
+	ranks, err := requireInput(inst.Params, "ranks")
+	if err != nil {
+		return nil, err
+	}
+	deps := make([]stages.Dep, len(ranks.Nodes))
+	for i := range ranks.Nodes {
+		deps[i] = stages.Dep{Input: "ranks", Index: i}
+	}
+	return []stages.Node{{
+		Deps:         deps,
+		AllowMissing: true,
+		Prepare: func(in []stages.In) (*stages.Work, error) {
+			return &stages.Work{Compute: func() ([]byte, error) {
+				s, err := InsightScore(in)
+				if err != nil {
+					return nil, err
+				}
+				return marshal(s)
+			}}, nil
+		},
+	}}, nil
+}
+
+// InsightScore is the paper's Insight Score over rank_ideas outputs:
+//
+//	I = mean over targets of (target_rank - 1) / n,  target_rank in 1..n+1
+//
+// where a target ranked under several permutations contributes the mean over
+// them. A target counts only when every one of its permutations was ranked,
+// so every scored target weighs the same position-bias control; one with a
+// failed ranking counts as missing. Dropped targets (too few references) are
+// excluded and counted in Extra["dropped"]. Rankings at different n are an
+// error: the paper shows the score shifts with n, so they must not be mixed.
+func InsightScore(in []stages.In) (*stages.Score, error) {
+	type acc struct {
+		sum            float64
+		perms          int
+		missing, dropd bool
+	}
+	var order []string
+	byItem := map[string]*acc{}
+	n, nItem := 0, ""
+	for _, x := range in {
+		item := x.Node.Item
+		a := byItem[item]
+		if a == nil {
+			a = &acc{}
+			byItem[item] = a
+			order = append(order, item)
+		}
+		if x.Output == nil {
+			a.missing = true
+			continue
+		}
+		var r RankOutput
+		if err := json.Unmarshal(x.Output, &r); err != nil {
+			return nil, fmt.Errorf("decode ranking of %q: %w", item, err)
+		}
+		if r.Dropped {
+			a.dropd = true
+			continue
+		}
+		if r.N < 1 || r.TargetRank < 1 || r.TargetRank > r.N+1 {
+			return nil, fmt.Errorf("ranking of %q has target rank %d with n = %d; want 1..n+1", item, r.TargetRank, r.N)
+		}
+		if n == 0 {
+			n, nItem = r.N, item
+		} else if r.N != n {
+			return nil, fmt.Errorf("targets %q and %q were ranked with different numbers of ideas (n = %d and %d); Insight Scores are only comparable at equal n", nItem, item, n, r.N)
+		}
+		a.sum += float64(r.TargetRank-1) / float64(r.N)
+		a.perms++
+	}
+	s := &stages.Score{Extra: map[string]float64{}, PerItem: map[string]float64{}}
+	dropped := 0
+	total := 0.0
+	for _, item := range order {
+		a := byItem[item]
+		switch {
+		case a.dropd:
+			dropped++
+		case a.missing:
+			s.Missing++
+		default:
+			v := a.sum / float64(a.perms)
+			s.PerItem[item] = v
+			total += v
+			s.Count++
+		}
+	}
+	if s.Count > 0 {
+		s.Value = total / float64(s.Count)
+		s.Extra["n"] = float64(n)
+	}
+	s.Extra["dropped"] = float64(dropped)
+	return s, nil
+}

@@ -1,0 +1,263 @@
+package ideabench
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/format"
+	"github.com/ideaflow/ideaflow/stages/llm"
+)
+
+type rankType struct{}
+
+func (rankType) Name() string    { return "rank_ideas" }
+func (rankType) Version() string { return "1" }
+
+func (rankType) Params() []stages.Param {
+	return []stages.Param{
+		{Name: "ideas", Kind: stages.Input, Required: true, Accepts: []string{"generate_ideas"}, Doc: "the generated ideas of each target"},
+		{Name: "judge", Kind: stages.ModelRef, Required: true, Doc: "the model that ranks"},
+		{Name: "quality", Kind: stages.QualityRef, Required: true, Doc: "the quality indicator to rank by"},
+		{Name: "permutations", Kind: stages.Int, Default: 1, Doc: "rankings per target, each with its own letter order (position-bias control)"},
+		{Name: "order", Kind: stages.String, Default: "shuffle", Doc: `"shuffle" (seeded letter order per permutation) or "target_first" (the original code's fixed order; needs permutations = 1)`},
+		{Name: "seed", Kind: stages.Int, Default: 0, Doc: "seed of the letter shuffles"},
+		{Name: "prompt", Kind: stages.Template, Default: DefaultRankPrompt, Doc: "ranking prompt template (data: .Quality .Ideas .Letters .N)"},
+		{Name: "target", Kind: stages.Input, Doc: `a stage whose item output has an "idea" or "abstract" field; default: the dataset record's idea, else its abstract`},
+	}
+}
+
+// RankData is the template data of the rank_ideas prompt.
+type RankData struct {
+	Quality Quality
+	Ideas   []Candidate
+	Letters string
+	N       int
+}
+
+// Quality is the quality indicator as templates see it.
+type Quality struct{ Name, Definition string }
+
+// Candidate is one lettered idea in the ranking prompt.
+type Candidate struct{ Letter, Text string }
+
+// RankOutput is a rank_ideas node's output.
+type RankOutput struct {
+	Order        []string          `json:"order"`  // letters, best first
+	Labels       map[string]string `json:"labels"` // letter -> "target" or "idea I" (I: index into the item's ideas)
+	TargetLetter string            `json:"target_letter"`
+	TargetRank   int               `json:"target_rank"` // 1..N+1
+	N            int               `json:"n"`           // generated ideas ranked
+	Dropped      bool              `json:"dropped,omitempty"`
+}
+
+var droppedRank = []byte(`{"dropped":true}`)
+
+const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+type ranker struct {
+	judge       *stages.Model
+	quality     Quality
+	shuffle     bool
+	seed        int
+	prompt      string
+	promptName  string
+	targetInput string
+}
+
+func (rankType) Layout(inst *stages.Instance) ([]stages.Node, error) {
+	r, perms, err := newRanker(inst)
+	if err != nil {
+		return nil, err
+	}
+	ideas, err := requireInput(inst.Params, "ideas")
+	if err != nil {
+		return nil, err
+	}
+	// The target text comes from the target stage when given, else from the
+	// dataset the ideas were generated for. A dataset dep is named by the
+	// dataset's address: it is no param of this stage.
+	target := inst.Params.Input("target")
+	r.targetInput = "target"
+	if target == nil {
+		if ideas.Source == nil {
+			return nil, fmt.Errorf("ideas (%s) has no source dataset to take target ideas from; set target", ideas.Address)
+		}
+		target = ideas.Source
+		r.targetInput = target.Address
+	}
+	items := ideas.Items()
+	nodes := make([]stages.Node, 0, len(items)*perms)
+	for _, item := range items {
+		tn := target.ItemNodes(item)
+		if len(tn) != 1 {
+			return nil, fmt.Errorf("target (%s) has %d nodes for item %q; need exactly one", target.Address, len(tn), item)
+		}
+		idx := ideas.ItemNodes(item)
+		deps := make([]stages.Dep, 0, len(idx)+1)
+		for _, i := range idx {
+			deps = append(deps, stages.Dep{Input: "ideas", Index: i})
+		}
+		deps = append(deps, stages.Dep{Input: r.targetInput, Index: tn[0]})
+		for p := 0; p < perms; p++ {
+			nodes = append(nodes, stages.Node{Item: item, Slot: p, Label: fmt.Sprintf("perm %d", p), Deps: deps, Prepare: r.prepare(item, p)})
+		}
+	}
+	return nodes, nil
+}
+
+func newRanker(inst *stages.Instance) (*ranker, int, error) {
+	p := inst.Params
+	r := &ranker{
+		judge:      p.Model("judge"),
+		seed:       intParam(p, "seed", 0),
+		prompt:     stringParam(p, "prompt", DefaultRankPrompt),
+		promptName: inst.Address + " prompt",
+	}
+	q := p.Quality("quality")
+	switch {
+	case r.judge == nil:
+		return nil, 0, fmt.Errorf("judge is required")
+	case q == nil:
+		return nil, 0, fmt.Errorf("quality is required")
+	}
+	r.quality = Quality{Name: q.Name, Definition: strings.TrimSpace(q.Definition)}
+	order := stringParam(p, "order", "shuffle")
+	if err := oneOf("order", order, "shuffle", "target_first"); err != nil {
+		return nil, 0, err
+	}
+	r.shuffle = order == "shuffle"
+	perms := intParam(p, "permutations", 1)
+	if perms < 1 {
+		return nil, 0, fmt.Errorf("permutations = %d must be at least 1", perms)
+	}
+	if !r.shuffle && perms != 1 {
+		return nil, 0, fmt.Errorf(`order = "target_first" always gives the same letter order, so permutations must be 1 (got %d)`, perms)
+	}
+	sample := &RankData{Quality: r.quality, Ideas: []Candidate{{"A", "x"}, {"B", "y"}}, Letters: "AB", N: 1}
+	if _, err := stages.Render(r.promptName, r.prompt, sample); err != nil {
+		return nil, 0, err
+	}
+	return r, perms, nil
+}
+
+// candidate is one idea to rank and what it is.
+type candidate struct {
+	label string // "target" or "idea I"
+	text  string
+}
+
+// prepare ranks one item under permutation p. in holds the item's ideas
+// nodes in sample order, then the target node.
+func (r *ranker) prepare(item string, p int) func(in []stages.In) (*stages.Work, error) {
+	return func(in []stages.In) (*stages.Work, error) {
+		ideaIns, targetIn := in[:len(in)-1], in[len(in)-1]
+		cands := []candidate{{label: "target"}}
+		for _, x := range ideaIns {
+			var o IdeasOutput
+			if err := json.Unmarshal(x.Output, &o); err != nil {
+				return nil, fmt.Errorf("decode ideas of %q: %w", item, err)
+			}
+			if o.Dropped {
+				return constant(droppedRank), nil
+			}
+			for _, idea := range o.Ideas {
+				cands = append(cands, candidate{label: fmt.Sprintf("idea %d", len(cands)-1), text: idea})
+			}
+		}
+		text, err := targetText(targetIn.Output)
+		if err != nil {
+			return nil, fmt.Errorf("target of %q: %w", item, err)
+		}
+		cands[0].text = text
+		n := len(cands) - 1
+		if n == 0 {
+			return nil, fmt.Errorf("item %q has no generated ideas to rank", item)
+		}
+		if len(cands) > len(letters) {
+			return nil, fmt.Errorf("item %q has %d candidates; rankings use letters A-Z, so at most %d ideas", item, len(cands), len(letters)-1)
+		}
+		order := identity(len(cands))
+		if r.shuffle {
+			order = permutation(r.seed, item, p, len(cands))
+		}
+		data := &RankData{Quality: r.quality, Letters: letters[:len(cands)], N: n, Ideas: make([]Candidate, len(cands))}
+		labels := make(map[string]string, len(cands))
+		targetLetter := ""
+		for i, c := range order {
+			l := letters[i : i+1]
+			data.Ideas[i] = Candidate{Letter: l, Text: cands[c].text}
+			labels[l] = cands[c].label
+			if c == 0 {
+				targetLetter = l
+			}
+		}
+		prompt, err := stages.Render(r.promptName, r.prompt, data)
+		if err != nil {
+			return nil, err
+		}
+		spec := format.Spec{Kind: format.Ranking, Letters: data.Letters}
+		msgs := []llm.Message{{Role: "user", Content: userMessage(prompt, spec)}}
+		return &stages.Work{Call: &stages.Call{
+			Model: r.judge,
+			// The permutation index is the sample index: two permutations that
+			// happen to draw the same order stay two independent rankings.
+			Request: r.judge.Request(msgs, p, spec),
+			Output: func(a *format.Answer) ([]byte, error) {
+				return rankOutput(a.Ranking, data.Letters, labels, targetLetter, n)
+			},
+		}}, nil
+	}
+}
+
+func rankOutput(ranking []string, allowed string, labels map[string]string, targetLetter string, n int) ([]byte, error) {
+	if len(ranking) != len(allowed) {
+		return nil, fmt.Errorf("ranking has %d letters, want all of %s", len(ranking), allowed)
+	}
+	seen := make(map[string]bool, len(ranking))
+	order := make([]string, len(ranking))
+	rank := 0
+	for i, l := range ranking {
+		l = strings.ToUpper(strings.TrimSpace(l))
+		if len(l) != 1 || !strings.Contains(allowed, l) {
+			return nil, fmt.Errorf("ranking has %q, not one of the letters %s", ranking[i], allowed)
+		}
+		if seen[l] {
+			return nil, fmt.Errorf("ranking lists %s twice", l)
+		}
+		seen[l] = true
+		order[i] = l
+		if l == targetLetter {
+			rank = i + 1
+		}
+	}
+	return marshal(RankOutput{Order: order, Labels: labels, TargetLetter: targetLetter, TargetRank: rank, N: n})
+}
+
+// targetText reads the idea to rank against from a dataset record or a stage
+// output: its "idea" if set, else its "abstract".
+func targetText(out []byte) (string, error) {
+	var t struct {
+		Idea     string `json:"idea"`
+		Abstract string `json:"abstract"`
+	}
+	if err := json.Unmarshal(out, &t); err != nil {
+		return "", fmt.Errorf("decode: %w", err)
+	}
+	if s := strings.TrimSpace(t.Idea); s != "" {
+		return s, nil
+	}
+	if s := strings.TrimSpace(t.Abstract); s != "" {
+		return s, nil
+	}
+	return "", fmt.Errorf(`no "idea" or "abstract" to rank against`)
+}
+
+func identity(k int) []int {
+	p := make([]int, k)
+	for i := range p {
+		p[i] = i
+	}
+	return p
+}

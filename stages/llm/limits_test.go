@@ -1,0 +1,373 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"golang.org/x/time/rate"
+
+	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
+)
+
+// runCalls makes n calls from workers goroutines; call i sends prompt(i).
+func runCalls(t testing.TB, c Client, n, workers int, prompt func(i int) Request) {
+	t.Helper()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if _, err := c.Complete(bg, prompt(i)); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		t.Fatal(firstErr)
+	}
+}
+
+// maxInWindow is the largest total weight of events inside any half-open
+// window [t, t+w) of the sorted times.
+func maxInWindow(times []time.Time, weights []int, w time.Duration) int {
+	best, sum, lo := 0, 0, 0
+	for hi := range times {
+		sum += weights[hi]
+		for !times[lo].Add(w).After(times[hi]) {
+			sum -= weights[lo]
+			lo++
+		}
+		best = max(best, sum)
+	}
+	return best
+}
+
+func requestTimes(srv *llmtest.Server) ([]time.Time, []int) {
+	reqs := srv.Requests()
+	sort.Slice(reqs, func(i, j int) bool { return reqs[i].Time.Before(reqs[j].Time) })
+	times := make([]time.Time, len(reqs))
+	ones := make([]int, len(reqs))
+	for i, r := range reqs {
+		times[i], ones[i] = r.Time, 1
+	}
+	return times, ones
+}
+
+// TestRequestsPerMinute: with requests_per_minute = 60 and a fake clock, 160
+// calls from 8 goroutines start exactly one second apart and no 60 s window
+// holds more than 60 starts.
+func TestRequestsPerMinute(t *testing.T) {
+	clock := llmtest.NewFakeClock(time.Time{})
+	srv := llmtest.New(llmtest.WithClock(clock.Now))
+	defer srv.Close()
+	p := testProvider(srv)
+	p.RequestsPerMinute = 60
+	p.MaxConcurrency = 1 // one sleeper at a time: the fake clock then stands for wall time
+	c := newTestClient(t, srv, p, clock)
+	runCalls(t, c, 160, 8, func(i int) Request { return userRequest("m1", fmt.Sprint(i)) })
+
+	times, ones := requestTimes(srv)
+	for i, at := range times {
+		if want := llmtest.Epoch.Add(time.Duration(i) * time.Second); !at.Equal(want) {
+			t.Fatalf("request %d started at %v, want %v", i, at.Sub(llmtest.Epoch), want.Sub(llmtest.Epoch))
+		}
+	}
+	if got := maxInWindow(times, ones, time.Minute); got != 60 {
+		t.Errorf("max requests in a 60 s window = %d, want 60", got)
+	}
+	sleeps := clock.Sleeps()
+	if len(sleeps) != 159 || clock.Slept() != 159*time.Second {
+		t.Errorf("%d sleeps totalling %v, want 159 of 1s", len(sleeps), clock.Slept())
+	}
+}
+
+// TestRequestsPerMinuteConcurrent runs the same limit with 32 calls in
+// flight on the real clock inside a synctest bubble, where time is virtual
+// and advances only when every goroutine waits, so the timestamps are exact.
+func TestRequestsPerMinuteConcurrent(t *testing.T) {
+	srv := llmtest.New() // outside the bubble: only its in-memory transport is used inside
+	defer srv.Close()
+	synctest.Test(t, func(t *testing.T) {
+		p := testProvider(srv)
+		p.RequestsPerMinute = 60
+		p.MaxConcurrency = 32
+		c, err := New(p, testEnv(map[string]string{"TEST_KEY": testKey}), WithHTTPClient(&http.Client{Transport: srv.Transport()}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		runCalls(t, c, 150, 48, func(i int) Request { return userRequest("m1", fmt.Sprint(i)) })
+		times, ones := requestTimes(srv)
+		if got := maxInWindow(times, ones, time.Minute); got != 60 {
+			t.Errorf("max requests in a 60 s window = %d, want 60", got)
+		}
+		if first, last := times[0].Sub(start), times[len(times)-1].Sub(start); first != 0 || last != 149*time.Second {
+			t.Errorf("first, last start = %v, %v; want 0s, 2m29s", first, last)
+		}
+	})
+}
+
+// tpmResponder answers 240 bytes (60 tokens), so a 160-byte prompt (40
+// tokens) with max_tokens 60 uses exactly its estimate of 100 tokens.
+func tpmResponder(*openai.ChatCompletionRequest) string { return strings.Repeat("y", 240) }
+
+func tpmRequest(i int) Request {
+	r := userRequest("m1", fmt.Sprintf("%-160d", i))
+	r.MaxTokens = 60
+	return r
+}
+
+// TestTokensPerMinute: 1200 tokens per minute (20 per second) and requests
+// of 100 tokens start exactly 5 s apart; no 60 s window holds more than 1200
+// reported tokens.
+func TestTokensPerMinute(t *testing.T) {
+	clock := llmtest.NewFakeClock(time.Time{})
+	srv := llmtest.New(llmtest.WithClock(clock.Now), llmtest.WithResponder(tpmResponder))
+	defer srv.Close()
+	p := testProvider(srv)
+	p.TokensPerMinute = 1200
+	p.MaxConcurrency = 1
+	c := newTestClient(t, srv, p, clock)
+	if est := EstimateTokens(tpmRequest(0)); est != 100 {
+		t.Fatalf("estimate = %d, want 100", est)
+	}
+	runCalls(t, c, 40, 4, tpmRequest)
+
+	reqs := srv.Requests()
+	sort.Slice(reqs, func(i, j int) bool { return reqs[i].Time.Before(reqs[j].Time) })
+	times := make([]time.Time, len(reqs))
+	tokens := make([]int, len(reqs))
+	for i, r := range reqs {
+		times[i] = r.Time
+		tokens[i] = llmtest.Tokens(r.Chat.Messages[0].Content) + 60
+		if want := llmtest.Epoch.Add(time.Duration(i) * 5 * time.Second); !r.Time.Equal(want) {
+			t.Fatalf("request %d started at %v, want %v", i, r.Time.Sub(llmtest.Epoch), want.Sub(llmtest.Epoch))
+		}
+	}
+	if got := maxInWindow(times, tokens, time.Minute); got != 1200 {
+		t.Errorf("max tokens in a 60 s window = %d, want 1200", got)
+	}
+}
+
+// TestTokenBudgetCorrection: the reported usage settles the estimate taken
+// before the call, which shows in how long the next call waits.
+func TestTokenBudgetCorrection(t *testing.T) {
+	tests := []struct {
+		name     string
+		usage    openai.Usage
+		wantWait time.Duration
+	}{
+		{"usage equals the estimate", openai.Usage{PromptTokens: 40, CompletionTokens: 60}, 5 * time.Second},    // 100 tokens at 20/s
+		{"usage above the estimate", openai.Usage{PromptTokens: 40, CompletionTokens: 260}, 15 * time.Second},   // 200 more owed
+		{"usage below the estimate", openai.Usage{PromptTokens: 10, CompletionTokens: 10}, 1 * time.Second},     // 80 returned
+		{"usage far above a minute's budget", openai.Usage{PromptTokens: 40, CompletionTokens: 2460}, 125 * time.Second}, // 2400 owed
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := llmtest.NewFakeClock(time.Time{})
+			srv := llmtest.New(llmtest.WithClock(clock.Now))
+			defer srv.Close()
+			srv.Enqueue(llmtest.Fault{Usage: &tt.usage})
+			p := testProvider(srv)
+			p.TokensPerMinute = 1200
+			c := newTestClient(t, srv, p, clock)
+			for i := 0; i < 2; i++ {
+				if _, err := c.Complete(bg, tpmRequest(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := clock.Sleeps(); len(got) != 1 || got[0] != tt.wantWait {
+				t.Errorf("sleeps = %v, want [%v]", got, tt.wantWait)
+			}
+		})
+	}
+}
+
+// TestAdaptiveBackoff: each 429 halves the effective concurrency and rate;
+// each success adds 1/limit to the concurrency and 2% to the rate.
+func TestAdaptiveBackoff(t *testing.T) {
+	clock := llmtest.NewFakeClock(time.Time{})
+	srv := llmtest.New(llmtest.WithClock(clock.Now))
+	defer srv.Close()
+	srv.Enqueue(repeat(llmtest.Fault{Status: 429}, 3)...)
+	p := testProvider(srv)
+	p.MaxConcurrency = 8
+	p.RequestsPerMinute = 600
+	c := newTestClient(t, srv, p, clock)
+	call := func() {
+		t.Helper()
+		if _, err := c.Complete(bg, userRequest("m1", "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call() // three 429s, then a success
+	steps := []struct {
+		conc, factor float64
+	}{
+		{2, 0.145}, // 8 -> 4 -> 2 -> 1 by the 429s, +1/1; rate 1 -> 0.125, +0.02
+		{2.5, 0.165},
+		{2.9, 0.185},
+	}
+	for i, want := range steps {
+		if i > 0 {
+			call()
+		}
+		got := c.Limits()
+		if !near(got.Concurrency, want.conc) || !near(got.RateFactor, want.factor) || got.Throttled != 3 {
+			t.Fatalf("after success %d: %+v, want concurrency %v, rate factor %v, 3 throttled", i+1, got, want.conc, want.factor)
+		}
+		if lim := c.lim.rpm.Limit(); !near(float64(lim), 10*want.factor) {
+			t.Fatalf("requests/s = %v, want %v", lim, 10*want.factor)
+		}
+	}
+	for i := 0; i < 60; i++ {
+		call()
+	}
+	if got := c.Limits(); got.Concurrency != 8 || got.RateFactor != 1 || c.lim.rpm.Limit() != 10 {
+		t.Fatalf("after recovery: %+v, rpm limit %v; want concurrency 8, factor 1, 10/s", got, c.lim.rpm.Limit())
+	}
+}
+
+func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// TestOneCutPerCongestionEvent: 429s from calls admitted before the last cut
+// do not cut again.
+func TestOneCutPerCongestionEvent(t *testing.T) {
+	l := newLimiter(llmtest.NewFakeClock(time.Time{}), 8, 0, 0)
+	t1, _ := l.acquire(bg, 1)
+	t2, _ := l.acquire(bg, 1)
+	l.throttled(t1, 0)
+	l.throttled(t2, 0)
+	if got := l.state().Concurrency; got != 4 {
+		t.Fatalf("after two 429s of one round: concurrency %v, want 4", got)
+	}
+	l.done(false)
+	l.done(false)
+	t3, _ := l.acquire(bg, 1)
+	l.throttled(t3, 0)
+	l.done(false)
+	if got := l.state(); got.Concurrency != 2 || got.Throttled != 3 || got.RateFactor != 1 {
+		t.Fatalf("after a 429 of the next round: %+v, want concurrency 2, 3 throttled, rate factor untouched", got)
+	}
+}
+
+// TestConcurrencySlots: a call beyond the limit queues until a slot frees;
+// a queued call whose context ends leaves the queue.
+func TestConcurrencySlots(t *testing.T) {
+	l := newLimiter(llmtest.NewFakeClock(time.Time{}), 2, 0, 0)
+	for i := 0; i < 2; i++ {
+		if _, err := l.acquire(bg, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(bg)
+	gaveUp := make(chan error)
+	go func() { _, err := l.acquire(ctx, 1); gaveUp <- err }()
+	waitFor(t, func() bool { return l.state().Waiting == 1 })
+	cancel()
+	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled wait returned %v", err)
+	}
+	if s := l.state(); s.Waiting != 0 || s.InFlight != 2 {
+		t.Fatalf("after cancel: %+v, want 0 waiting, 2 in flight", s)
+	}
+	got := make(chan error)
+	go func() { _, err := l.acquire(bg, 1); got <- err }()
+	waitFor(t, func() bool { return l.state().Waiting == 1 })
+	l.done(true)
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if s := l.state(); s.Waiting != 0 || s.InFlight != 2 {
+		t.Fatalf("after hand-over: %+v, want 0 waiting, 2 in flight", s)
+	}
+}
+
+// waitFor polls a condition another goroutine will make true; it bounds a
+// wait for a goroutine to block, not the speed of the code under test.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 5000; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("condition never became true")
+}
+
+// TestServerWaitPausesEveryCall: a Retry-After pauses the whole provider,
+// not only the call that received it.
+func TestServerWaitPausesEveryCall(t *testing.T) {
+	clock := llmtest.NewFakeClock(time.Time{})
+	l := newLimiter(clock, 4, 0, 0)
+	tk, _ := l.acquire(bg, 1)
+	l.throttled(tk, 10*time.Second)
+	l.done(false)
+	if got := l.state().PausedUntil; !got.Equal(llmtest.Epoch.Add(10 * time.Second)) {
+		t.Fatalf("PausedUntil = %v", got)
+	}
+	clock.Advance(4 * time.Second)
+	if _, err := l.acquire(bg, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := clock.Sleeps(); len(got) != 1 || got[0] != 6*time.Second {
+		t.Fatalf("sleeps = %v, want [6s]", got)
+	}
+}
+
+// TestMaxConcurrencyOverHTTP: the server never sees more calls at once than
+// max_concurrency, with 32 callers.
+func TestMaxConcurrencyOverHTTP(t *testing.T) {
+	srv := llmtest.New(llmtest.WithLatency(2 * time.Millisecond))
+	defer srv.Close()
+	p := testProvider(srv)
+	p.MaxConcurrency = 4
+	c := newTestClient(t, srv, p, RealClock)
+	runCalls(t, c, 64, 32, func(i int) Request { return userRequest("m1", fmt.Sprint(i)) })
+	if got := srv.MaxInFlight(); got < 1 || got > 4 {
+		t.Fatalf("server saw %d calls at once, want at most 4", got)
+	}
+	if s := c.Limits(); s.InFlight != 0 || s.Waiting != 0 {
+		t.Fatalf("slots leaked: %+v", s)
+	}
+}
+
+// TestTokenBucketRefund pins the x/time/rate behaviour the refund relies on:
+// a negative reservation returns tokens, capped at the burst on the next use.
+func TestTokenBucketRefund(t *testing.T) {
+	now := llmtest.Epoch
+	l := rate.NewLimiter(1, 10)
+	l.ReserveN(now, 10)
+	l.ReserveN(now, -4)
+	if got := l.TokensAt(now); got != 4 {
+		t.Fatalf("tokens after refund = %v, want 4", got)
+	}
+	l.ReserveN(now, -20)
+	if got := l.TokensAt(now); got != 10 {
+		t.Fatalf("tokens after over-refund = %v, want the burst, 10", got)
+	}
+}

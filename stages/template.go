@@ -1,0 +1,79 @@
+package stages
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"text/template"
+)
+
+// templateFuncs are the helpers every prompt template may use. They are kept
+// few and pure: a template's text is key material, so a helper that changed
+// behaviour would silently change what a cached request meant.
+var templateFuncs = template.FuncMap{
+	// numbered renders items as "1. a\n2. b".
+	"numbered": func(items []string) string {
+		var b strings.Builder
+		for i, s := range items {
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(strconv.Itoa(i + 1))
+			b.WriteString(". ")
+			b.WriteString(s)
+		}
+		return b.String()
+	},
+	// join takes the separator first so that it reads well in a pipeline:
+	// {{ .Keywords | join ", " }}.
+	"join":  func(sep string, items []string) string { return strings.Join(items, sep) },
+	"trim":  strings.TrimSpace,
+	"upper": strings.ToUpper,
+	"lower": strings.ToLower,
+	// inc turns a 0-based index into a 1-based number for humans.
+	"inc": func(i int) int { return i + 1 },
+}
+
+type templateKey struct{ name, text string }
+
+type parsedTemplate struct {
+	t   *template.Template
+	err error
+}
+
+// templates caches parsed templates: a stage renders the same template once
+// per node, and parsing dominated rendering when there are 200k nodes.
+var templates sync.Map // templateKey -> *parsedTemplate
+
+func parseTemplate(name, text string) (*template.Template, error) {
+	k := templateKey{name, text}
+	if v, ok := templates.Load(k); ok {
+		p := v.(*parsedTemplate)
+		return p.t, p.err
+	}
+	t, err := template.New(name).Option("missingkey=error").Funcs(templateFuncs).Parse(text)
+	if err != nil {
+		err = fmt.Errorf("parse template %s: %w", name, err)
+	}
+	v, _ := templates.LoadOrStore(k, &parsedTemplate{t: t, err: err})
+	p := v.(*parsedTemplate)
+	return p.t, p.err
+}
+
+// Render executes the Go text/template text with data. name identifies the
+// template in errors (e.g. `stage.generate_ideas.main: prompt`). A reference to
+// a field or map key that data lacks is an error, not an empty string, so a
+// typo in a prompt cannot silently send a request with a hole in it.
+func Render(name, text string, data any) (string, error) {
+	t, err := parseTemplate(name, text)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.Grow(len(text) * 2)
+	if err := t.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("render template %s: %w", name, err)
+	}
+	return b.String(), nil
+}

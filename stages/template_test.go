@@ -1,0 +1,108 @@
+package stages
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestRender(t *testing.T) {
+	type data struct {
+		Items []string
+		N     int
+	}
+	tests := []struct {
+		name string
+		text string
+		data any
+		want string
+	}{
+		{"numbered", "{{numbered .Items}}", data{Items: []string{"a", "b", "c"}}, "1. a\n2. b\n3. c"},
+		{"numbered empty", "[{{numbered .Items}}]", data{}, "[]"},
+		{"join pipeline", `{{.Items | join ", "}}`, data{Items: []string{"x", "y"}}, "x, y"},
+		{"trim", `<{{trim "  hi \n"}}>`, nil, "<hi>"},
+		{"upper lower", `{{upper "ab"}}{{lower "CD"}}`, nil, "ABcd"},
+		{"inc", `{{inc .N}}`, data{N: 4}, "5"},
+		{"map value", `{{.a}}`, map[string]string{"a": "v"}, "v"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Render("t", tc.text, tc.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		text    string
+		data    any
+		wantErr []string
+	}{
+		{"parse error names template", "{{.A", nil, []string{"parse template prompt.tmpl:", "prompt.tmpl:1"}},
+		{"unknown function", "{{nope .A}}", nil, []string{"parse template prompt.tmpl:", `function "nope" not defined`}},
+		{"missing map key", "{{.b}}", map[string]string{"a": "v"}, []string{"render template prompt.tmpl:", `map has no entry for key "b"`}},
+		{"missing struct field", "{{.Missing}}", struct{ A int }{1}, []string{"render template prompt.tmpl:", "can't evaluate field Missing"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Render("prompt.tmpl", tc.text, tc.data)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestRenderCachesParsedTemplate(t *testing.T) {
+	const text = "cached {{.}}"
+	a, err := parseTemplate("c", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := parseTemplate("c", text)
+	if a != b {
+		t.Error("the same name and text parsed twice")
+	}
+	// A parse error is cached too, and still names the template.
+	_, err1 := parseTemplate("bad", "{{")
+	_, err2 := parseTemplate("bad", "{{")
+	if err1 == nil || err1 != err2 {
+		t.Errorf("parse errors not cached: %v / %v", err1, err2)
+	}
+}
+
+func TestRenderConcurrent(t *testing.T) {
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			for j := 0; j < 100; j++ {
+				got, err := Render("conc", "{{.}}-{{inc .}}", i)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				want := strconv.Itoa(i) + "-" + strconv.Itoa(i+1)
+				if got != want {
+					t.Errorf("got %q want %q", got, want)
+					return
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+}
