@@ -64,7 +64,17 @@ func keyParts(n *Node, w *stages.Work, inputs [][32]byte) []namedPart {
 			partOf("format", format, string(r.Format.Kind)),
 		)
 	} else {
-		parts = append(parts, n.Inst.paramParts...)
+		if w.KeyParams == nil {
+			parts = append(parts, n.Inst.paramParts...)
+		} else {
+			for _, p := range n.Inst.paramParts {
+				for _, name := range w.KeyParams {
+					if p.name == "param."+name {
+						parts = append(parts, p)
+					}
+				}
+			}
+		}
 		parts = append(parts, partOf("node", []byte(n.Spec.Item+"\x00"+strconv.Itoa(n.Spec.Slot)), ""))
 	}
 	h := sha256.New()

@@ -171,6 +171,11 @@ type In struct {
 type Work struct {
 	Call    *Call
 	Compute func() ([]byte, error) // deterministic, no model calls; returns canonical JSON
+	// KeyParams narrows the params a Compute node is keyed on: nil means all of
+	// the instance's params; a non-nil list (possibly empty) names the only
+	// ones its output depends on, so changing another param (say n) does not
+	// re-run it. Model nodes are keyed on their request and ignore this.
+	KeyParams []string
 }
 
 // Call is one model request and how to turn its parsed answer into the node output.

@@ -58,7 +58,7 @@ type app struct {
 func Main(args []string, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr}
 	root := a.rootCmd()
-	root.SetArgs(args)
+	root.SetArgs(terraformStyleFlags(args))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.Execute()
@@ -74,6 +74,21 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "ideaflow:", err)
 	return exitBadInput
+}
+
+// terraformStyleFlags accepts Terraform's single-dash -var and -var-file,
+// which researchers type from habit, as the double-dash flags they are.
+func terraformStyleFlags(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		for _, f := range []string{"-var", "-var-file"} {
+			if a == f || strings.HasPrefix(a, f+"=") {
+				a = "-" + a
+			}
+		}
+		out[i] = a
+	}
+	return out
 }
 
 func (a *app) rootCmd() *cobra.Command {

@@ -20,9 +20,9 @@ type testType struct {
 	params []stages.Param
 }
 
-func (t testType) Name() string                                  { return t.name }
-func (t testType) Version() string                               { return "1" }
-func (t testType) Params() []stages.Param                        { return t.params }
+func (t testType) Name() string                                   { return t.name }
+func (t testType) Version() string                                { return "1" }
+func (t testType) Params() []stages.Param                         { return t.params }
 func (t testType) Layout(*stages.Instance) ([]stages.Node, error) { return nil, nil }
 
 func init() {

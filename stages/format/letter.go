@@ -44,12 +44,15 @@ func parseLetter(spec Spec, text string) (*Answer, error) {
 	if ms := letterBoxed.FindAllStringSubmatch(text, -1); len(ms) > 0 {
 		return pick(upper(ms[len(ms)-1][1][0]))
 	}
+	// An answer may open or close with its letter. If it opens with one letter
+	// and its last line starts with another, it is listing options, not choosing.
 	lines := strings.Split(body, "\n")
 	first, firstOK := lineLetter(lines[0], false)
 	last, lastOK := lineLetter(lines[len(lines)-1], true)
+	lastStart, lastStartOK := lineLetter(lines[len(lines)-1], false)
 	switch {
-	case firstOK && lastOK && len(lines) > 1 && first != last:
-		return nil, ambiguousLetter(letters, []byte{first, last})
+	case len(lines) > 1 && firstOK && lastStartOK && first != lastStart:
+		return nil, ambiguousLetter(letters, []byte{first, lastStart})
 	case firstOK:
 		return pick(first)
 	case lastOK:
@@ -130,6 +133,12 @@ func phraseLetters(body string) []byte {
 	return found
 }
 
+// sentenceStart reports whether a word after before would begin a sentence.
+func sentenceStart(before string) bool {
+	t := strings.TrimRight(before, " \t\"'(")
+	return t == "" || strings.IndexByte(".!?:\n", t[len(t)-1]) >= 0
+}
+
 // mentionedLetters lists the allowed capital letters standing alone in the
 // text, distinct, in order, skipping the article "A" and the pronoun "I".
 func mentionedLetters(body, letters string) []byte {
@@ -143,8 +152,8 @@ func mentionedLetters(body, letters string) []byte {
 		if c == 'I' && (strings.HasPrefix(after, " ") || strings.HasPrefix(after, "'")) {
 			continue
 		}
-		if c == 'A' && len(after) > 1 && after[0] == ' ' && after[1] >= 'a' && after[1] <= 'z' {
-			continue
+		if c == 'A' && sentenceStart(body[:m[0]]) && len(after) > 1 && after[0] == ' ' && after[1] >= 'a' && after[1] <= 'z' {
+			continue // "A similar idea ..."; mid-sentence "either A or C" names a letter
 		}
 		if strings.HasPrefix(after, "'") && len(after) > 1 && isLetter(after[1]) {
 			continue // "A's" is a possessive, "I'm" a pronoun

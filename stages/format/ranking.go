@@ -284,7 +284,11 @@ func rankExpr(s string) ([]byte, bool) {
 			sep = ';'
 		}
 		for _, p := range splitTop(s, sep) {
-			parts = append(parts, andThen.Split(p, -1)...)
+			for _, q := range andThen.Split(p, -1) {
+				if strings.TrimSpace(q) != "" {
+					parts = append(parts, q)
+				}
+			}
 		}
 	default:
 		parts = strings.Fields(s)

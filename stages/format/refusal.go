@@ -11,16 +11,22 @@ import (
 // it, so callers test with errors.Is and may re-ask with a justification.
 var ErrRefusal = errors.New("the model declined to answer")
 
+const (
+	refusalModal = `can ?not|can't|won't|will not|unable to|not able to`
+	refusalVerb  = `help|assist|comply|fulfil|fulfill|provide|generate|create|produce|write|complete|answer|respond|engage|participate|support|continue|do|perform|rank|rate|evaluate|judge|score|compare|choose|select|pick|give|offer|share|proceed|process|accommodate|make|decline|refuse|with`
+)
+
 var (
 	// An apology or an "as an AI" disclaimer, followed in the opening by an
 	// inability to do something task-like, is a refusal. "I cannot be sure" or
 	// "I cannot have opinions" alone is not: the model usually answers anyway.
 	refusalPreface = regexp.MustCompile(`\b(?:sorry|apologi[sz]e|unfortunately|i'm afraid|i am afraid|as an ai|as a language model|as an assistant)\b`)
-	refusalCore    = regexp.MustCompile(`\b(?:i|we)(?: really| simply| just)? (?:can ?not|can't|won't|will not|am unable to|'m unable to|am not able to|'m not able to|must|have to|am not comfortable|'m not comfortable|do not feel comfortable|don't feel comfortable)(?: in good conscience)? (?:be able to )?(?:help|assist|comply|fulfil|fulfill|provide|generate|create|produce|write|complete|answer|respond|engage|participate|support|continue|do|perform|rank|rate|evaluate|judge|score|compare|choose|select|pick|give|offer|share|proceed|process|accommodate|make|decline|refuse)\b`)
+	refusalCore    = regexp.MustCompile(`\b(?:i|we)(?:'m|'re| am| are)?(?: really| simply| just)? (?:` + refusalModal + `|must|have to|not comfortable|do not feel comfortable|don't feel comfortable)(?: in good conscience)? (?:be able to )?(?:` + refusalVerb + `)\b`)
 	// A refusal that opens without an apology: "I can't help with that."
-	refusalBare = regexp.MustCompile(`^(?:i|we)(?: really| simply)? (?:can ?not|can't|won't|will not|am unable to|'m unable to|must (?:decline|refuse))\b(?: \w+){0,2} (?:help|assist|comply|fulfil|fulfill|provide|generate|create|write|complete|answer|respond|engage|participate|do|perform|rank|rate|evaluate|judge|score|that|this)\b`)
-	// After a disclaimer, models often answer anyway; these phrases mark that turn.
-	refusalPivot = regexp.MustCompile(`\b(?:however|that said|that being said|nevertheless|nonetheless|here (?:are|is)|here's|below (?:are|is)|but based on|instead, here|if i had to|if i were to|my best (?:guess|estimate|answer))\b`)
+	refusalBare = regexp.MustCompile(`^(?:i|we)(?:'m| am)?(?: really| simply)? (?:(?:` + refusalModal + `) (?:be able to )?(?:` + refusalVerb + `)|must (?:decline|refuse))\b`)
+	// After a disclaimer, models often answer anyway; these phrases, or an
+	// answer label, mark that turn.
+	refusalPivot = regexp.MustCompile(`\b(?:however|that said|that being said|nevertheless|nonetheless|here (?:are|is)|here's|below (?:are|is)|but based on|instead, here|if i had to|if i were to|my best (?:guess|estimate|answer))\b|\b(?:ranking|rating|answer|score|idea 1)\s*:`)
 	sentenceEnd  = regexp.MustCompile(`[.!?](?:\s|$)|\n`)
 )
 

@@ -11,12 +11,22 @@ import (
 // An idea of about 100 words, the length the paper's prompt asks for.
 var benchIdea = strings.Repeat("We hypothesise that modulating the pathway changes the outcome in vivo. ", 9)
 
+// An abstract of about 1,500 characters, typical of the IdeaBench data.
+var benchAbstract = strings.Repeat("An abstract sentence of moderate length. ", 37)
+
 // BenchmarkRankPrepare measures one rank node's Prepare: decoding its inputs,
 // shuffling, rendering the prompt and building the request.
 func BenchmarkRankPrepare(b *testing.B) {
 	f := newRankFixture(b, stages.Params{"n": 3}, stages.Params{"permutations": 3}, "p1")
 	n := f.rank[1]
-	in := f.inputs(b, n, [][]string{{benchIdea}, {benchIdea}, {benchIdea}}, mustJSON(b, paper("p1")))
+	// A dataset record the size of a real IdeaBench target: 12 references with abstracts.
+	rec := paper("p1")
+	for i := 0; i < 12; i++ {
+		r := goodRef(fmt.Sprint(i))
+		r.Abstract = benchAbstract
+		rec.Refs = append(rec.Refs, r)
+	}
+	in := f.inputs(b, n, [][]string{{benchIdea}, {benchIdea}, {benchIdea}}, mustJSON(b, rec))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -32,7 +42,7 @@ func BenchmarkGeneratePrepare(b *testing.B) {
 	nodes := generateNodes(b, stages.Params{"n": 3}, "p1")
 	f := FilterOutput{References: []Ref{}}
 	for i := 0; i < 5; i++ {
-		f.References = append(f.References, Ref{ID: fmt.Sprint(i), Title: "A title", Abstract: strings.Repeat("An abstract sentence of moderate length. ", 40)})
+		f.References = append(f.References, Ref{ID: fmt.Sprint(i), Title: "A title", Abstract: benchAbstract})
 	}
 	in := genIn(b, nodes[0], mustJSON(b, f))
 	b.ReportAllocs()

@@ -180,9 +180,9 @@ func TestTokenBudgetCorrection(t *testing.T) {
 		usage    openai.Usage
 		wantWait time.Duration
 	}{
-		{"usage equals the estimate", openai.Usage{PromptTokens: 40, CompletionTokens: 60}, 5 * time.Second},    // 100 tokens at 20/s
-		{"usage above the estimate", openai.Usage{PromptTokens: 40, CompletionTokens: 260}, 15 * time.Second},   // 200 more owed
-		{"usage below the estimate", openai.Usage{PromptTokens: 10, CompletionTokens: 10}, 1 * time.Second},     // 80 returned
+		{"usage equals the estimate", openai.Usage{PromptTokens: 40, CompletionTokens: 60}, 5 * time.Second},             // 100 tokens at 20/s
+		{"usage above the estimate", openai.Usage{PromptTokens: 40, CompletionTokens: 260}, 15 * time.Second},            // 200 more owed
+		{"usage below the estimate", openai.Usage{PromptTokens: 10, CompletionTokens: 10}, 1 * time.Second},              // 80 returned
 		{"usage far above a minute's budget", openai.Usage{PromptTokens: 40, CompletionTokens: 2460}, 125 * time.Second}, // 2400 owed
 	}
 	for _, tt := range tests {

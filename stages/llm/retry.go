@@ -136,7 +136,10 @@ func parseReset(v string, now time.Time) (time.Duration, bool) {
 		return 0, false
 	}
 	if d, err := time.ParseDuration(v); err == nil {
-		return d, d > 0
+		if d <= 0 {
+			return 0, false
+		}
+		return min(d, maxServerWait), true
 	}
 	n, err := strconv.ParseFloat(v, 64)
 	if err != nil || n <= 0 {
@@ -151,5 +154,8 @@ func parseReset(v string, now time.Time) (time.Duration, bool) {
 	default:
 		d = time.Duration(min(n, maxServerWait.Seconds()) * float64(time.Second))
 	}
-	return d, d > 0
+	if d <= 0 {
+		return 0, false
+	}
+	return d, true
 }

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
+)
+
+// TestKilledRunLosesOnlyInFlightCalls SIGKILLs a run part-way, re-runs it,
+// and checks that every node completed before the kill is served from the
+// cache (the server never sees its request again) and that the final
+// outputs equal those of an uninterrupted run.
+func TestKilledRunLosesOnlyInFlightCalls(t *testing.T) {
+	const totalRequests = 32 // 2 generators x (4 targets x 3 samples + 4 rankings)
+	srv := llmtest.New(llmtest.WithResponder(responder), llmtest.WithLatency(25*time.Millisecond))
+	defer srv.Close()
+	t.Setenv("CRASH_API_KEY", "sk-crash")
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "exp")
+	writeExperiment(t, exp, scenario{BaseURL: srv.URL, KeyEnv: "CRASH_API_KEY", Generators: []string{"gen-a", "gen-b"}, N: 3, Limit: 5, MaxConcurrency: 2})
+	killedCache := filepath.Join(dir, "killed-cache")
+
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), "IDEAFLOW_TEST_AS_CLI=1",
+		"IDEAFLOW_TEST_ARGS="+strings.Join([]string{"run", exp, "--cache-dir", killedCache, "--out", filepath.Join(dir, "killed-results")}, "\x1f"))
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for answered(srv) < 12 {
+		if time.Now().After(deadline) {
+			child.Process.Kill()
+			t.Fatalf("child made only %d requests in 30 s", srv.Count())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+	beforeKill := srv.Count()
+
+	store, err := cache.Open(killedCache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	completedCalls := 0
+	err = store.List(func(e cache.Entry) error {
+		rec, err := store.Get(e.Key)
+		if err != nil {
+			return err
+		}
+		if rec.Model != "" {
+			completedCalls++
+		}
+		return nil
+	})
+	store.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if completedCalls == 0 || completedCalls >= totalRequests {
+		t.Fatalf("the kill was not part-way: %d of %d model nodes completed", completedCalls, totalRequests)
+	}
+
+	code, stdout, stderr := cli(t, "run", exp, "--cache-dir", killedCache, "--out", filepath.Join(dir, "resumed"))
+	if code != 0 {
+		t.Fatalf("resume: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if got := srv.Count() - beforeKill; got != totalRequests-completedCalls {
+		t.Errorf("resume sent %d requests; want %d (%d total - %d completed before the kill)",
+			got, totalRequests-completedCalls, totalRequests, completedCalls)
+	}
+
+	code, stdout, stderr = cli(t, "run", exp, "--cache-dir", filepath.Join(dir, "clean-cache"), "--out", filepath.Join(dir, "clean"))
+	if code != 0 {
+		t.Fatalf("clean run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, f := range []string{"table1.md", "table1.csv"} {
+		resumed, err1 := os.ReadFile(filepath.Join(dir, "resumed", f))
+		clean, err2 := os.ReadFile(filepath.Join(dir, "clean", f))
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if string(resumed) != string(clean) {
+			t.Errorf("%s differs between resumed and uninterrupted runs:\n%s\n---\n%s", f, resumed, clean)
+		}
+	}
+}
+
+func answered(s *llmtest.Server) int {
+	n := 0
+	for _, r := range s.Requests() {
+		if r.Answered {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,181 @@
+package llm
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
+)
+
+const helperEnv = "IDEAFLOW_LLMTEST_SERVE_LATENCY"
+
+// TestHelperServerProcess is not a test: started by the benchmarks with
+// helperEnv set, it serves llmtest in its own process so that the
+// benchmark's CPU time counts the client layer alone.
+func TestHelperServerProcess(t *testing.T) {
+	lat := os.Getenv(helperEnv)
+	if lat == "" {
+		t.Skip("helper process for benchmarks")
+	}
+	d, err := time.ParseDuration(lat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.New(llmtest.WithLatency(d), llmtest.WithResponder(tinyReply))
+	defer srv.Close()
+	fmt.Println(srv.URL)
+	_, _ = io.Copy(io.Discard, os.Stdin) // serve until the benchmark closes stdin
+	os.Exit(0)
+}
+
+func tinyReply(*openai.ChatCompletionRequest) string { return "ok" }
+
+// serverProcess starts the helper process and returns its base URL.
+func serverProcess(b *testing.B, latency time.Duration) string {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperServerProcess$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+latency.String())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			b.Logf("server process: %v", err)
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		b.Fatalf("server process gave no URL: %v", err)
+	}
+	return strings.TrimSpace(line)
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func benchClient(b *testing.B, p Provider) Client {
+	b.Helper()
+	c, err := New(p, testEnv(map[string]string{"TEST_KEY": testKey}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// BenchmarkRateLimited: requests_per_minute = 6000 (100/s), 3000 calls, 50 ms
+// server latency, enough concurrency that the limit is what binds. Reports
+// the achieved start rate over the configured one.
+func BenchmarkRateLimited(b *testing.B) {
+	srv := llmtest.New(llmtest.WithLatency(50*time.Millisecond), llmtest.WithResponder(tinyReply))
+	defer srv.Close()
+	const calls, rpm = 3000, 6000
+	c := benchClient(b, Provider{Name: "bench", Kind: "openai", BaseURL: srv.URL, APIKeyEnv: "TEST_KEY",
+		MaxConcurrency: 64, RequestsPerMinute: rpm, MaxRetries: -1})
+	for i := 0; i < b.N; i++ {
+		before := srv.Count()
+		runCalls(b, c, calls, 64, func(i int) Request { return userRequest("m1", fmt.Sprint(i)) })
+		reqs := srv.Requests()[before:]
+		first, last := reqs[0].Time, reqs[0].Time
+		for _, r := range reqs {
+			if r.Time.Before(first) {
+				first = r.Time
+			}
+			if r.Time.After(last) {
+				last = r.Time
+			}
+		}
+		achieved := float64(len(reqs)-1) / last.Sub(first).Seconds()
+		b.ReportMetric(achieved/(rpm/60.0), "rate_ratio")
+		b.ReportMetric(achieved, "calls/s")
+	}
+}
+
+// BenchmarkThroughput: no rate limit, max_concurrency = 256, 50 ms latency,
+// a two-byte reply, the server in another process. Reports calls per second
+// and the CPU the client layer spends per call.
+func BenchmarkThroughput(b *testing.B) {
+	url := serverProcess(b, 50*time.Millisecond)
+	c := benchClient(b, Provider{Name: "bench", Kind: "openai", BaseURL: url, APIKeyEnv: "TEST_KEY", MaxConcurrency: 256, MaxRetries: -1})
+	runCalls(b, c, 512, 256, func(i int) Request { return userRequest("m1", "warm up") }) // open the connections
+	b.ResetTimer()
+	cpu0, t0 := cpuTime(), time.Now()
+	runCalls(b, c, b.N, 256, func(i int) Request { return userRequest("m1", fmt.Sprintf("call %d", i)) })
+	wall, cpu := time.Since(t0), cpuTime()-cpu0
+	b.ReportMetric(float64(b.N)/wall.Seconds(), "calls/s")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/call")
+}
+
+// BenchmarkOverhead compares one call through the layer (go-openai, limiter
+// with non-binding limits, retries, usage accounting) with a raw HTTP POST of
+// the same JSON to the same zero-latency server, one call at a time.
+func BenchmarkOverhead(b *testing.B) {
+	url := serverProcess(b, 0)
+	req := userRequest("m1", "Rate the overlap between these two ideas.")
+	b.Run("raw", func(b *testing.B) {
+		body, _ := json.Marshal(openai.ChatCompletionRequest{Model: req.Model,
+			Messages: []openai.ChatCompletionMessage{{Role: "user", Content: req.Messages[0].Content}}})
+		hc := &http.Client{}
+		b.ReportAllocs()
+		b.ResetTimer()
+		cpu0 := cpuTime()
+		for i := 0; i < b.N; i++ {
+			r, err := http.NewRequest(http.MethodPost, url+"/chat/completions", bytes.NewReader(body))
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("Authorization", "Bearer "+testKey)
+			resp, err := hc.Do(r)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var out map[string]any
+			err = json.NewDecoder(resp.Body).Decode(&out)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != 200 {
+				b.Fatalf("status %d: %v", resp.StatusCode, err)
+			}
+		}
+		b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/call")
+	})
+	b.Run("layer", func(b *testing.B) {
+		c := benchClient(b, Provider{Name: "bench", Kind: "openai", BaseURL: url, APIKeyEnv: "TEST_KEY",
+			RequestsPerMinute: 1e9, TokensPerMinute: 1e12, MaxRetries: -1})
+		b.ReportAllocs()
+		b.ResetTimer()
+		cpu0 := cpuTime()
+		for i := 0; i < b.N; i++ {
+			if _, err := c.Complete(bg, req); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/call")
+	})
+}
+
+var _ = sync.Mutex{}
