@@ -3,9 +3,11 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"github.com/dgraph-io/badger/v4/options"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -96,9 +98,10 @@ func Open(dir string, opts ...Option) (*Badger, error) {
 		WithMetricsEnabled(false).
 		WithMemTableSize(o.memTableSize).
 		WithNumMemtables(numMemtables).
-		WithBlockCacheSize(blockCacheSize).
+		WithBlockCacheSize(expCache).
+		WithCompression(expComp).
 		WithNumCompactors(2).
-		WithValueThreshold(min(valueThreshold, o.memTableSize*15/100/2)).
+		WithValueThreshold(min(expVT, o.memTableSize*15/100/2)).
 		WithValueLogFileSize(valueLogFileSize)
 	if o.logger != nil {
 		bopts = bopts.WithLogger(badgerLogger{*o.logger})
@@ -245,4 +248,15 @@ func (bb *badgerBackend) close() error {
 		}
 	})
 	return bb.closeErr
+}
+
+var expCache, expVT = envInt("EXP_CACHE", blockCacheSize), envInt("EXP_VT", valueThreshold)
+var expComp = options.CompressionType(envInt("EXP_COMP", 1))
+
+func envInt(k string, d int64) int64 {
+	if v := os.Getenv(k); v != "" {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		return n
+	}
+	return d
 }

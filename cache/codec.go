@@ -7,22 +7,34 @@ import (
 	"hash/crc32"
 	"math"
 	"time"
+
+	"github.com/klauspost/compress/s2"
 )
 
 // Stored records use a small binary encoding rather than JSON: a cache hit
 // decodes one record, and BenchmarkCodec shows JSON (base64 output, reflection)
 // costing several times more per hit. Layout of a value:
 //
-//	format byte | fields, each a uvarint length + bytes or a (u)varint | CRC-32C (4 bytes, LE)
+//	format byte | body | CRC-32C of everything before it (4 bytes, LE)
 //
-// The CRC covers every byte before it, so a flipped bit in any field is caught
-// on Get; SHA-256 of the output against OutputDigest is checked by Verify,
-// Export and Import, which can afford it.
+// The body is a sequence of fields, each a uvarint length + bytes or a
+// (u)varint. Record bodies of model text are stored s2-compressed (format
+// recordS2) when that saves at least an eighth: values are read through
+// Badger's memory-mapped value log, so their size is what a re-run of a large
+// cache keeps resident. The CRC covers the stored bytes, so a flipped bit in
+// any field is caught on Get, before decompression; SHA-256 of the output
+// against OutputDigest is checked by Verify, Export and Import, which can
+// afford it.
 const (
-	recordFormat  byte = 1
-	partsFormat   byte = 1
-	crcSize            = 4
-	flagSynthetic      = 1 << 0
+	recordPlain byte = 1
+	recordS2    byte = 2
+	partsFormat byte = 1
+	crcSize          = 4
+	// compressMin is the body size below which compression is not tried.
+	compressMin   = 256
+	flagSynthetic = 1 << 0
+	// maxRecordBody refuses to inflate a damaged length prefix into a huge allocation.
+	maxRecordBody = 1 << 30
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -58,9 +70,12 @@ func (e *encoder) attempts(as []Attempt) {
 	}
 }
 
-// decoder reads fields in order; the first error sticks so callers check once.
+// decoder reads fields in order from a string, so that every string field
+// of a record is a substring of one allocation instead of one allocation per
+// field (allocation dominates decoding on the Get path). The first error
+// sticks so callers check once.
 type decoder struct {
-	b   []byte
+	s   string
 	err error
 }
 
@@ -68,47 +83,57 @@ func (d *decoder) fail(err error) {
 	if d.err == nil {
 		d.err = err
 	}
-	d.b = nil
+	d.s = ""
 }
 
 func (d *decoder) byte() byte {
-	if len(d.b) < 1 {
+	if len(d.s) < 1 {
 		d.fail(errShortValue)
 		return 0
 	}
-	v := d.b[0]
-	d.b = d.b[1:]
+	v := d.s[0]
+	d.s = d.s[1:]
 	return v
 }
 
 func (d *decoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail(errShortValue)
-		return 0
+	var v uint64
+	for i := 0; i < binary.MaxVarintLen64 && i < len(d.s); i++ {
+		b := d.s[i]
+		if i == binary.MaxVarintLen64-1 && b > 1 {
+			break // overflows 64 bits
+		}
+		v |= uint64(b&0x7f) << (7 * i)
+		if b < 0x80 {
+			d.s = d.s[i+1:]
+			return v
+		}
 	}
-	d.b = d.b[n:]
-	return v
+	d.fail(errShortValue)
+	return 0
 }
 
 func (d *decoder) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail(errShortValue)
-		return 0
+	u := d.uvarint()
+	// Zig-zag, as binary.AppendVarint writes it.
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
 	}
-	d.b = d.b[n:]
 	return v
 }
 
 func (d *decoder) float() float64 {
-	if len(d.b) < 8 {
+	if len(d.s) < 8 {
 		d.fail(errShortValue)
 		return 0
 	}
-	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
-	d.b = d.b[8:]
-	return v
+	var v uint64
+	for i := 7; i >= 0; i-- {
+		v = v<<8 | uint64(d.s[i])
+	}
+	d.s = d.s[8:]
+	return math.Float64frombits(v)
 }
 
 func (d *decoder) time() time.Time {
@@ -121,33 +146,22 @@ func (d *decoder) time() time.Time {
 	return time.Unix(sec, int64(nsec)).UTC()
 }
 
-// raw returns the next length-prefixed field aliasing the input.
-func (d *decoder) raw() []byte {
+// str returns the next length-prefixed field as a substring of the input.
+func (d *decoder) str() string {
 	n := d.uvarint()
-	if n > uint64(len(d.b)) {
+	if n > uint64(len(d.s)) {
 		d.fail(errShortValue)
-		return nil
+		return ""
 	}
-	v := d.b[:n]
-	d.b = d.b[n:]
+	v := d.s[:n]
+	d.s = d.s[n:]
 	return v
-}
-
-func (d *decoder) str() string { return string(d.raw()) }
-
-// bytes copies the next field; empty decodes as nil.
-func (d *decoder) bytes() []byte {
-	v := d.raw()
-	if len(v) == 0 {
-		return nil
-	}
-	return append(make([]byte, 0, len(v)), v...)
 }
 
 func (d *decoder) attempts() []Attempt {
 	n := d.uvarint()
 	// Each attempt takes at least 5 bytes, which bounds n before allocating.
-	if n == 0 || n > uint64(len(d.b))/5 {
+	if n == 0 || n > uint64(len(d.s))/5 {
 		if n != 0 {
 			d.fail(errShortValue)
 		}
@@ -164,31 +178,71 @@ func (d *decoder) attempts() []Attempt {
 	return as
 }
 
-// unseal checks the trailing CRC and format byte and returns the fields.
-func unseal(v []byte, format byte) ([]byte, error) {
+// splitOutput takes the flags byte and the output field off the front of a
+// record body; the output aliases body.
+func splitOutput(body []byte) (flags byte, output, rest []byte, err error) {
+	if len(body) < 1 {
+		return 0, nil, nil, errShortValue
+	}
+	n, w := binary.Uvarint(body[1:])
+	if w <= 0 || n > uint64(len(body)-1-w) {
+		return 0, nil, nil, errShortValue
+	}
+	start := 1 + w
+	return body[0], body[start : start+int(n)], body[start+int(n):], nil
+}
+
+// unseal checks the trailing CRC and returns the format byte and what follows it.
+func unseal(v []byte) (byte, []byte, error) {
 	if len(v) < 1+crcSize {
-		return nil, fmt.Errorf("%w: %d-byte value is shorter than its header", ErrCorrupt, len(v))
+		return 0, nil, fmt.Errorf("%w: %d-byte value is shorter than its header", ErrCorrupt, len(v))
 	}
 	body, sum := v[:len(v)-crcSize], binary.LittleEndian.Uint32(v[len(v)-crcSize:])
 	if got := crc32.Checksum(body, castagnoli); got != sum {
-		return nil, fmt.Errorf("%w: checksum %08x, stored %08x", ErrCorrupt, got, sum)
+		return 0, nil, fmt.Errorf("%w: checksum %08x, stored %08x", ErrCorrupt, got, sum)
 	}
-	if body[0] != format {
-		return nil, fmt.Errorf("%w: unknown format %d", ErrCorrupt, body[0])
-	}
-	return body[1:], nil
+	return body[0], body[1:], nil
 }
 
-// encodeRecord encodes rec without its Parts (see encodeParts).
+// openRecord returns the body of a stored record value; owned reports whether
+// the body was freshly allocated (decompressed) rather than aliasing v.
+func openRecord(v []byte) (body []byte, owned bool, err error) {
+	format, payload, err := unseal(v)
+	if err != nil {
+		return nil, false, err
+	}
+	switch format {
+	case recordPlain:
+		return payload, false, nil
+	case recordS2:
+		n, err := s2.DecodedLen(payload)
+		if err == nil && n > maxRecordBody {
+			err = fmt.Errorf("decoded length %d exceeds %d", n, maxRecordBody)
+		}
+		if err == nil {
+			body, err = s2.Decode(make([]byte, n), payload)
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("%w: decompress: %v", ErrCorrupt, err)
+		}
+		return body, true, nil
+	}
+	return nil, false, fmt.Errorf("%w: unknown format %d", ErrCorrupt, format)
+}
+
+// encodeRecord encodes rec without its Parts (see encodeParts). The output
+// comes first so that decoding can copy it out as bytes and turn everything
+// after it into a single string.
 func encodeRecord(rec *Record) []byte {
 	e := encoder{buf: make([]byte, 0, 96+len(rec.Key)+len(rec.Output)+len(rec.Raw)+len(rec.Reasoning))}
-	e.byte(recordFormat)
+	e.byte(recordPlain)
 	var flags byte
 	if rec.Synthetic {
 		flags |= flagSynthetic
 	}
 	e.byte(flags)
-	// Summary fields first: Stats and List stop decoding after the output length.
+	e.bytes(rec.Output)
+	// Summary fields next: Stats and List stop decoding after them.
 	e.str(rec.Key)
 	e.str(rec.Stage)
 	e.str(rec.Address)
@@ -199,13 +253,21 @@ func encodeRecord(rec *Record) []byte {
 	e.varint(rec.Usage.LatencyMS)
 	e.varint(int64(rec.Usage.Attempts))
 	e.str(rec.OutputDigest)
-	e.bytes(rec.Output)
 	e.str(rec.Model)
 	e.str(rec.ServedModel)
 	e.str(rec.Fingerprint)
 	e.str(rec.Raw)
 	e.str(rec.Reasoning)
 	e.attempts(rec.Attempts)
+	if body := e.buf[1:]; len(body) >= compressMin {
+		max := s2.MaxEncodedLen(len(body))
+		packed := make([]byte, 1+max, 1+max+crcSize)
+		// s2.Encode writes at the start of dst and returns the used prefix.
+		if n := len(s2.Encode(packed[1:], body)); n <= len(body)-len(body)/8 {
+			packed[0] = recordS2
+			e.buf = packed[:1+n]
+		}
+	}
 	return e.seal()
 }
 
@@ -219,9 +281,8 @@ type summary struct {
 	OutputLen           int
 }
 
-func decodeSummary(d *decoder) summary {
-	var s summary
-	s.Flags = d.byte()
+// decodeSummary reads the summary fields that follow the output.
+func decodeSummary(d *decoder, s *summary) {
 	s.Key = d.str()
 	s.Stage = d.str()
 	s.Address = d.str()
@@ -232,18 +293,21 @@ func decodeSummary(d *decoder) summary {
 	s.Usage.LatencyMS = d.varint()
 	s.Usage.Attempts = int(d.varint())
 	s.OutputDigest = d.str()
-	return s
 }
 
 // readSummary decodes the summary of a stored record value.
 func readSummary(v []byte) (summary, error) {
-	body, err := unseal(v, recordFormat)
+	body, _, err := openRecord(v)
 	if err != nil {
 		return summary{}, err
 	}
-	d := decoder{b: body}
-	s := decodeSummary(&d)
-	s.OutputLen = len(d.raw())
+	flags, output, rest, err := splitOutput(body)
+	if err != nil {
+		return summary{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	s := summary{Flags: flags, OutputLen: len(output)}
+	d := decoder{s: string(rest)}
+	decodeSummary(&d, &s)
 	if d.err != nil {
 		return summary{}, fmt.Errorf("%w: %v", ErrCorrupt, d.err)
 	}
@@ -252,12 +316,17 @@ func readSummary(v []byte) (summary, error) {
 
 // decodeRecord decodes a stored record value; the result does not alias v.
 func decodeRecord(v []byte) (*Record, error) {
-	body, err := unseal(v, recordFormat)
+	body, owned, err := openRecord(v)
 	if err != nil {
 		return nil, err
 	}
-	d := decoder{b: body}
-	s := decodeSummary(&d)
+	flags, output, rest, err := splitOutput(body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	var s summary
+	d := decoder{s: string(rest)}
+	decodeSummary(&d, &s)
 	rec := &Record{
 		Key:          s.Key,
 		Stage:        s.Stage,
@@ -265,17 +334,25 @@ func decodeRecord(v []byte) (*Record, error) {
 		CreatedAt:    s.CreatedAt,
 		Usage:        s.Usage,
 		OutputDigest: s.OutputDigest,
-		Synthetic:    s.Flags&flagSynthetic != 0,
+		Synthetic:    flags&flagSynthetic != 0,
+		Model:        d.str(),
+		ServedModel:  d.str(),
+		Fingerprint:  d.str(),
+		Raw:          d.str(),
+		Reasoning:    d.str(),
+		Attempts:     d.attempts(),
 	}
-	rec.Output = d.bytes()
-	rec.Model = d.str()
-	rec.ServedModel = d.str()
-	rec.Fingerprint = d.str()
-	rec.Raw = d.str()
-	rec.Reasoning = d.str()
-	rec.Attempts = d.attempts()
-	if d.err == nil && len(d.b) != 0 {
-		d.err = fmt.Errorf("%d unexpected trailing bytes", len(d.b))
+	switch {
+	case len(output) == 0:
+	case owned:
+		// The decompressed body is ours; capping capacity keeps an append
+		// to Output from writing over the rest of it.
+		rec.Output = output[:len(output):len(output)]
+	default:
+		rec.Output = append(make([]byte, 0, len(output)), output...)
+	}
+	if d.err == nil && len(d.s) != 0 {
+		d.err = fmt.Errorf("%d unexpected trailing bytes", len(d.s))
 	}
 	if d.err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, d.err)
@@ -296,14 +373,17 @@ func encodeParts(parts []Part) []byte {
 }
 
 func decodeParts(v []byte) ([]Part, error) {
-	body, err := unseal(v, partsFormat)
+	format, body, err := unseal(v)
 	if err != nil {
 		return nil, err
 	}
-	d := decoder{b: body}
+	if format != partsFormat {
+		return nil, fmt.Errorf("%w: unknown format %d", ErrCorrupt, format)
+	}
+	d := decoder{s: string(body)}
 	n := d.uvarint()
 	// Each part takes at least 3 bytes (three empty strings).
-	if n > uint64(len(d.b))/3 {
+	if n > uint64(len(d.s))/3 {
 		return nil, fmt.Errorf("%w: part count %d exceeds value size", ErrCorrupt, n)
 	}
 	var parts []Part
@@ -313,8 +393,8 @@ func decodeParts(v []byte) ([]Part, error) {
 	for i := range parts {
 		parts[i] = Part{Name: d.str(), Digest: d.str(), Display: d.str()}
 	}
-	if d.err == nil && len(d.b) != 0 {
-		d.err = fmt.Errorf("%d unexpected trailing bytes", len(d.b))
+	if d.err == nil && len(d.s) != 0 {
+		d.err = fmt.Errorf("%d unexpected trailing bytes", len(d.s))
 	}
 	if d.err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, d.err)

@@ -101,17 +101,17 @@ func TestRecordCodecRejectsMalformedBodies(t *testing.T) {
 		return e.seal()
 	}
 	valid := encodeRecord(&Record{Key: "k"})
-	validBody := valid[:len(valid)-crcSize : len(valid)-crcSize]
+	validBody := valid[: len(valid)-crcSize : len(valid)-crcSize]
 	tests := []struct {
 		name string
 		v    []byte
 		want string
 	}{
-		{"no fields", seal(recordFormat), "value truncated"},
-		{"length past end", seal(recordFormat, 0, 200, 1), "value truncated"},
+		{"no fields", seal(recordPlain), "value truncated"},
+		{"length past end", seal(recordPlain, 0, 200, 1), "value truncated"},
 		{"trailing bytes", seal(append(validBody, 9)...), "1 unexpected trailing bytes"},
 		{"unknown format", seal(9, 0), "unknown format 9"},
-		{"too short for a checksum", []byte{recordFormat, 0, 0}, "shorter than its header"},
+		{"too short for a checksum", []byte{recordPlain, 0, 0}, "shorter than its header"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

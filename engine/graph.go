@@ -41,6 +41,7 @@ type Instance struct {
 	Count   int
 	// paramParts are the key parts of this instance's params, used by compute nodes.
 	paramParts []namedPart
+	memoBase   [32]byte
 	// providers are the providers of every model this instance or anything upstream uses.
 	providers map[string]bool
 	source    bool // a dataset: its nodes are given, never run
@@ -170,6 +171,7 @@ func (g *Graph) layout(si *config.StageInstance, byAddr map[string]*Instance) (*
 		inst.Params["synthetic"] = g.usesMock(inst.providers)
 	}
 	inst.paramParts = paramParts(si.Type, inst.Params)
+	inst.memoBase = memoBase(inst)
 	inst.Up = &stages.Upstream{Address: inst.Address, Type: inst.Type, Key: inst.Key}
 	if firstInput != nil {
 		inst.Up.Source = firstInput.Up.Source

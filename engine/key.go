@@ -2,6 +2,7 @@ package engine
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
 // namedPart is one named piece of a key's material. The key is the SHA-256
@@ -49,11 +51,10 @@ func keyParts(n *Node, w *stages.Work, inputs [][32]byte) []namedPart {
 	parts = append(parts, partOf("stage", []byte(n.Inst.Type+"@"+n.Inst.Version), n.Inst.Type+"@"+n.Inst.Version))
 	if c := w.Call; c != nil {
 		r := c.Request
-		msgs, _ := json.Marshal(r.Messages)
 		format, _ := json.Marshal(r.Format)
 		parts = append(parts,
 			partOf("model", []byte(r.Model), r.Model),
-			partOf("prompt", msgs, ""),
+			namedPart{name: "prompt", digest: messagesDigest(r.Messages)},
 			partOf("model.temperature", []byte(floatDisplay(r.Temperature)), floatDisplay(r.Temperature)),
 			partOf("model.top_p", []byte(floatDisplay(r.TopP)), floatDisplay(r.TopP)),
 			partOf("model.max_tokens", []byte(strconv.Itoa(r.MaxTokens)), strconv.Itoa(r.MaxTokens)),
@@ -85,6 +86,23 @@ func keyParts(n *Node, w *stages.Work, inputs [][32]byte) []namedPart {
 	h.Sum(in[:0])
 	parts = append(parts, namedPart{name: "inputs", digest: in, display: strconv.Itoa(len(inputs)) + " upstream outputs"})
 	return parts
+}
+
+// messagesDigest hashes the messages with length prefixes, so no two
+// different conversations share an encoding.
+func messagesDigest(msgs []llm.Message) [32]byte {
+	h := sha256.New()
+	var buf [8]byte
+	for _, m := range msgs {
+		for _, s := range [2]string{m.Role, m.Content} {
+			binary.LittleEndian.PutUint64(buf[:], uint64(len(s)))
+			h.Write(buf[:])
+			h.Write([]byte(s))
+		}
+	}
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
 }
 
 func intDisplay(p *int) string {

@@ -155,12 +155,17 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	}
 	sum := w.summarize()
 	sum.Interrupted = ctx.Err() != nil
+	for _, inst := range g.Instances {
+		if g.usesMock(inst.providers) {
+			sum.Synthetic = true
+		}
+	}
 	sum.BudgetExhausted = w.budget.exhausted
 	sum.WallSeconds = time.Since(start).Seconds()
 	if w.storeErr != nil {
 		return sum, fmt.Errorf("cache write failed: %w", w.storeErr)
 	}
-	paths, err := writeReports(g, w.states, opts.ReportDir)
+	paths, err := w.writeReports(opts.ReportDir)
 	sum.Reports = paths
 	if err != nil {
 		return sum, err
@@ -211,7 +216,7 @@ func (e *Engine) dispatch(w *walker, q chan task) {
 			continue
 		}
 		w.budget.settle(est, res.Usage.CostUSD)
-		w.complete(t.idx, t.key, t.parts, &cache.Record{
+		w.complete(t.idx, t.inKey, t.key, t.parts, &cache.Record{
 			Output: res.Output, Usage: res.Usage, Model: call.Request.Model, ServedModel: res.ServedModel,
 			Fingerprint: res.Fingerprint, Raw: res.Raw, Reasoning: res.Reasoning, Attempts: res.Attempts,
 			Synthetic: res.Synthetic,
@@ -259,7 +264,8 @@ type reportOutput struct {
 	Files map[string]string `json:"files"`
 }
 
-func writeReports(g *Graph, states []nodeState, dir string) ([]string, error) {
+func (w *walker) writeReports(dir string) ([]string, error) {
+	g, states := w.g, w.states
 	if dir == "" {
 		dir = filepath.Join(g.Exp.Dir, "results")
 	}
@@ -269,7 +275,11 @@ func writeReports(g *Graph, states []nodeState, dir string) ([]string, error) {
 			continue
 		}
 		var out reportOutput
-		if err := json.Unmarshal(states[i].output, &out); err != nil {
+		raw, err := w.outputOf(int32(i))
+		if err != nil {
+			return paths, fmt.Errorf("read %s output: %w", n.Inst.Address, err)
+		}
+		if err := json.Unmarshal(raw, &out); err != nil {
 			return paths, fmt.Errorf("decode %s output: %w", n.Inst.Address, err)
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -50,6 +50,7 @@ type task struct {
 	work  *stages.Work
 	key   string
 	parts []namedPart
+	inKey [32]byte
 }
 
 func newWalker(g *Graph, store cache.Store, plan bool) *walker {
@@ -136,20 +137,19 @@ func (w *walker) finish(i int32) {
 	}
 }
 
-// resolve gathers node i's inputs, prepares its work, computes its key and
-// looks it up; a miss is computed at once (compute nodes) or handed to the
-// provider's queue (model nodes).
+// resolve gathers node i's input digests and first looks for a memo of the
+// node's key under those inputs (no prompt rendering, no output loading: the
+// warm path). On a memo miss it loads the inputs, prepares the work, computes
+// the key and looks it up; a miss is computed at once (compute nodes) or
+// handed to the provider's queue (model nodes).
 func (w *walker) resolve(i int32) {
 	n := w.g.Nodes[i]
 	st := &w.states[i]
-	in := make([]stages.In, len(n.Deps))
 	digests := make([][32]byte, len(n.Deps))
 	for k, d := range n.Deps {
 		ds := &w.states[d]
-		in[k] = stages.In{Dep: n.Spec.Deps[k], Node: stages.NodeInfo{Item: w.g.Nodes[d].Spec.Item, Slot: w.g.Nodes[d].Spec.Slot}}
 		switch {
 		case ds.known:
-			in[k].Output = ds.output
 			digests[k] = ds.digest
 		case w.plan && ds.status == StatusToRun:
 			st.status, st.reason = StatusToRun, "upstream will run"
@@ -166,6 +166,28 @@ func (w *walker) resolve(i int32) {
 			return
 		}
 	}
+	inKey := inputKey(n, digests)
+	if w.memoHit(st, inKey) {
+		if !w.plan {
+			w.markLatest(n, st.key)
+		}
+		w.finish(i)
+		return
+	}
+
+	in := make([]stages.In, len(n.Deps))
+	for k, d := range n.Deps {
+		in[k] = stages.In{Dep: n.Spec.Deps[k], Node: stages.NodeInfo{Item: w.g.Nodes[d].Spec.Item, Slot: w.g.Nodes[d].Spec.Slot}}
+		if !w.states[d].known {
+			continue
+		}
+		out, err := w.outputOf(d)
+		if err != nil {
+			w.fail(i, "", fmt.Errorf("load input %s: %w", w.g.Nodes[d].Address, err), "", nil)
+			return
+		}
+		in[k].Output = out
+	}
 	work, err := n.Spec.Prepare(in)
 	if err != nil {
 		w.fail(i, "", fmt.Errorf("prepare: %w", err), "", nil)
@@ -181,7 +203,6 @@ func (w *walker) resolve(i int32) {
 	st.key = key
 	if rec, err := w.store.Get(key); err == nil {
 		st.status, st.known, st.output = StatusCached, true, rec.Output
-		st.usage = rec.Usage
 		st.synthetic = rec.Synthetic
 		st.servedModel = rec.ServedModel
 		if d, err := hex.DecodeString(rec.OutputDigest); err == nil && len(d) == 32 {
@@ -189,6 +210,7 @@ func (w *walker) resolve(i int32) {
 		} else {
 			st.digest = sha256.Sum256(rec.Output)
 		}
+		w.setMemo(inKey, st)
 		if !w.plan {
 			w.markLatest(n, key)
 		}
@@ -221,7 +243,7 @@ func (w *walker) resolve(i int32) {
 			w.fail(i, key, err, "", nil)
 			return
 		}
-		w.complete(i, key, parts, &cache.Record{Output: out, Usage: cache.Usage{LatencyMS: time.Since(start).Milliseconds(), Attempts: 1}})
+		w.complete(i, inKey, key, parts, &cache.Record{Output: out, Usage: cache.Usage{LatencyMS: time.Since(start).Milliseconds(), Attempts: 1}})
 		return
 	}
 	q := w.queues[work.Call.Model.Provider]
@@ -229,11 +251,26 @@ func (w *walker) resolve(i int32) {
 		w.fail(i, key, fmt.Errorf("model %s uses provider %q, which has no client", work.Call.Model.Address, work.Call.Model.Provider), "", nil)
 		return
 	}
-	q <- task{idx: i, work: work, key: key, parts: parts}
+	q <- task{idx: i, work: work, key: key, parts: parts, inKey: inKey}
+}
+
+// outputOf returns node d's output, reading it from the cache when the walk
+// only knew its digest (a memo hit). It is not kept: memory stays flat on
+// warm runs, and only nodes that must run read their inputs.
+func (w *walker) outputOf(d int32) ([]byte, error) {
+	st := &w.states[d]
+	if st.output != nil {
+		return st.output, nil
+	}
+	rec, err := w.store.Get(st.key)
+	if err != nil {
+		return nil, err
+	}
+	return rec.Output, nil
 }
 
 // complete stores a fresh result durably, then releases dependents.
-func (w *walker) complete(i int32, key string, parts []namedPart, rec *cache.Record) {
+func (w *walker) complete(i int32, inKey [32]byte, key string, parts []namedPart, rec *cache.Record) {
 	n := w.g.Nodes[i]
 	st := &w.states[i]
 	digest := sha256.Sum256(rec.Output)
@@ -256,6 +293,7 @@ func (w *walker) complete(i int32, key string, parts []namedPart, rec *cache.Rec
 	st.usage = rec.Usage
 	st.synthetic = rec.Synthetic
 	st.servedModel = rec.ServedModel
+	w.setMemo(inKey, st)
 	w.finish(i)
 }
 

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -70,10 +71,17 @@ func Render(name, text string, data any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	b.Grow(len(text) * 2)
-	if err := t.Execute(&b, data); err != nil {
+	b := renderBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		b.Reset()
+		renderBuffers.Put(b)
+	}()
+	if err := t.Execute(b, data); err != nil {
 		return "", fmt.Errorf("render template %s: %w", name, err)
 	}
 	return b.String(), nil
 }
+
+// renderBuffers keep rendering from regrowing a buffer to prompt size (often
+// 10 kB of abstracts) on every node.
+var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}

@@ -163,7 +163,7 @@ func cli(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-func readSummary(t *testing.T, path string) engine.Summary {
+func readSummary(t testing.TB, path string) engine.Summary {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {

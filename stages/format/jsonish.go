@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -37,13 +38,9 @@ func (o *jsonObject) lookup(match func(norm string) bool) (any, bool) {
 // "Originality_Score", "originality score" and "originalityScore" compare equal.
 func normKey(k string) string {
 	var b strings.Builder
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		switch {
-		case c >= 'A' && c <= 'Z':
-			b.WriteByte(c - 'A' + 'a')
-		case c >= 'a' && c <= 'z', isDigit(c):
-			b.WriteByte(c)
+	for _, r := range k {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(unicode.ToLower(r))
 		}
 	}
 	return b.String()

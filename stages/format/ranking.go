@@ -31,10 +31,19 @@ func parseRanking(spec Spec, text string) (*Answer, error) {
 		return checkRanking(got, letters)
 	}
 	lines := strings.Split(text, "\n")
-	if got, ok := rankingFromLabels(lines); ok {
+	// Lists are found once, in one pass each, and looked up by the line they
+	// start on; searching below every label afresh would be quadratic.
+	runs := append(numberedRuns(lines), letterRuns(lines)...)
+	runAt := make(map[int][]byte, len(runs))
+	for _, r := range runs {
+		if _, dup := runAt[r.start]; !dup {
+			runAt[r.start] = r.letters
+		}
+	}
+	if got, ok := rankingFromLabels(lines, runAt); ok {
 		return checkRanking(got, letters)
 	}
-	if got, ok := rankingFromLines(lines, len(letters)); ok {
+	if got, ok := rankingFromLines(lines, runs, len(letters)); ok {
 		return checkRanking(got, letters)
 	}
 	return nil, fmt.Errorf("found no ranking; end with one line like %q", "Ranking: "+exampleRanking(letters))
@@ -91,7 +100,7 @@ func jsonRankList(v any) ([]byte, bool) {
 // rankingFromLabels reads the ranking after a "Ranking:" label. A label that
 // says "final" wins over the others, and a later label over an earlier one:
 // models reason first and conclude last.
-func rankingFromLabels(lines []string) ([]byte, bool) {
+func rankingFromLabels(lines []string, runAt map[int][]byte) ([]byte, bool) {
 	type label struct {
 		line  int
 		rest  string
@@ -117,7 +126,7 @@ func rankingFromLabels(lines []string) ([]byte, bool) {
 			// Only a label that ends its line introduces the lines below it;
 			// "Ranking criteria: novelty ..." does not.
 			if !hasWord(lb.rest) {
-				if got, ok := rankingBelow(lines, lb.line+1); ok {
+				if got, ok := rankingBelow(lines, lb.line+1, runAt); ok {
 					return got, true
 				}
 			}
@@ -127,19 +136,17 @@ func rankingFromLabels(lines []string) ([]byte, bool) {
 }
 
 // rankingBelow reads a ranking that starts on the first non-blank line from i:
-// a numbered list, one letter per line, or one "B > A > C" line.
-func rankingBelow(lines []string, i int) ([]byte, bool) {
+// a numbered list, one letter per line (both in runAt, by first line), or one
+// "B > A > C" line.
+func rankingBelow(lines []string, i int, runAt map[int][]byte) ([]byte, bool) {
 	for i < len(lines) && isBlank(lines[i]) {
 		i++
 	}
 	if i >= len(lines) {
 		return nil, false
 	}
-	if runs := numberedRuns(lines[i:]); len(runs) > 0 && runs[0].start == 0 {
-		return runs[0].letters, true
-	}
-	if runs := letterRuns(lines[i:]); len(runs) > 0 && runs[0].start == 0 {
-		return runs[0].letters, true
+	if got, ok := runAt[i]; ok {
+		return got, true
 	}
 	return rankExpr(plain(lines[i]))
 }
@@ -147,12 +154,9 @@ func rankingBelow(lines []string, i int) ([]byte, bool) {
 // rankingFromLines looks for unlabelled rankings: numbered lists, one letter
 // per line, "B > A > C" lines, and lines holding only "B, A, C". The last
 // complete one wins; if none is complete, the last one is reported.
-func rankingFromLines(lines []string, want int) ([]byte, bool) {
+func rankingFromLines(lines []string, runs []rankRun, want int) ([]byte, bool) {
 	var cands []rankCandidate
-	for _, r := range numberedRuns(lines) {
-		cands = append(cands, r.rankCandidate)
-	}
-	for _, r := range letterRuns(lines) {
+	for _, r := range runs {
 		cands = append(cands, r.rankCandidate)
 	}
 	for i, l := range lines {

@@ -150,10 +150,11 @@ func synthIdeas(spec Spec, r *rand.Rand, topic string) (string, *Answer) {
 			want[i] = idea.title + ": " + idea.body
 		}
 	}
+	text := strings.TrimSpace(b.String())
 	if r.Intn(2) == 0 {
-		b.WriteString("\n" + pick(r, outros))
+		text += "\n\n" + pick(r, outros)
 	}
-	return strings.TrimSpace(b.String()) + "\n", &Answer{Ideas: want}
+	return text + "\n", &Answer{Ideas: want}
 }
 
 func synthRanking(spec Spec, r *rand.Rand, topic string) (string, *Answer) {
@@ -169,7 +170,7 @@ func synthRanking(spec Spec, r *rand.Rand, topic string) (string, *Answer) {
 	reason := fmt.Sprintf("I compared the ideas on how well they address %s.", topic)
 	switch r.Intn(7) {
 	case 0:
-		return fmt.Sprintf("%s Idea %s %s.\n\nRanking: %s", reason, order[0], pick(r, rationales), strings.Join(order, " > ")), answer
+		return fmt.Sprintf("%s Idea %s stands out because %s.\n\nRanking: %s", reason, order[0], pick(r, rationales), strings.Join(order, " > ")), answer
 	case 1:
 		return fmt.Sprintf("%s\n\n**Final ranking:** %s", reason, strings.Join(order, ", ")), answer
 	case 2:

@@ -1,7 +1,6 @@
 package ideabench
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -69,19 +68,25 @@ func (generateType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	// One node per request: n per item in independent mode, one in batch mode.
+	// Labels and Prepare funcs are shared across items to keep big plans small.
 	perItem := g.n
 	if g.batch {
 		perItem = 1
 	}
+	labels := make([]string, perItem)
+	prepares := make([]func([]stages.In) (*stages.Work, error), perItem)
+	for s := range prepares {
+		prepares[s] = g.prepare(s)
+		if !g.batch {
+			labels[s] = fmt.Sprintf("sample %d", s)
+		}
+	}
 	nodes := make([]stages.Node, 0, len(refs.Nodes)*perItem)
 	for i, up := range refs.Nodes {
 		deps := []stages.Dep{{Input: "references", Index: i}}
-		if g.batch {
-			nodes = append(nodes, stages.Node{Item: up.Item, Deps: deps, Prepare: g.prepare(0)})
-			continue
-		}
-		for s := 0; s < g.n; s++ {
-			nodes = append(nodes, stages.Node{Item: up.Item, Slot: s, Label: fmt.Sprintf("sample %d", s), Deps: deps, Prepare: g.prepare(s)})
+		for s := 0; s < perItem; s++ {
+			nodes = append(nodes, stages.Node{Item: up.Item, Slot: s, Label: labels[s], Deps: deps, Prepare: prepares[s]})
 		}
 	}
 	return nodes, nil
@@ -148,16 +153,16 @@ var droppedIdeas = []byte(`{"ideas":[],"dropped":true}`)
 // nothing that depends on n, so growing n leaves samples 0..n-1 cached.
 func (g *generator) prepare(sample int) func(in []stages.In) (*stages.Work, error) {
 	return func(in []stages.In) (*stages.Work, error) {
-		var f FilterOutput
-		if err := json.Unmarshal(in[0].Output, &f); err != nil {
+		f, err := decodePromptInput(in[0].Output)
+		if err != nil {
 			return nil, fmt.Errorf("decode references of %q: %w", in[0].Node.Item, err)
 		}
-		if f.Dropped {
+		if f.dropped {
 			return constant(droppedIdeas), nil
 		}
-		data := &GenerateData{N: g.ideasPerRequest(), Sample: sample, Keywords: f.Target.Keywords, Domain: g.domain}
-		data.References = make([]Reference, len(f.References))
-		for i, r := range f.References {
+		data := &GenerateData{N: g.ideasPerRequest(), Sample: sample, Keywords: f.keywords, Domain: g.domain}
+		data.References = make([]Reference, len(f.references))
+		for i, r := range f.references {
 			data.References[i] = Reference{Number: i + 1, ID: r.ID, Title: r.Title, Abstract: r.Abstract}
 		}
 		msgs, err := g.render(data)

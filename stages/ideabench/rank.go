@@ -1,7 +1,6 @@
 package ideabench
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -87,6 +86,12 @@ func (rankType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		target = ideas.Source
 		r.targetInput = target.Address
 	}
+	labels := make([]string, perms)
+	prepares := make([]func([]stages.In) (*stages.Work, error), perms)
+	for p := range prepares {
+		labels[p] = fmt.Sprintf("perm %d", p)
+		prepares[p] = r.prepare(p)
+	}
 	items := ideas.Items()
 	nodes := make([]stages.Node, 0, len(items)*perms)
 	for _, item := range items {
@@ -101,7 +106,7 @@ func (rankType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		}
 		deps = append(deps, stages.Dep{Input: r.targetInput, Index: tn[0]})
 		for p := 0; p < perms; p++ {
-			nodes = append(nodes, stages.Node{Item: item, Slot: p, Label: fmt.Sprintf("perm %d", p), Deps: deps, Prepare: r.prepare(item, p)})
+			nodes = append(nodes, stages.Node{Item: item, Slot: p, Label: labels[p], Deps: deps, Prepare: prepares[p]})
 		}
 	}
 	return nodes, nil
@@ -148,21 +153,22 @@ type candidate struct {
 	text  string
 }
 
-// prepare ranks one item under permutation p. in holds the item's ideas
-// nodes in sample order, then the target node.
-func (r *ranker) prepare(item string, p int) func(in []stages.In) (*stages.Work, error) {
+// prepare ranks an item under permutation p. in holds the item's ideas
+// nodes in sample order, then the target node; the item is theirs.
+func (r *ranker) prepare(p int) func(in []stages.In) (*stages.Work, error) {
 	return func(in []stages.In) (*stages.Work, error) {
 		ideaIns, targetIn := in[:len(in)-1], in[len(in)-1]
+		item := targetIn.Node.Item
 		cands := []candidate{{label: "target"}}
 		for _, x := range ideaIns {
-			var o IdeasOutput
-			if err := json.Unmarshal(x.Output, &o); err != nil {
+			ideas, dropped, err := decodeIdeas(x.Output)
+			if err != nil {
 				return nil, fmt.Errorf("decode ideas of %q: %w", item, err)
 			}
-			if o.Dropped {
+			if dropped {
 				return constant(droppedRank), nil
 			}
-			for _, idea := range o.Ideas {
+			for _, idea := range ideas {
 				cands = append(cands, candidate{label: fmt.Sprintf("idea %d", len(cands)-1), text: idea})
 			}
 		}
@@ -233,25 +239,6 @@ func rankOutput(ranking []string, allowed string, labels map[string]string, targ
 		}
 	}
 	return marshal(RankOutput{Order: order, Labels: labels, TargetLetter: targetLetter, TargetRank: rank, N: n})
-}
-
-// targetText reads the idea to rank against from a dataset record or a stage
-// output: its "idea" if set, else its "abstract".
-func targetText(out []byte) (string, error) {
-	var t struct {
-		Idea     string `json:"idea"`
-		Abstract string `json:"abstract"`
-	}
-	if err := json.Unmarshal(out, &t); err != nil {
-		return "", fmt.Errorf("decode: %w", err)
-	}
-	if s := strings.TrimSpace(t.Idea); s != "" {
-		return s, nil
-	}
-	if s := strings.TrimSpace(t.Abstract); s != "" {
-		return s, nil
-	}
-	return "", fmt.Errorf(`no "idea" or "abstract" to rank against`)
 }
 
 func identity(k int) []int {

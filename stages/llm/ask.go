@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/ideaflow/ideaflow/stages/format"
@@ -47,6 +48,9 @@ func Ask(ctx context.Context, c Client, req Request, accept func(*format.Answer)
 		repairs = DefaultRepairs
 	}
 	out := &Outcome{}
+	if err := req.Format.Validate(); err != nil { // no answer could parse: do not pay for one
+		return out, fmt.Errorf("ask %q: invalid answer format: %w", req.Model, err)
+	}
 	cur := req
 	for i := 0; ; i++ {
 		start := time.Now()

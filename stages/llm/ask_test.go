@@ -164,3 +164,15 @@ func TestAskWithRetriesInside(t *testing.T) {
 		t.Errorf("last response = %+v", out.Response)
 	}
 }
+
+func TestAskInvalidFormatMakesNoCall(t *testing.T) {
+	srv := llmtest.New()
+	defer srv.Close()
+	c := newTestClient(t, srv, testProvider(srv), llmtest.NewFakeClock(time.Time{}))
+	req := userRequest("judge", "Rank.")
+	req.Format = format.Spec{Kind: "poem"}
+	out, err := Ask(bg, c, req, nil, 2)
+	if err == nil || !strings.Contains(err.Error(), `ask "judge": invalid answer format`) || srv.Count() != 0 || len(out.Attempts) != 0 {
+		t.Fatalf("err = %v, %d requests, outcome %+v", err, srv.Count(), out)
+	}
+}

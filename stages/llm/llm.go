@@ -5,6 +5,7 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/ideaflow/ideaflow/stages/format"
 )
@@ -29,6 +30,10 @@ type Request struct {
 	JSONMode    bool        `json:"json_mode,omitempty"` // ask for response_format json_object where supported
 	Sample      int         `json:"sample"`              // sample index: distinguishes independent samples
 	Format      format.Spec `json:"format"`              // expected answer shape (drives mock + parser)
+
+	// JSONSchema, when set, asks for response_format json_schema (strict)
+	// with this schema; it wins over JSONMode.
+	JSONSchema json.RawMessage `json:"json_schema,omitempty"`
 }
 
 // Usage is token usage reported by the server (or estimated by the mock).

@@ -131,7 +131,11 @@ func (c *openAIClient) chatRequest(req Request) (openai.ChatCompletionRequest, e
 	if req.TopP != nil {
 		cr.TopP = explicitZero(*req.TopP)
 	}
-	if req.JSONMode {
+	switch {
+	case len(req.JSONSchema) > 0:
+		cr.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: "answer", Schema: req.JSONSchema, Strict: true}}
+	case req.JSONMode:
 		cr.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
 	}
 	v := openai.NewReasoningValidator()
@@ -210,7 +214,7 @@ func (c *openAIClient) withRetries(ctx context.Context, op, model string, est in
 		if err != nil {
 			return attempt - 1, 0, fmt.Errorf("provider %q: %s call to %q: waiting for the rate limits: %w", c.p.Name, op, model, err)
 		}
-		cp := &capture{}
+		cp := &capture{keepBody: op == "chat"}
 		actx, cancel := context.WithTimeout(withCapture(ctx, cp), c.timeout)
 		start := time.Now()
 		usage, callErr := call(actx, cp)
@@ -229,7 +233,7 @@ func (c *openAIClient) withRetries(ctx context.Context, op, model string, est in
 		}
 		apiErr, wait := c.classify(callErr, cp, timedOut, model, est)
 		apiErr.Attempts = attempt
-		if apiErr.Status == http.StatusTooManyRequests {
+		if apiErr.Status == http.StatusTooManyRequests && apiErr.Retryable { // an exhausted quota is no congestion
 			c.lim.throttled(t, wait)
 		}
 		if !apiErr.Retryable || attempt > c.maxRetries {

@@ -224,6 +224,10 @@ func TestRequestMapping(t *testing.T) {
 			want: []string{`"model":"m1"`, `"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}]`,
 				`"max_tokens":100`, `"temperature":1e-45`, `"top_p":0.9`, `"stop":["###"]`, `"seed":42`, `"response_format":{"type":"json_object"}`},
 			not: []string{"max_completion_tokens"}},
+		{name: "JSON schema wins over JSON mode",
+			req: Request{Model: "m1", Messages: []Message{{Role: "user", Content: "hi"}}, JSONMode: true,
+				JSONSchema: []byte(`{"type":"object","properties":{"score":{"type":"integer"}},"required":["score"]}`)},
+			want: []string{`"response_format":{"type":"json_schema","json_schema":{"name":"answer","schema":{"type":"object","properties":{"score":{"type":"integer"}},"required":["score"]},"strict":true}}`}},
 		{name: "unset parameters are omitted", req: userRequest("m1", "hi"),
 			not: []string{"temperature", "top_p", "max_tokens", "seed", "stop", "response_format"}},
 		{name: "reasoning model takes max_completion_tokens", req: Request{Model: "o3-mini", Messages: []Message{{Role: "user", Content: "hi"}}, MaxTokens: 500},
@@ -465,5 +469,20 @@ func TestIntermittentFaults(t *testing.T) {
 		if n != 1 {
 			t.Errorf("%q answered %d times", prompt, n)
 		}
+	}
+}
+
+func TestQuotaExhaustionIsNoCongestion(t *testing.T) {
+	srv := llmtest.New()
+	defer srv.Close()
+	srv.Enqueue(llmtest.Fault{Status: 429, Code: "insufficient_quota"})
+	p := testProvider(srv)
+	p.MaxConcurrency = 8
+	c := newTestClient(t, srv, p, llmtest.NewFakeClock(time.Time{}))
+	if _, err := c.Complete(bg, userRequest("m1", "hi")); err == nil {
+		t.Fatal("no error")
+	}
+	if s := c.Limits(); s.Concurrency != 8 || s.Throttled != 0 {
+		t.Fatalf("limits after an exhausted quota: %+v, want untouched", s)
 	}
 }

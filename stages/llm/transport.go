@@ -21,9 +21,10 @@ type captureKey struct{}
 
 // capture is what the transport saw of one attempt's reply.
 type capture struct {
-	status int
-	header http.Header
-	body   bytes.Buffer
+	keepBody bool // chat replies only: embedding replies are large and have no reasoning
+	status   int
+	header   http.Header
+	body     bytes.Buffer
 }
 
 func withCapture(ctx context.Context, c *capture) context.Context {
@@ -44,7 +45,7 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if c, ok := r.Context().Value(captureKey{}).(*capture); ok {
 		c.status = resp.StatusCode
 		c.header = resp.Header
-		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if c.keepBody && resp.StatusCode >= 200 && resp.StatusCode < 300 {
 			resp.Body = &teeBody{ReadCloser: resp.Body, w: &c.body}
 		}
 	}

@@ -92,6 +92,15 @@ func items(n int) string {
 	return strconv.Itoa(n) + " items"
 }
 
+// droppedText mentions items a stage excluded by design (IdeaBench targets
+// left with too few references), so "4 items" over a 5-item dataset is explained.
+func droppedText(s *stages.Score) string {
+	if d := int(s.Extra["dropped"]); d > 0 {
+		return fmt.Sprintf(", %d dropped", d)
+	}
+	return ""
+}
+
 // value3 prints a score to 3 decimals, never as "-0.000".
 func value3(v float64) string {
 	s := strconv.FormatFloat(v, 'f', 3, 64)
@@ -148,7 +157,7 @@ func (f *filled) markdown() string {
 			cl := &f.cells[r][c]
 			text := "n/a"
 			if cl.shown() {
-				text = fmt.Sprintf("%s (%s)", value3(cl.score.Value), items(cl.score.Count))
+				text = fmt.Sprintf("%s (%s%s)", value3(cl.score.Value), items(cl.score.Count), droppedText(cl.score))
 			}
 			if cl.note > 0 {
 				text += fmt.Sprintf(" [%d]", cl.note)
@@ -168,14 +177,14 @@ func (f *filled) markdown() string {
 
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
-// csv writes one line per row: the value, count and missing of each column,
+// csv writes one line per row: the value, count, missing and dropped items of each column,
 // and whether the numbers are synthetic, so a script can never lose the label.
 func (f *filled) csv() (string, error) {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	header := []string{"row"}
 	for _, c := range f.columns {
-		header = append(header, c, c+"_count", c+"_missing")
+		header = append(header, c, c+"_count", c+"_missing", c+"_dropped")
 	}
 	header = append(header, "synthetic")
 	if err := w.Write(header); err != nil {
@@ -187,11 +196,11 @@ func (f *filled) csv() (string, error) {
 			cl := &f.cells[r][c]
 			switch {
 			case cl.shown():
-				rec = append(rec, value3(cl.score.Value), strconv.Itoa(cl.score.Count), strconv.Itoa(cl.score.Missing))
+				rec = append(rec, value3(cl.score.Value), strconv.Itoa(cl.score.Count), strconv.Itoa(cl.score.Missing), strconv.Itoa(int(cl.score.Extra["dropped"])))
 			case cl.status == statusOK:
-				rec = append(rec, "n/a", "0", strconv.Itoa(cl.score.Missing))
+				rec = append(rec, "n/a", "0", strconv.Itoa(cl.score.Missing), strconv.Itoa(int(cl.score.Extra["dropped"])))
 			default:
-				rec = append(rec, "n/a", "", "")
+				rec = append(rec, "n/a", "", "", "")
 			}
 		}
 		rec = append(rec, strconv.FormatBool(f.synthetic))

@@ -174,7 +174,7 @@ func TestReportDefaultFormatsAndTitle(t *testing.T) {
 	out := render(t, nodes[0], []stages.In{{Dep: nodes[0].Deps[0], Output: []byte(`{"value":0.5,"count":2,"missing":0}`)}})
 	want := map[string]string{
 		"main.md":  "# main\n\n| | insight_score.novelty |\n|---|---:|\n| stage.generate_ideas.only | 0.500 (2 items) |\n",
-		"main.csv": "row,insight_score.novelty,insight_score.novelty_count,insight_score.novelty_missing,synthetic\nstage.generate_ideas.only,0.500,2,0,false\n",
+		"main.csv": "row,insight_score.novelty,insight_score.novelty_count,insight_score.novelty_missing,insight_score.novelty_dropped,synthetic\nstage.generate_ideas.only,0.500,2,0,0,false\n",
 	}
 	if !reflect.DeepEqual(out.Files, want) {
 		t.Errorf("files %q\nwant %q", out.Files, want)

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/engine"
+	"github.com/ideaflow/ideaflow/engine/config"
+)
+
+// writeScaleExperiment writes a synthetic experiment of models x items x 8
+// nodes (6 independent samples + 2 ranking permutations per item and model)
+// on the mock provider.
+func writeScaleExperiment(tb testing.TB, dir string, models, items int) {
+	tb.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, "data", "targets.jsonl"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	enc := json.NewEncoder(f)
+	for i := 0; i < items; i++ {
+		var refs []map[string]any
+		for r := 0; r < 5; r++ {
+			refs = append(refs, map[string]any{
+				"id": fmt.Sprintf("t%d-r%d", i, r), "title": fmt.Sprintf("Reference %d of target %d", r, i),
+				"abstract":  fmt.Sprintf("We study mechanism %d in system %d and report a measurable effect on outcome %d under controlled conditions.", r, i, i%17),
+				"citations": 10 + r, "types": []string{"JournalArticle"}, "intents": []string{"background"},
+			})
+		}
+		if err := enc.Encode(map[string]any{
+			"id": fmt.Sprintf("t%d", i), "title": fmt.Sprintf("Target paper %d", i),
+			"abstract": fmt.Sprintf("Target %d shows that combining mechanisms yields a new effect.", i), "references": refs,
+		}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("provider \"mock\" {\n  kind = \"mock\"\n}\n")
+	var refs []string
+	for m := 0; m < models; m++ {
+		fmt.Fprintf(&b, "model \"m%02d\" {\n  provider = provider.mock\n  name = \"mock-%02d\"\n  max_tokens = 200\n}\n", m, m)
+		refs = append(refs, fmt.Sprintf("model.m%02d", m))
+	}
+	fmt.Fprintf(&b, `
+model "judge" {
+  provider   = provider.mock
+  name       = "mock-judge"
+  max_tokens = 100
+}
+dataset "targets" {
+  format = "ideabench"
+  path   = "data/targets.jsonl"
+}
+quality "novelty" {
+  definition = "new methods"
+}
+stage "filter_references" "low" {
+  dataset = dataset.targets
+  limit   = 5
+}
+stage "generate_ideas" "main" {
+  for_each   = { for m in [%s] : m.name => m }
+  model      = each.value
+  references = stage.filter_references.low
+  n          = 6
+}
+stage "rank_ideas" "novelty" {
+  ideas        = stage.generate_ideas.main
+  judge        = model.judge
+  quality      = quality.novelty
+  permutations = 2
+}
+stage "insight_score" "novelty" {
+  ranks = stage.rank_ideas.novelty
+}
+report "table" {
+  rows    = stage.generate_ideas.main
+  columns = [stage.insight_score.novelty]
+}
+`, strings.Join(refs, ", "))
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(b.String()), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func loadGraph(tb testing.TB, dir string) *engine.Graph {
+	tb.Helper()
+	exp, diags := config.Load(dir, config.Options{})
+	if diags.HasErrors() {
+		tb.Fatal(diags)
+	}
+	g, diags := engine.Build(exp)
+	if diags.HasErrors() {
+		tb.Fatal(diags)
+	}
+	return g
+}
+
+// BenchmarkScale measures, at 20 models x {300, 600, 1200} items x 8 nodes
+// (48k, 96k, 192k model nodes), plan time on an empty and on a full cache,
+// the cold run that fills the cache, and the warm re-run as a separate
+// process (the CLI, as a user runs it) with its peak RSS.
+func BenchmarkScale(b *testing.B) {
+	for _, items := range []int{300, 600, 1200} {
+		b.Run(fmt.Sprintf("items=%d", items), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				benchScale(b, 20, items)
+			}
+		})
+	}
+}
+
+func benchScale(b *testing.B, models, items int) {
+	dir := b.TempDir()
+	exp := filepath.Join(dir, "exp")
+	writeScaleExperiment(b, exp, models, items)
+	cacheDir := filepath.Join(dir, "cache")
+	store, err := cache.Open(cacheDir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := loadGraph(b, exp)
+	e := &engine.Engine{Store: store, Log: zerolog.Nop(), Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), zerolog.Nop())}
+
+	t0 := time.Now()
+	p := e.Plan(g)
+	planCold := time.Since(t0)
+
+	t0 = time.Now()
+	sum, err := e.Run(context.Background(), g, engine.RunOptions{ReportDir: filepath.Join(dir, "results")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	runCold := time.Since(t0)
+	if sum.Nodes.Failed != 0 || sum.Nodes.Ran != sum.Nodes.Total {
+		b.Fatalf("cold run: %+v", sum.Nodes)
+	}
+
+	t0 = time.Now()
+	p = e.Plan(g)
+	planWarm := time.Since(t0)
+	if p.Summary.Nodes.ToRun != 0 {
+		b.Fatalf("warm plan: %d nodes to run", p.Summary.Nodes.ToRun)
+	}
+	store.Close()
+
+	// The warm re-run, as a user would type it, in its own process.
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "IDEAFLOW_TEST_AS_CLI=1",
+		"IDEAFLOW_TEST_ARGS="+strings.Join([]string{"run", exp, "--cache-dir", cacheDir, "--out", filepath.Join(dir, "results"),
+			"--summary-json", filepath.Join(dir, "warm.json")}, "\x1f"))
+	t0 = time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("warm run: %v\n%s", err, out)
+	}
+	runWarm := time.Since(t0)
+	warm := readSummary(b, filepath.Join(dir, "warm.json"))
+	if warm.Nodes.Ran != 0 || warm.LLMCalls != 0 {
+		b.Fatalf("warm run ran %d nodes, %d calls", warm.Nodes.Ran, warm.LLMCalls)
+	}
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB on Linux
+
+	b.ReportMetric(float64(sum.Nodes.Total), "nodes")
+	b.ReportMetric(planCold.Seconds(), "plan-cold-s")
+	b.ReportMetric(runCold.Seconds(), "run-cold-s")
+	b.ReportMetric(planWarm.Seconds(), "plan-warm-s")
+	b.ReportMetric(runWarm.Seconds(), "run-warm-s")
+	b.ReportMetric(float64(rss)/1024, "warm-peak-MiB")
+	b.ReportMetric(float64(planWarm.Nanoseconds())/float64(sum.Nodes.Total)/1e3, "plan-warm-µs/node")
+}

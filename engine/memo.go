@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"strings"
+)
+
+// memoStore is the optional part of a cache that remembers, per node input
+// state, which key the node had. A stage is pure given its params, its node
+// identity and its inputs' outputs, so the digest of those determines the
+// rendered request and thus the key. Looking it up skips rendering prompts
+// and loading upstream outputs: a warm re-run costs two index lookups per
+// node. The memo is an index, not a result: losing it costs a re-render.
+type memoStore interface {
+	Has(key string) (bool, error)
+	Memo(inputKey string) ([]byte, bool, error)
+	SetMemo(inputKey string, value []byte) error
+}
+
+// memoBase digests what is common to every node of an instance: stage type,
+// implementation version and every param.
+func memoBase(inst *Instance) [32]byte {
+	h := sha256.New()
+	h.Write([]byte("ideaflow-memo-v1\x00" + inst.Type + "@" + inst.Version))
+	for _, p := range inst.paramParts {
+		h.Write([]byte{0})
+		h.Write([]byte(p.name))
+		h.Write(p.digest[:])
+	}
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// inputKey digests a node's full input state.
+func inputKey(n *Node, digests [][32]byte) [32]byte {
+	h := sha256.New()
+	h.Write(n.Inst.memoBase[:])
+	var buf [8]byte
+	binary.LittleEndian.PutUint64(buf[:], uint64(n.Spec.Slot))
+	h.Write(buf[:])
+	h.Write([]byte(n.Spec.Item))
+	h.Write([]byte{0})
+	for _, d := range digests {
+		h.Write(d[:])
+	}
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// Memo values: key hex, output digest hex, flags, requested model, served model.
+const (
+	memoCall      = "c"
+	memoSynthetic = "s"
+)
+
+func encodeMemo(st *nodeState) []byte {
+	flags := ""
+	if st.isCall {
+		flags += memoCall
+	}
+	if st.synthetic {
+		flags += memoSynthetic
+	}
+	return []byte(strings.Join([]string{st.key, hex.EncodeToString(st.digest[:]), flags, st.wantModel, st.servedModel}, "\x00"))
+}
+
+// memoHit fills st from the memo of inKey when the memoised key's record is
+// still in the cache.
+func (w *walker) memoHit(st *nodeState, inKey [32]byte) bool {
+	ms, ok := w.store.(memoStore)
+	if !ok {
+		return false
+	}
+	v, ok, err := ms.Memo(hex.EncodeToString(inKey[:]))
+	if err != nil || !ok {
+		return false
+	}
+	f := strings.Split(string(v), "\x00")
+	if len(f) != 5 {
+		return false
+	}
+	d, err := hex.DecodeString(f[1])
+	if err != nil || len(d) != 32 {
+		return false
+	}
+	if has, err := ms.Has(f[0]); err != nil || !has {
+		return false
+	}
+	st.status, st.known, st.key = StatusCached, true, f[0]
+	copy(st.digest[:], d)
+	st.isCall = strings.Contains(f[2], memoCall)
+	st.synthetic = strings.Contains(f[2], memoSynthetic)
+	st.wantModel, st.servedModel = f[3], f[4]
+	return true
+}
+
+func (w *walker) setMemo(inKey [32]byte, st *nodeState) {
+	if ms, ok := w.store.(memoStore); ok {
+		if err := ms.SetMemo(hex.EncodeToString(inKey[:]), encodeMemo(st)); err != nil {
+			w.log.Debug().Err(err).Msg("memo write failed")
+		}
+	}
+}
