@@ -260,8 +260,8 @@ func encodeRecord(rec *Record) []byte {
 	e.str(rec.Reasoning)
 	e.attempts(rec.Attempts)
 	if body := e.buf[1:]; len(body) >= compressMin {
-		max := s2.MaxEncodedLen(len(body))
-		packed := make([]byte, 1+max, 1+max+crcSize)
+		limit := s2.MaxEncodedLen(len(body))
+		packed := make([]byte, 1+limit, 1+limit+crcSize)
 		// s2.Encode writes at the start of dst and returns the used prefix.
 		if n := len(s2.Encode(packed[1:], body)); n <= len(body)-len(body)/8 {
 			packed[0] = recordS2

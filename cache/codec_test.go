@@ -2,6 +2,7 @@ package cache
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -17,22 +18,29 @@ func TestRecordCodecRoundTrip(t *testing.T) {
 		{Raw: "{}", Status: 200, Duration: -1},
 	}
 	tests := []struct {
-		name string
-		rec  *Record
+		name   string
+		rec    *Record
+		format byte
 	}{
-		{"full", withoutParts(full)},
-		{"zero", &Record{Key: "k"}},
-		{"synthetic flag only", &Record{Key: "k", Synthetic: true}},
+		{"full", withoutParts(full), recordS2},
+		{"zero", &Record{Key: "k"}, recordPlain},
+		{"synthetic flag only", &Record{Key: "k", Synthetic: true}, recordPlain},
 		{"negative and huge numbers", &Record{
 			Key:   "k",
 			Usage: Usage{InputTokens: -1, OutputTokens: 1 << 62, CostUSD: -0.5, LatencyMS: -(1 << 40), Attempts: -3},
-		}},
-		{"pre-epoch time", &Record{Key: "k", CreatedAt: time.Date(1950, 1, 2, 3, 4, 5, 999999999, time.UTC)}},
-		{"binary output", &Record{Key: "k", Output: []byte{0, 1, 2, 255, 254}}},
+		}, recordPlain},
+		{"pre-epoch time", &Record{Key: "k", CreatedAt: time.Date(1950, 1, 2, 3, 4, 5, 999999999, time.UTC)}, recordPlain},
+		{"binary output", &Record{Key: "k", Output: []byte{0, 1, 2, 255, 254}}, recordPlain},
+		{"model text", withoutParts(prose(5)), recordS2},
+		{"incompressible", &Record{Key: "k", Output: noise(2000)}, recordPlain},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := decodeRecord(encodeRecord(tt.rec))
+			v := encodeRecord(tt.rec)
+			if v[0] != tt.format {
+				t.Fatalf("stored as format %d, want %d", v[0], tt.format)
+			}
+			got, err := decodeRecord(v)
 			if err != nil {
 				t.Fatalf("decode: %v", err)
 			}
@@ -41,6 +49,38 @@ func TestRecordCodecRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Text that compresses like model prose must shrink by at least a quarter,
+// or compression is not paying for its cost on every Get.
+func TestRecordCodecCompressesModelText(t *testing.T) {
+	rec := prose(5)
+	text := len(rec.Output) + len(rec.Raw)
+	if v := encodeRecord(rec); len(v) > text*3/4 {
+		t.Fatalf("%d bytes of text stored in %d bytes, want at most %d", text, len(v), text*3/4)
+	}
+}
+
+// prose is a record whose text compresses like model output.
+func prose(i int) *Record {
+	r := sampleRecord(i)
+	r.Raw = benchText(uint64(i), 3000)
+	r.Output = []byte(fmt.Sprintf(`{"idea":%q}`, benchText(uint64(i+1), 1500)))
+	r.OutputDigest = DigestOutput(r.Output)
+	return r
+}
+
+// noise is deterministic incompressible bytes.
+func noise(n int) []byte {
+	out := make([]byte, n)
+	x := uint32(2463534242)
+	for i := range out {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		out[i] = byte(x)
+	}
+	return out
 }
 
 func TestRecordCodecNormalisesTimeToUTC(t *testing.T) {
@@ -70,25 +110,37 @@ func TestSummaryMatchesRecord(t *testing.T) {
 	}
 }
 
+var storedForms = []struct {
+	name string
+	rec  *Record
+}{
+	{"plain", sampleRecord(3)},
+	{"compressed", prose(3)},
+}
+
 // Every single-bit flip anywhere in a stored value must be caught on decode.
 func TestRecordCodecDetectsEveryBitFlip(t *testing.T) {
-	v := encodeRecord(sampleRecord(3))
-	for i := range v {
-		for bit := range 8 {
-			bad := append([]byte(nil), v...)
-			bad[i] ^= 1 << bit
-			if _, err := decodeRecord(bad); !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("flip byte %d bit %d: err = %v, want ErrCorrupt", i, bit, err)
+	for _, form := range storedForms {
+		v := encodeRecord(form.rec)
+		for i := range v {
+			for bit := range 8 {
+				bad := append([]byte(nil), v...)
+				bad[i] ^= 1 << bit
+				if _, err := decodeRecord(bad); !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("%s: flip byte %d bit %d: err = %v, want ErrCorrupt", form.name, i, bit, err)
+				}
 			}
 		}
 	}
 }
 
 func TestRecordCodecRejectsTruncation(t *testing.T) {
-	v := encodeRecord(sampleRecord(3))
-	for n := range len(v) {
-		if _, err := decodeRecord(v[:n]); !errors.Is(err, ErrCorrupt) {
-			t.Fatalf("truncated to %d of %d bytes: err = %v, want ErrCorrupt", n, len(v), err)
+	for _, form := range storedForms {
+		v := encodeRecord(form.rec)
+		for n := range len(v) {
+			if _, err := decodeRecord(v[:n]); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("%s: truncated to %d of %d bytes: err = %v, want ErrCorrupt", form.name, n, len(v), err)
+			}
 		}
 	}
 }
@@ -111,6 +163,7 @@ func TestRecordCodecRejectsMalformedBodies(t *testing.T) {
 		{"length past end", seal(recordPlain, 0, 200, 1), "value truncated"},
 		{"trailing bytes", seal(append(validBody, 9)...), "1 unexpected trailing bytes"},
 		{"unknown format", seal(9, 0), "unknown format 9"},
+		{"compressed garbage", seal(recordS2, 0xff, 0xff, 0xff), "decompress"},
 		{"too short for a checksum", []byte{recordPlain, 0, 0}, "shorter than its header"},
 	}
 	for _, tt := range tests {

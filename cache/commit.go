@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"time"
+	"sync/atomic"
 	"fmt"
 	"sync"
 
@@ -91,7 +93,9 @@ func (c *committer) run() {
 				break gather
 			}
 		}
+		t0 := time.Now()
 		c.commitGroup(group)
+		statGroups.Add(1); statReqs.Add(int64(len(group))); statNanos.Add(int64(time.Since(t0)))
 		clear(group)
 	}
 }
@@ -153,3 +157,5 @@ func setAll(txn *badger.Txn, ops []op) error {
 	}
 	return nil
 }
+
+var statGroups, statReqs, statNanos atomic.Int64

@@ -84,8 +84,9 @@ func (e *LocalExecutor) client(name string) (llm.Client, error) {
 	return c, nil
 }
 
-// Concurrency defaults to the provider's max_concurrency, else 8 for remote
-// endpoints and 64 for the mock.
+// Concurrency is the provider's max_concurrency, else the llm layer's default
+// for remote endpoints and 64 for the mock. The client enforces the same bound
+// (lowered adaptively on 429s); the scheduler's bound keeps goroutines few.
 func (e *LocalExecutor) Concurrency(provider string) int {
 	p := e.providers[provider]
 	if p.MaxConcurrency > 0 {
@@ -94,7 +95,7 @@ func (e *LocalExecutor) Concurrency(provider string) int {
 	if p.Kind == "mock" {
 		return 64
 	}
-	return 8
+	return llm.DefaultMaxConcurrency
 }
 
 func (e *LocalExecutor) Execute(ctx context.Context, t *Task) (*Result, error) {
@@ -111,10 +112,7 @@ func (e *LocalExecutor) Execute(ctx context.Context, t *Task) (*Result, error) {
 		output = out
 		return nil
 	}
-	repairs := e.providers[t.Call.Model.Provider].RepairAttempts
-	if repairs < 0 {
-		repairs = 2
-	}
+	repairs := e.providers[t.Call.Model.Provider].Repairs()
 	start := time.Now()
 	outcome, err := llm.Ask(ctx, c, t.Call.Request, accept, repairs)
 	var attempts []cache.Attempt

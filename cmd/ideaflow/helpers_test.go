@@ -12,8 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/engine"
 )
 
@@ -179,4 +181,16 @@ func readSummary(t testing.TB, path string) engine.Summary {
 func jsonString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+var nopLog = zerolog.Nop()
+
+func openTestCache(t *testing.T, dir string) *cache.Badger {
+	t.Helper()
+	st, err := cache.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }

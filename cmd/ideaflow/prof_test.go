@@ -5,8 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"runtime/pprof"
+	"syscall"
 	"testing"
 	"time"
 

@@ -55,10 +55,9 @@ func objectOrEmpty(m map[string]cty.Value) cty.Value {
 }
 
 func (l *loader) load(files []parsedFile) {
+	// Reference analysis runs even when decoding found errors, so one pass
+	// reports unknown attributes and undeclared references together.
 	l.collect(files)
-	if l.diags.HasErrors() {
-		return
-	}
 	l.analyse()
 	if l.diags.HasErrors() {
 		return

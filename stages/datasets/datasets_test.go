@@ -187,8 +187,8 @@ func TestIdeaBenchTargetsCSV(t *testing.T) {
 	if p.Title != "Force-triggered hypso- and bathochromic bidirectional fluorescence switching beyond 120 nm and its anticounterfeiting applications" {
 		t.Errorf("title %q", p.Title)
 	}
-	if p.Year != 2024 || len(p.Refs) != 0 {
-		t.Errorf("year %d, %d refs", p.Year, len(p.Refs))
+	if p.Year != 2024 || len(p.References) != 0 {
+		t.Errorf("year %d, %d refs", p.Year, len(p.References))
 	}
 	if !strings.HasPrefix(p.Abstract, "Achieving high-contrast tricolor emissive regulation") {
 		t.Errorf("abstract %.60q", p.Abstract)

@@ -17,10 +17,10 @@ type Paper struct {
 	// Idea is the target's own research idea (IdeaBench's abstract summary).
 	// Ranking compares generated ideas against it, or against the abstract
 	// when it is empty.
-	Idea     string      `json:"idea,omitempty"`
-	Year     int         `json:"year,omitempty"`
-	Keywords []string    `json:"keywords,omitempty"`
-	Refs     []Reference `json:"references,omitempty"`
+	Idea       string      `json:"idea,omitempty"`
+	Year       int         `json:"year,omitempty"`
+	Keywords   []string    `json:"keywords,omitempty"`
+	References []Reference `json:"references,omitempty"`
 }
 
 // Reference is one paper a target cites, with the metadata IdeaBench filters on.
@@ -45,11 +45,11 @@ func (p *Paper) normalise() {
 	if len(p.Keywords) == 0 {
 		p.Keywords = nil
 	}
-	if len(p.Refs) == 0 {
-		p.Refs = nil
+	if len(p.References) == 0 {
+		p.References = nil
 	}
-	for i := range p.Refs {
-		r := &p.Refs[i]
+	for i := range p.References {
+		r := &p.References[i]
 		if len(r.Types) == 0 {
 			r.Types = nil
 		}

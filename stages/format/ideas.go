@@ -68,7 +68,7 @@ func parseIdeas(spec Spec, text string) (*Answer, error) {
 	if spec.N == 1 {
 		return countIdeas(spec, []string{wholeIdea(text)}, false)
 	}
-	return nil, fmt.Errorf("found no numbered ideas, expected %s", ideaCount(spec.N))
+	return nil, fmt.Errorf("found no numbered ideas, expected %s", expectedIdeas(spec.N))
 }
 
 // countIdeas checks the count. Surplus ideas are dropped only when the answer
@@ -78,12 +78,12 @@ func parseIdeas(spec Spec, text string) (*Answer, error) {
 func countIdeas(spec Spec, ideas []string, enumerated bool) (*Answer, error) {
 	if spec.N > 0 && len(ideas) > spec.N {
 		if !enumerated {
-			return nil, fmt.Errorf("found %d unnumbered ideas, expected %s", len(ideas), ideaCount(spec.N))
+			return nil, fmt.Errorf("found %d unnumbered ideas, expected %s", len(ideas), expectedIdeas(spec.N))
 		}
 		ideas = ideas[:spec.N]
 	}
 	if spec.N > 0 && len(ideas) < spec.N {
-		return nil, fmt.Errorf("found %s, expected %d", ideaCount(len(ideas)), spec.N)
+		return nil, fmt.Errorf("found %s, expected %s", ideaCount(len(ideas)), expectedIdeas(spec.N))
 	}
 	for i, idea := range ideas {
 		if idea == "" {
@@ -94,13 +94,18 @@ func countIdeas(spec Spec, ideas []string, enumerated bool) (*Answer, error) {
 }
 
 func ideaCount(n int) string {
-	switch n {
-	case 0:
-		return "at least 1 idea"
-	case 1:
+	if n == 1 {
 		return "1 idea"
 	}
 	return strconv.Itoa(n) + " ideas"
+}
+
+// expectedIdeas names the count a spec asks for; N == 0 accepts any.
+func expectedIdeas(n int) string {
+	if n == 0 {
+		return "at least 1 idea"
+	}
+	return ideaCount(n)
 }
 
 // ideasFromMarkers splits an answer at its idea markers. enumerated reports
@@ -156,7 +161,7 @@ func classify(line string) (ideaStyle, marker, bool) {
 			num := g[2] + g[3]
 			m.num, _ = strconv.Atoi(num)
 			m.level = strings.Count(g[1], "#")
-			m.rest, m.titleOnly = markerRest(rest, g[1] != "")
+			m.rest, m.titleOnly = markerRest(rest, g[1] != "" || wholeBold(t))
 			return styleNumbered, m, true
 		}
 	}

@@ -39,7 +39,6 @@ var (
 	headingMark   = regexp.MustCompile(`^#{1,6}\s+`)
 	starEmphasis  = regexp.MustCompile(`\*([^*\s](?:[^*]*[^*\s])?)\*`)
 	underEmphasis = regexp.MustCompile(`(^|[\s(\[])_([^_\s](?:[^_]*[^_\s])?)_($|[\s).,;:!?\]])`)
-	ruleLine      = regexp.MustCompile(`^(?:-\s*){3,}$|^(?:\*\s*){3,}$|^(?:_\s*){3,}$|^(?:=\s*){3,}$`)
 )
 
 // plain strips markdown decoration from one line (indentation, block quotes,
@@ -71,7 +70,26 @@ func stripEmphasis(s string) string {
 	return s
 }
 
-func isRule(line string) bool { return ruleLine.MatchString(strings.TrimSpace(line)) }
+// isRule reports whether line is a horizontal rule ("---", "* * *", "___") or a
+// setext underline ("==="): three or more of one mark, blanks between allowed.
+func isRule(line string) bool {
+	var mark byte
+	n := 0
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; c {
+		case ' ', '\t':
+		case '-', '*', '_', '=':
+			if mark != 0 && c != mark {
+				return false
+			}
+			mark = c
+			n++
+		default:
+			return false
+		}
+	}
+	return n >= 3
+}
 
 func isBlank(line string) bool { return strings.TrimSpace(line) == "" }
 

@@ -108,6 +108,9 @@ func rankingFromLabels(lines []string, runAt map[int][]byte) ([]byte, bool) {
 	}
 	var labels []label
 	for i, l := range lines {
+		if low := strings.ToLower(l); !strings.Contains(low, "rank") && !strings.Contains(low, "order") {
+			continue // the label regexp is slow; most lines cannot match it
+		}
 		p := plain(l)
 		for _, m := range rankLabel.FindAllStringSubmatchIndex(p, -1) {
 			rest := asFollows.ReplaceAllString(p[m[1]:], "")

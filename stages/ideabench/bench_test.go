@@ -24,7 +24,7 @@ func BenchmarkRankPrepare(b *testing.B) {
 	for i := 0; i < 12; i++ {
 		r := goodRef(fmt.Sprint(i))
 		r.Abstract = benchAbstract
-		rec.Refs = append(rec.Refs, r)
+		rec.References = append(rec.References, r)
 	}
 	in := f.inputs(b, n, [][]string{{benchIdea}, {benchIdea}, {benchIdea}}, mustJSON(b, rec))
 	b.ReportAllocs()

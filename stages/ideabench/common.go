@@ -85,7 +85,10 @@ func marshal(v any) ([]byte, error) {
 	return b, nil
 }
 
-// constant returns a Compute that yields b.
-func constant(b []byte) *stages.Work {
-	return &stages.Work{Compute: func() ([]byte, error) { return b, nil }}
+// dropped returns the Compute of a dropped target's node: b, whatever the
+// params. It is keyed only on keyParams, the param naming what the node
+// stands for (a generator, a set of ideas), so it stays cached when n or the
+// judge's sampling changes, yet each generator still has nodes of its own.
+func dropped(b []byte, keyParams ...string) *stages.Work {
+	return &stages.Work{Compute: func() ([]byte, error) { return b, nil }, KeyParams: keyParams}
 }

@@ -122,8 +122,8 @@ func (s *filterSettings) apply(p *datasets.Paper) *FilterOutput {
 		References: []Ref{},
 	}
 	kept := 0
-	for i := range p.Refs {
-		r := &p.Refs[i]
+	for i := range p.References {
+		r := &p.References[i]
 		if !s.keep(r) {
 			continue
 		}
@@ -136,7 +136,7 @@ func (s *filterSettings) apply(p *datasets.Paper) *FilterOutput {
 		out.Dropped = true
 		// The reason names only what decided the drop, not the limit, so that
 		// changing the limit leaves a dropped target's output unchanged.
-		out.Reason = fmt.Sprintf("%d of %d references kept, fewer than min_references = %d", kept, len(p.Refs), s.MinReferences)
+		out.Reason = fmt.Sprintf("%d of %d references kept, fewer than min_references = %d", kept, len(p.References), s.MinReferences)
 	}
 	return out
 }

@@ -158,7 +158,7 @@ func (g *generator) prepare(sample int) func(in []stages.In) (*stages.Work, erro
 			return nil, fmt.Errorf("decode references of %q: %w", in[0].Node.Item, err)
 		}
 		if f.dropped {
-			return constant(droppedIdeas), nil
+			return dropped(droppedIdeas, "model"), nil
 		}
 		data := &GenerateData{N: g.ideasPerRequest(), Sample: sample, Keywords: f.keywords, Domain: g.domain}
 		data.References = make([]Reference, len(f.references))

@@ -171,9 +171,14 @@ func TestGenerateCustomTemplate(t *testing.T) {
 func TestGenerateDroppedTarget(t *testing.T) {
 	for _, params := range []stages.Params{{}, {"mode": "batch"}} {
 		nodes := generateNodes(t, params, "p1")
-		out := compute(t, nodes[0], genIn(t, nodes[0], filterOut(t, "p1", 1, true)))
+		in := genIn(t, nodes[0], filterOut(t, "p1", 1, true))
+		out := compute(t, nodes[0], in)
 		if string(out) != `{"ideas":[],"dropped":true}` {
 			t.Errorf("dropped output %s", out)
+		}
+		// Keyed on the generator only: raising n or changing the prompt keeps it cached.
+		if w, _ := nodes[0].Prepare(in); !reflect.DeepEqual(w.KeyParams, []string{"model"}) {
+			t.Errorf("dropped node keyed on %v", w.KeyParams)
 		}
 	}
 }

@@ -134,7 +134,7 @@ func call(t testing.TB, n stages.Node, in []stages.In) *stages.Call {
 }
 
 func paper(id string, refs ...datasets.Reference) datasets.Paper {
-	return datasets.Paper{ID: id, Title: "Title of " + id, Abstract: "Abstract of " + id + ".", Idea: "Idea of " + id + ".", Refs: refs}
+	return datasets.Paper{ID: id, Title: "Title of " + id, Abstract: "Abstract of " + id + ".", Idea: "Idea of " + id + ".", References: refs}
 }
 
 func goodRef(id string) datasets.Reference {

@@ -55,8 +55,8 @@ func TestQuickstartDataFilter(t *testing.T) {
 		if err := json.Unmarshal(items[i].Record, &p); err != nil {
 			t.Fatal(err)
 		}
-		if p.ID != w.id || len(p.Refs) != w.total {
-			t.Errorf("target %d: %s with %d references, want %s with %d", i, p.ID, len(p.Refs), w.id, w.total)
+		if p.ID != w.id || len(p.References) != w.total {
+			t.Errorf("target %d: %s with %d references, want %s with %d", i, p.ID, len(p.References), w.id, w.total)
 		}
 		out5 := run(stages.Params{"limit": 5}, items[i].Record)
 		out6 := run(stages.Params{"limit": 6}, items[i].Record)

@@ -161,12 +161,12 @@ func (r *ranker) prepare(p int) func(in []stages.In) (*stages.Work, error) {
 		item := targetIn.Node.Item
 		cands := []candidate{{label: "target"}}
 		for _, x := range ideaIns {
-			ideas, dropped, err := decodeIdeas(x.Output)
+			ideas, isDropped, err := decodeIdeas(x.Output)
 			if err != nil {
 				return nil, fmt.Errorf("decode ideas of %q: %w", item, err)
 			}
-			if dropped {
-				return constant(droppedRank), nil
+			if isDropped {
+				return dropped(droppedRank, "ideas"), nil
 			}
 			for _, idea := range ideas {
 				cands = append(cands, candidate{label: fmt.Sprintf("idea %d", len(cands)-1), text: idea})

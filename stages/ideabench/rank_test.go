@@ -262,6 +262,9 @@ func TestRankDroppedItem(t *testing.T) {
 		if out := compute(t, n, in); string(out) != `{"dropped":true}` {
 			t.Errorf("dropped item output %s", out)
 		}
+		if w, _ := n.Prepare(in); !reflect.DeepEqual(w.KeyParams, []string{"ideas"}) {
+			t.Errorf("dropped ranking keyed on %v", w.KeyParams)
+		}
 	}
 }
 

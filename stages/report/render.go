@@ -131,7 +131,7 @@ func (t *table) render(in []stages.In) (*Output, error) {
 		if err != nil {
 			return nil, fmt.Errorf("render %s: %w", format, err)
 		}
-		out.Files[t.name+Formats[format]] = text
+		out.Files[t.name+extensions[format]] = text
 	}
 	return out, nil
 }

@@ -16,8 +16,8 @@ import (
 
 func init() { stages.Register(reportType{}) }
 
-// Formats are the file formats a report can be written in, by param value.
-var Formats = map[string]string{"markdown": ".md", "csv": ".csv", "json": ".json", "latex": ".tex"}
+// extensions maps each format a report can be written in to its file extension.
+var extensions = map[string]string{"markdown": ".md", "csv": ".csv", "json": ".json", "latex": ".tex"}
 
 type reportType struct{}
 
@@ -90,7 +90,7 @@ func layoutTable(inst *stages.Instance) (*table, []stages.Dep, error) {
 		return nil, nil, fmt.Errorf("formats is empty; give at least one of %s", formatList())
 	}
 	for _, f := range t.formats {
-		if _, ok := Formats[f]; !ok {
+		if _, ok := extensions[f]; !ok {
 			return nil, nil, fmt.Errorf("formats: unknown format %q (known: %s)", f, formatList())
 		}
 	}
@@ -183,8 +183,8 @@ func stageAddress(address string) string {
 }
 
 func formatList() string {
-	names := make([]string, 0, len(Formats))
-	for f := range Formats {
+	names := make([]string, 0, len(extensions))
+	for f := range extensions {
 		names = append(names, fmt.Sprintf("%q", f))
 	}
 	sort.Strings(names)

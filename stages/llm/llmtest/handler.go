@@ -31,7 +31,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "read body: "+err.Error(), "")
 		return
 	}
-	rec := Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	rec := Request{Path: r.URL.Path, Remote: r.RemoteAddr, Header: r.Header.Clone(), Body: body}
 	switch r.URL.Path {
 	case chatPath:
 		rec.Chat = new(openai.ChatCompletionRequest)

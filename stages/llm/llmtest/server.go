@@ -49,6 +49,7 @@ type Request struct {
 	Seq      int       // 1-based arrival order
 	Time     time.Time // the server clock at arrival
 	Path     string
+	Remote   string // client address: distinct values count the connections used
 	Header   http.Header
 	Body     []byte
 	Chat     *openai.ChatCompletionRequest // set for chat completions

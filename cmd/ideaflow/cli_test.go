@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ideaflow/ideaflow/engine"
+	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
+)
+
+// newScenario starts a fake server and writes the two-generator experiment.
+func newScenario(t *testing.T, opts ...llmtest.Option) (*llmtest.Server, string, string, scenario) {
+	t.Helper()
+	srv := llmtest.New(append([]llmtest.Option{llmtest.WithResponder(responder)}, opts...)...)
+	t.Cleanup(srv.Close)
+	t.Setenv("CLI_TEST_KEY", "sk-cli-test")
+	dir := t.TempDir()
+	sc := scenario{BaseURL: srv.URL, KeyEnv: "CLI_TEST_KEY", Generators: []string{"gen-a", "gen-b"}, N: 3, Limit: 5}
+	writeExperiment(t, filepath.Join(dir, "exp"), sc)
+	return srv, filepath.Join(dir, "exp"), filepath.Join(dir, "cache"), sc
+}
+
+func TestOfflineFailsBeforeAnyCall(t *testing.T) {
+	srv, exp, cacheDir, _ := newScenario(t)
+	code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir, "--offline")
+	if code != exitBadInput || srv.Count() != 0 {
+		t.Fatalf("offline on an empty cache: exit %d, %d requests; want exit 2 and none\n%s", code, srv.Count(), stderr)
+	}
+	if !strings.Contains(stderr, "32 model node(s) are not in the cache") {
+		t.Errorf("stderr does not say how many nodes are missing:\n%s", stderr)
+	}
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatalf("online run: exit %d\n%s", code, stderr)
+	}
+	n := srv.Count()
+	// A fully cached experiment runs offline, and without its API key.
+	t.Setenv("CLI_TEST_KEY", "")
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir, "--offline"); code != 0 || srv.Count() != n {
+		t.Fatalf("offline on a full cache: exit %d, %d new requests\n%s", code, srv.Count()-n, stderr)
+	}
+}
+
+func TestMissingKeyIsBadInputBeforeAnyCall(t *testing.T) {
+	srv, exp, cacheDir, _ := newScenario(t)
+	t.Setenv("CLI_TEST_KEY", "")
+	code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir)
+	if code != exitBadInput || srv.Count() != 0 {
+		t.Fatalf("exit %d with %d requests; want 2 and none\n%s", code, srv.Count(), stderr)
+	}
+	if !strings.Contains(stderr, "main.hcl:7:") || !strings.Contains(stderr, "Missing API key") || !strings.Contains(stderr, "CLI_TEST_KEY") {
+		t.Errorf("stderr should point at api_key_env and name the variable:\n%s", stderr)
+	}
+}
+
+// TestFailedNodesAreRecordedAndRetried makes the server refuse every ranking
+// request with a 400: those nodes fail with the server's message, the
+// Insight Score aggregates what it has (counting the failures), the exit code
+// is 1, and the next run retries exactly the failed nodes.
+func TestFailedNodesAreRecordedAndRetried(t *testing.T) {
+	srv, exp, cacheDir, _ := newScenario(t)
+	failing := true
+	srv.SetHook(func(r *llmtest.Request) (llmtest.Fault, bool) {
+		if failing && rankInstruction.MatchString(r.Chat.Messages[len(r.Chat.Messages)-1].Content) {
+			return llmtest.Fault{Status: 400, Message: "context length exceeded"}, true
+		}
+		return llmtest.Fault{}, false
+	})
+	sum := filepath.Join(t.TempDir(), "s.json")
+	code, stdout, stderr := cli(t, "run", exp, "--cache-dir", cacheDir, "--summary-json", sum)
+	if code != exitFailedNodes {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	s := readSummary(t, sum)
+	if s.Nodes.Failed != 8 || s.Stages[stage(rank, "gen-a")].Failed != 4 || s.Stages[stage(rank, "gen-b")].Failed != 4 {
+		t.Fatalf("failed = %d (rank gen-a %d), want 8 and 4", s.Nodes.Failed, s.Stages[stage(rank, "gen-a")].Failed)
+	}
+	if !strings.Contains(s.Failures[0].Error, "context length exceeded") {
+		t.Errorf("failure does not carry the server's message: %q", s.Failures[0].Error)
+	}
+	if s.Stages[stage(ins, "gen-a")].Ran != 1 || s.Nodes.Skipped != 0 {
+		t.Errorf("the insight score should aggregate despite failures: %+v, skipped %d", s.Stages[stage(ins, "gen-a")], s.Nodes.Skipped)
+	}
+	if requests := srv.Count(); requests != 32 {
+		t.Errorf("400s must not be retried: %d requests, want 32", requests)
+	}
+	failing = false
+	before := srv.Count()
+	code, _, stderr = cli(t, "run", exp, "--cache-dir", cacheDir, "--summary-json", sum)
+	if code != 0 || srv.Count()-before != 8 {
+		t.Fatalf("retry run: exit %d, %d requests; want 0 and 8\n%s", code, srv.Count()-before, stderr)
+	}
+}
+
+func TestMaxCostStopsDispatching(t *testing.T) {
+	srv, exp, cacheDir, _ := newScenario(t)
+	sum := filepath.Join(t.TempDir(), "s.json")
+	// Each generation request is estimated at about 300 output + ~250 input tokens:
+	// about $0.00085 at $1/$2 per million. A budget of $0.005 admits a handful.
+	code, stdout, stderr := cli(t, "run", exp, "--cache-dir", cacheDir, "--max-cost", "0.005", "--summary-json", sum)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	s := readSummary(t, sum)
+	if !s.BudgetExhausted || s.CostUSD > 0.005 || srv.Count() == 0 || srv.Count() >= 24 {
+		t.Fatalf("budget: exhausted=%v cost=%v requests=%d", s.BudgetExhausted, s.CostUSD, srv.Count())
+	}
+	if s.LLMCalls != srv.Count() || s.Nodes.Skipped == 0 {
+		t.Errorf("calls %d vs requests %d; skipped %d", s.LLMCalls, srv.Count(), s.Nodes.Skipped)
+	}
+	if !strings.Contains(stdout, "Budget reached") {
+		t.Errorf("stdout does not say the budget was reached:\n%s", stdout)
+	}
+}
+
+func TestInterruptKeepsCompletedWork(t *testing.T) {
+	srv, exp, cacheDir, _ := newScenario(t)
+	g := loadGraph(t, exp)
+	ctx, cancel := context.WithCancel(context.Background())
+	srv.SetHook(func(r *llmtest.Request) (llmtest.Fault, bool) {
+		if r.Seq == 10 {
+			cancel()
+		}
+		return llmtest.Fault{}, false
+	})
+	store := openTestCache(t, cacheDir)
+	e := &engine.Engine{Store: store, Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), nopLog)}
+	s, err := e.Run(ctx, g, engine.RunOptions{ReportDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Interrupted || s.Nodes.Ran == 0 || s.Nodes.Skipped == 0 {
+		t.Fatalf("interrupted=%v ran=%d skipped=%d", s.Interrupted, s.Nodes.Ran, s.Nodes.Skipped)
+	}
+	made := srv.Count()
+	s2, err := e.Run(context.Background(), g, engine.RunOptions{ReportDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every model node is asked exactly once over both runs, except those
+	// cancelled in flight, which the first run did not store.
+	if s2.Nodes.Failed != 0 || s.LLMCalls+s2.LLMCalls != 32 || srv.Count()-made != s2.LLMCalls {
+		t.Fatalf("first %d calls, second %d calls (server %d then %d)", s.LLMCalls, s2.LLMCalls, made, srv.Count()-made)
+	}
+}
+
+func TestPlanJSONAndReasons(t *testing.T) {
+	_, exp, cacheDir, sc := newScenario(t)
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	sc.JudgeTemperature = 0.3
+	writeExperiment(t, exp, sc)
+	code, stdout, stderr := cli(t, "plan", exp, "--cache-dir", cacheDir, "--json")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	var p struct {
+		Nodes    map[string]int `json:"nodes"`
+		Estimate map[string]any `json:"estimate"`
+		Stages   map[string]struct {
+			Total, Cached, ToRun int            `json:"-"`
+			Reasons              map[string]int `json:"reasons"`
+		} `json:"stages"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if p.Nodes["total"] != 48 || p.Nodes["to_run"] != 8+2+1 || p.Estimate["llm_calls"].(float64) != 8 {
+		t.Fatalf("plan: %v estimate %v", p.Nodes, p.Estimate)
+	}
+	if got := p.Stages[stage(rank, "gen-a")].Reasons["model.temperature changed (0 -> 0.3)"]; got != 4 {
+		t.Errorf("reasons: %v", p.Stages[stage(rank, "gen-a")].Reasons)
+	}
+	code, stdout, _ = cli(t, "plan", exp, "--cache-dir", cacheDir)
+	if code != 0 || !strings.Contains(stdout, "model.temperature changed (0 -> 0.3)") || !strings.Contains(stdout, "Estimate: 8 model calls") {
+		t.Errorf("text plan:\n%s", stdout)
+	}
+}
+
+func TestMovedFolderStaysCached(t *testing.T) {
+	srv, exp, cacheDir, _ := newScenario(t)
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	moved := filepath.Join(t.TempDir(), "renamed-experiment")
+	if err := os.Rename(exp, moved); err != nil {
+		t.Fatal(err)
+	}
+	before := srv.Count()
+	sum := filepath.Join(t.TempDir(), "s.json")
+	if code, _, stderr := cli(t, "run", moved, "--cache-dir", cacheDir, "--summary-json", sum); code != 0 {
+		t.Fatal(stderr)
+	}
+	if s := readSummary(t, sum); s.Nodes.Cached != s.Nodes.Total || srv.Count() != before {
+		t.Fatalf("after moving the folder: %+v, %d requests", s.Nodes, srv.Count()-before)
+	}
+}
+
+func TestValidateAndGraph(t *testing.T) {
+	_, exp, _, _ := newScenario(t)
+	code, stdout, stderr := cli(t, "validate", exp)
+	if code != 0 || !strings.Contains(stdout, "is valid: 8 stage instances, 48 nodes over 5 items") {
+		t.Fatalf("validate: %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, _ = cli(t, "graph", exp, "--format", "mermaid")
+	if code != 0 || !strings.Contains(stdout, "flowchart LR") || strings.Count(stdout, "-->") != 11 {
+		t.Errorf("mermaid graph:\n%s", stdout)
+	}
+	code, stdout, _ = cli(t, "graph", exp, "--format", "dot")
+	if code != 0 || !strings.HasPrefix(stdout, "digraph ideaflow {") || strings.Count(stdout, "->") != 11 {
+		t.Errorf("dot graph:\n%s", stdout)
+	}
+	if code, _, _ := cli(t, "graph", exp, "--format", "svg"); code != exitBadInput {
+		t.Errorf("unknown format: exit %d", code)
+	}
+}
+
+func TestBadExperimentExitsTwoWithLocation(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte("model \"a\" {\n  provider = provider.none\n  name = 3\n  colour = \"red\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := cli(t, "validate", dir)
+	if code != exitBadInput {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"main.hcl:2:14: error: Reference to undeclared provider", "main.hcl:4:3: error: Unsupported argument", "2 error(s)"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
