@@ -1,8 +1,6 @@
 package cache
 
 import (
-	"time"
-	"sync/atomic"
 	"fmt"
 	"sync"
 
@@ -93,9 +91,7 @@ func (c *committer) run() {
 				break gather
 			}
 		}
-		t0 := time.Now()
 		c.commitGroup(group)
-		statGroups.Add(1); statReqs.Add(int64(len(group))); statNanos.Add(int64(time.Since(t0)))
 		clear(group)
 	}
 }
@@ -157,5 +153,3 @@ func setAll(txn *badger.Txn, ops []op) error {
 	}
 	return nil
 }
-
-var statGroups, statReqs, statNanos atomic.Int64

@@ -135,7 +135,7 @@ func (g *Graph) layout(si *config.StageInstance, byAddr map[string]*Instance) (*
 		case config.InputRef:
 			up := byAddr[ref.Address]
 			if up == nil {
-				return nil, errAt(p.Name, "%s is not available (it failed to load or lay out above).", ref.Address)
+				return nil, nil // its own error is reported; repeating it downstream is noise
 			}
 			inst.Params[p.Name] = up.Up
 			inputs[p.Name] = up
@@ -148,7 +148,7 @@ func (g *Graph) layout(si *config.StageInstance, byAddr map[string]*Instance) (*
 			for _, r := range ref {
 				up := byAddr[r.Address]
 				if up == nil {
-					return nil, errAt(p.Name, "%s is not available (it failed to load or lay out above).", r.Address)
+					return nil, nil
 				}
 				ups = append(ups, up.Up)
 				inputs[p.Name+"\x00"+r.Address] = up

@@ -1,5 +1,20 @@
 // Package format describes the structured answers stages ask models for and
 // parses the many ways real models give them (code fences, bold, prose, ...).
+//
+// A stage appends Instructions(spec) to its prompt; the model layer parses the
+// reply with Parse and, on an error, re-asks with RepairMessage(spec, err). The
+// mock provider answers with Synthesize, whose output Parse always accepts.
+//
+// Parsing policy, in short: lenient about form, strict about content.
+//   - <think> blocks, markdown, code fences, preambles and closing remarks are
+//     ignored; JSON may have comments, trailing commas and single quotes.
+//   - Counts, letters and ranges are never guessed: a ranking must use every
+//     letter once, scores must be whole numbers within [Min, Max].
+//   - Where an answer revises itself, the last explicit label wins ("Final
+//     ranking:", "Answer: C", "Rating: 6").
+//   - Ideas beyond N are dropped only when the answer numbered them (or listed
+//     them in JSON); unnumbered extras are an error.
+//   - An answer that declines the task is ErrRefusal (except for Text).
 package format
 
 // Kind names a structured answer shape.

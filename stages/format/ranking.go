@@ -225,6 +225,9 @@ func numberedRuns(lines []string) []rankRun {
 		case cur != nil && ok && num == len(cur.letters)+1:
 			cur.letters = append(cur.letters, c)
 			cur.end = i
+		case !ok && (cur == nil || num != len(cur.letters)+1):
+			// Prose that starts with a number ("10 samples suffice") is
+			// rationale; only the next item without a letter ends the list.
 		default:
 			flush()
 		}

@@ -34,6 +34,8 @@ func TestParseRanking(t *testing.T) {
 		{name: "analysis list then final list", spec: abcd,
 			text: "1. Idea A: a careful extension of known work.\n2. Idea B: a bold new method.\n3. Idea C: incremental.\n4. Idea D: feasible but narrow.\n\nRanked:\n1. B\n2. A\n3. D\n4. C",
 			want: badc},
+		{name: "rationale line starting with a number", spec: abcd,
+			text: "1. B\n10 participants would suffice to test it.\n2. A\n3. D\n4. C", want: badc},
 		{name: "Rank N labels", spec: abcd, text: "Rank 1: Idea B\nRank 2: Idea A\nRank 3: Idea D\nRank 4: Idea C", want: badc},
 		{name: "ordinals", spec: abcd, text: "1st: B\n2nd: A\n3rd: D\n4th: C", want: badc},
 		{name: "then and finally", spec: abcd, text: "My ranking (best to worst): B, then A, then D, and finally C.", want: badc},

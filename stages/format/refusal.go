@@ -21,9 +21,9 @@ var (
 	// inability to do something task-like, is a refusal. "I cannot be sure" or
 	// "I cannot have opinions" alone is not: the model usually answers anyway.
 	refusalPreface = regexp.MustCompile(`\b(?:sorry|apologi[sz]e|unfortunately|i'm afraid|i am afraid|as an ai|as a language model|as an assistant)\b`)
-	refusalCore    = regexp.MustCompile(`\b(?:i|we)(?:'m|'re| am| are)?(?: really| simply| just)? (?:` + refusalModal + `|must|have to|not comfortable|do not feel comfortable|don't feel comfortable)(?: in good conscience)? (?:be able to )?(?:` + refusalVerb + `)\b`)
+	refusalCore    = regexp.MustCompile(`\bi(?:'m| am)?(?: really| simply| just)? (?:` + refusalModal + `|must|have to|not comfortable|do not feel comfortable|don't feel comfortable)(?: in good conscience)? (?:be able to )?(?:` + refusalVerb + `)\b`)
 	// A refusal that opens without an apology: "I can't help with that."
-	refusalBare = regexp.MustCompile(`^(?:i|we)(?:'m| am)?(?: really| simply)? (?:(?:` + refusalModal + `) (?:be able to )?(?:` + refusalVerb + `)|must (?:decline|refuse))\b`)
+	refusalBare = regexp.MustCompile(`^i(?:'m| am)?(?: really| simply)? (?:(?:` + refusalModal + `) (?:be able to )?(?:` + refusalVerb + `)|must (?:decline|refuse))\b`)
 	// After a disclaimer, models often answer anyway; these phrases, or an
 	// answer label, mark that turn.
 	refusalPivot = regexp.MustCompile(`\b(?:however|that said|that being said|nevertheless|nonetheless|here (?:are|is)|here's|below (?:are|is)|but based on|instead, here|if i had to|if i were to|my best (?:guess|estimate|answer))\b|\b(?:ranking|rating|answer|score|idea 1)\s*:`)

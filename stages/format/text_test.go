@@ -39,6 +39,7 @@ func TestIsRefusal(t *testing.T) {
 		{"I can't rank these definitively.\nRanking: B > A > C", false},
 		{"Rating: 7\nExplanation: I cannot help noticing the overlap.", false},
 		{"The new catalyst cannot help but improve yields.", false},
+		{"Unfortunately, we cannot provide reliable diagnoses today. 1. A breath test for sepsis.", false},
 		{"", false},
 	}
 	for _, tc := range cases {
