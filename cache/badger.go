@@ -14,8 +14,14 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// ErrLocked is wrapped by Open's error when another process has the cache open.
-var ErrLocked = errors.New("cache is in use by another process")
+var (
+	// ErrLocked is wrapped by Open's error when another process has the cache open.
+	ErrLocked = errors.New("cache is in use by another process")
+	// ErrNeedsRecovery is wrapped by a ReadOnly Open's error for a cache that
+	// was not closed cleanly: one writable Open replays its log, after which
+	// read-only opens work again.
+	ErrNeedsRecovery = errors.New("cache was not closed cleanly and needs a writable open to recover")
+)
 
 // Memory budget. Badger's defaults (five 64 MiB memtables, a 256 MiB block
 // cache, values up to 1 MiB inside the LSM tree) are sized for a database
@@ -50,10 +56,11 @@ func WithLogger(l zerolog.Logger) Option {
 	return func(o *openOptions) { o.logger = &l }
 }
 
-// ReadOnly opens an existing cache without taking the writer's lock, for
-// inspection (stats, ls, verify, export) beside other readers. Writes return
-// ErrReadOnly. Badger refuses it while a writer holds the cache, and after an
-// unclean shutdown until a writable Open has replayed the log.
+// ReadOnly opens an existing cache under a shared lock, for inspection
+// (stats, ls, verify, export) beside other readers. Writes return ErrReadOnly.
+// Open fails with ErrLocked while a writer holds the cache, and with
+// ErrNeedsRecovery after an unclean shutdown until a writable Open has
+// replayed the log.
 func ReadOnly() Option {
 	return func(o *openOptions) { o.readOnly = true }
 }
@@ -64,7 +71,10 @@ func withMemTableSize(n int64) Option {
 	return func(o *openOptions) { o.memTableSize = n }
 }
 
-// Badger is the on-disk Store.
+// Badger is the on-disk Store. Writes go through a group committer and are
+// synced before they return. GC gives freed space back to the file system,
+// except what sits in the value-log file this process has been writing to;
+// GC in a process of its own (as `ideaflow cache gc` is) reclaims it all.
 type Badger struct {
 	store
 	dir string
@@ -108,9 +118,12 @@ func Open(dir string, opts ...Option) (*Badger, error) {
 	}
 	db, err := badger.Open(bopts)
 	if err != nil {
-		// Badger formats its lock error as text, so it can only be matched as text.
-		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
+		// Badger formats these errors as text, so they can only be matched as text.
+		switch msg := err.Error(); {
+		case strings.Contains(msg, "Cannot acquire directory lock"):
 			return nil, fmt.Errorf("open cache %s: %w", dir, ErrLocked)
+		case o.readOnly && strings.Contains(msg, "truncate required"):
+			return nil, fmt.Errorf("open cache %s read-only: %w", dir, ErrNeedsRecovery)
 		}
 		return nil, fmt.Errorf("open cache %s: %w", dir, err)
 	}

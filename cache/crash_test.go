@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -63,11 +64,13 @@ func TestCrashSafety(t *testing.T) {
 		t.Fatal("child exited normally; it should have been killed")
 	}
 
+	if _, err := Open(dir, ReadOnly()); !errors.Is(err, ErrNeedsRecovery) {
+		t.Fatalf("read-only open after kill: err = %v, want ErrNeedsRecovery", err)
+	}
 	s, err := Open(dir)
 	if err != nil {
 		t.Fatalf("reopen after kill: %v", err)
 	}
-	defer s.Close()
 	for i := range acked {
 		assertRecord(t, s, sampleRecord(i))
 	}
@@ -75,6 +78,14 @@ func TestCrashSafety(t *testing.T) {
 		t.Fatalf("Verify after kill = %v, %v", bad, err)
 	}
 	t.Logf("%d acknowledged records all survived SIGKILL", len(acked))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := Open(dir, ReadOnly())
+	if err != nil {
+		t.Fatalf("read-only open after recovery: %v", err)
+	}
+	ro.Close()
 }
 
 // crashChild writes until killed; it never returns normally.

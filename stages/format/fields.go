@@ -82,8 +82,8 @@ func fieldKeyMatches(key, want string) bool {
 	return ok && (rest == "score" || rest == "rating" || rest == "scores")
 }
 
-// fieldFromProse reads "Originality: 7", "**Feasibility (1-10):** 6/10" or
-// "- clarity = 8"; the last such line wins.
+// fieldFromProse reads "Originality: 7", "**Feasibility (1-10):** 6/10",
+// "- clarity = 8" or a table row "| Clarity | 8 |"; the last such line wins.
 func fieldFromProse(field, body string) (any, bool) {
 	re := fieldLineRegexp(field)
 	ms := re.FindAllStringSubmatchIndex(body, -1)
@@ -109,8 +109,8 @@ func fieldLineRegexp(field string) *regexp.Regexp {
 	for i, w := range words {
 		words[i] = regexp.QuoteMeta(w)
 	}
-	pattern := `(?im)^[^\S\n]*(?:[-*+•]\s*|\d{1,2}[.)]\s*)?` + strings.Join(words, `[\s_-]*`) +
-		`(?:[\s_-]*(?:score|rating))?\b[^\S\n]*(?:\([^)\n]{0,30}\)[^\S\n]*)?(?::|=|\s-\s|\s\x{2013}\s|\s\x{2014}\s|\s)[^\S\n]*`
+	pattern := `(?im)^[^\S\n]*(?:[-*+•|][^\S\n]*|\d{1,2}[.)][^\S\n]*)?` + strings.Join(words, `[\s_-]*`) +
+		`(?:[\s_-]*(?:score|rating))?\b[^\S\n]*(?:\([^)\n]{0,30}\)[^\S\n]*)?(?::|=|\||\s-\s|\s\x{2013}\s|\s\x{2014}\s|\s)[^\S\n]*`
 	re := regexp.MustCompile(pattern)
 	fieldLineCache.Store(field, re)
 	return re

@@ -236,6 +236,11 @@ func numberedRuns(lines []string) []rankRun {
 	return runs
 }
 
+// maxLetterLineRest bounds the rationale on a one-letter line. Longer text
+// after a letter ("**Idea A**: a careful extension of ...") is an analysis
+// of the ideas in presentation order, not a ranking.
+const maxLetterLineRest = 40
+
 // letterRuns finds consecutive lines that each hold one letter ("B", "- A",
 // "**D** (weakest)").
 func letterRuns(lines []string) []rankRun {
@@ -251,7 +256,7 @@ func letterRuns(lines []string) []rankRun {
 		t := strings.TrimSpace(l)
 		t = strings.TrimLeft(strings.TrimPrefix(strings.TrimPrefix(t, "- "), "• "), " ")
 		c, rest, ok := letterToken(t, false)
-		if !ok || !restIsRationale(rest) {
+		if !ok || !restIsRationale(rest) || len(strings.TrimSpace(rest)) > maxLetterLineRest {
 			flush()
 			continue
 		}

@@ -51,6 +51,9 @@ func TestParseRanking(t *testing.T) {
 		{name: "duplicate letter", spec: abcd, text: "Ranking: B > A > B > C", errSub: "repeated B; missing D"},
 		{name: "unknown letter", spec: abcd, text: "Ranking: B > A > E > C > D", errSub: "unknown E"},
 		{name: "incomplete numbered list", spec: abcd, text: "1. B\n2. A\n3. C", errSub: "missing D"},
+		{name: "analysis in presentation order is not a ranking", spec: abcd,
+			text:   "**Idea A**: a careful extension of known work on the same pathway.\n**Idea B**: a bold new method that nobody has tried before.\n**Idea C**: an incremental change to an existing protocol.\n**Idea D**: feasible, but narrow in what it would show.\n\nOverall, B is the most novel, then A.",
+			errSub: "found no ranking"},
 		{name: "no ranking", spec: abcd, text: "All four ideas have merit and it is hard to choose.", errSub: "found no ranking"},
 		{name: "refusal", spec: abcd, text: "I'm sorry, but I can't rank these ideas.", errSub: "declined", refusal: true},
 	})

@@ -10,12 +10,13 @@ var (
 	// "Rating: 7", "Overall rating (0-10): 7/10", "Score = 8", "my rating is 6".
 	ratingLabel = regexp.MustCompile(`(?i)\b(?:(?:overall|final|my|total|overlap)\s+)?(?:rating|score)\b\s*(?:\([^)\n]{0,30}\)\s*)?(?:out\s+of\s+\d+\s*)?(?::|=|\bis\b|\s-\s|\s\x{2013}\s|\s\x{2014}\s)\s*`)
 	// "I would rate this 7 out of 10", "I'd rate it a 6/10", "rated at 8 out of 10".
-	ratePhrase = regexp.MustCompile(`(?i)\brat(?:e|ed|ing)\b[^.\n]{0,40}?\b(\d{1,9}(?:\.\d+)?)\s*(?:/|out\s+of)\s*(\d{1,9})\b`)
-	fraction   = regexp.MustCompile(`\b(\d{1,9}(?:\.\d+)?)\s*(?:/|out\s+of)\s*(\d{1,9})\b`)
-	bareNumber = regexp.MustCompile(`^[([]?([-+]?\d{1,9}(?:\.\d+)?)[)\].]?$`)
-	explLabel  = regexp.MustCompile(`(?im)^[^\S\n]*(?:explanation|justification|reasoning|rationale|reason|comments?)\s*(?:\([^)\n]{0,30}\)\s*)?:[^\S\n]*`)
-	ratingKeys = map[string]bool{"rating": true, "score": true, "overallrating": true, "overallscore": true, "finalrating": true, "finalscore": true, "overlaprating": true, "overlapscore": true}
-	explKeys   = map[string]bool{"explanation": true, "justification": true, "reasoning": true, "rationale": true, "reason": true, "comment": true, "comments": true}
+	ratePhrase    = regexp.MustCompile(`(?i)\brat(?:e|ed|ing)\b[^.\n]{0,40}?\b(\d{1,9}(?:\.\d+)?)\s*(?:/|out\s+of)\s*(\d{1,9})\b`)
+	ratingHeading = regexp.MustCompile(`(?i)^(?:(?:overall|final|my|overlap)\s+)?(?:rating|score)\s*:?$`)
+	fraction      = regexp.MustCompile(`\b(\d{1,9}(?:\.\d+)?)\s*(?:/|out\s+of)\s*(\d{1,9})\b`)
+	bareNumber    = regexp.MustCompile(`^[([]?([-+]?\d{1,9}(?:\.\d+)?)[)\].]?$`)
+	explLabel     = regexp.MustCompile(`(?im)^[^\S\n]*(?:explanation|justification|reasoning|rationale|reason|comments?)[^\S\n]*(?:\([^)\n]{0,30}\)[^\S\n]*)?(?::[^\S\n]*|$)`)
+	ratingKeys    = map[string]bool{"rating": true, "score": true, "overallrating": true, "overallscore": true, "finalrating": true, "finalscore": true, "overlaprating": true, "overlapscore": true}
+	explKeys      = map[string]bool{"explanation": true, "justification": true, "reasoning": true, "rationale": true, "reason": true, "comment": true, "comments": true}
 )
 
 func parseRating(spec Spec, text string) (*Answer, error) {
@@ -45,6 +46,12 @@ func ratingScore(body string) (score, int, bool) {
 		for k := len(ms) - 1; k >= 0; k-- {
 			if sc, ok := readScore(lines[i][ms[k][1]:]); ok {
 				return sc, i, true
+			}
+		}
+		// A heading "Rating" with the number on the next line.
+		if i+1 < len(lines) && ratingHeading.MatchString(lines[i]) {
+			if sc, ok := readScore(lines[i+1]); ok {
+				return sc, i + 1, true
 			}
 		}
 	}

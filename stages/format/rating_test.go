@@ -31,6 +31,8 @@ func TestParseRating(t *testing.T) {
 			text: "Initial rating: 5\nAfter rereading the abstract, I revise this.\nFinal rating: 6\nExplanation: closer than it first looked.",
 			want: rating(6, "closer than it first looked.")},
 		{name: "zero allowed on a 0-10 scale", spec: zeroTen, text: "Rating: 0\nExplanation: no overlap.", want: rating(0, "no overlap.")},
+		{name: "markdown headings", spec: ten,
+			text: "## Rating\n8\n\n## Explanation\nThe idea and the abstract test the same drug.", want: rating(8, "The idea and the abstract test the same drug.")},
 		{name: "bare number", spec: ten, text: "7", want: rating(7, "")},
 		{name: "lone fraction", spec: ten, text: "Overlap: 3/10. The texts share only a keyword.", want: rating(3, "Overlap: 3/10. The texts share only a keyword.")},
 		{name: "think block", spec: ten, text: "<think>Rating: 2?</think>Rating: 8\nExplanation: strong.", want: rating(8, "strong.")},
