@@ -140,7 +140,8 @@ func (a *app) setupLogging() error {
 	default:
 		return &exitError{exitBadInput, fmt.Errorf("--log-format %q: use json or console", a.logFormat)}
 	}
-	a.log = zerolog.New(w).Level(lvl).With().Timestamp().Logger()
+	// Nodes log from many goroutines; the writer Main was given need not be safe for that.
+	a.log = zerolog.New(zerolog.SyncWriter(w)).Level(lvl).With().Timestamp().Logger()
 	return nil
 }
 
