@@ -7,6 +7,12 @@
 //
 // Store is the seam for tiering: the local Badger store is one tier today; a
 // shared remote store can sit in front of it later behind the same interface.
+//
+// Open returns the Badger store (ResolveDir says where it lives); NewMemory
+// returns an in-memory Store with the same rules, for tests. Writes are
+// durable when they return: concurrent Puts share one sync (group commit), so
+// a kill -9 loses only Puts that have not returned. Export and Import move
+// records between caches as a checked single-file bundle (bundle.go).
 package cache
 
 import (

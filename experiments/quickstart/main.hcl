@@ -63,6 +63,7 @@ stage "generate_ideas" "main" {
   model      = each.value
   references = stage.filter_references.low
   n          = var.n
+  domain     = "materials, ecology and computing" # the system prompt's "You are a ... researcher."
   prompt     = file("prompts/generate.tmpl")
 }
 
