@@ -74,25 +74,16 @@ func checkID(what, id string) error {
 }
 
 func (s *store) Get(key string) (*Record, error) {
-	var d recordDecoder
-	if err := s.b.get(dbKey(prefixRecord, key), d.decode); err != nil {
+	var rec *Record
+	err := s.b.get([]byte(prefixRecord+key), func(v []byte) error {
+		var err error
+		rec, err = decodeRecord(v)
+		return err
+	})
+	if err != nil {
 		return nil, s.lookupErr("get record", key, err)
 	}
-	return d.rec, nil
-}
-
-// recordDecoder gives Get a decode callback that costs one allocation, where a
-// closure over local variables costs three.
-type recordDecoder struct{ rec *Record }
-
-func (d *recordDecoder) decode(v []byte) (err error) {
-	d.rec, err = decodeRecord(v)
-	return err
-}
-
-// dbKey joins a prefix and an id in one allocation.
-func dbKey(prefix, id string) []byte {
-	return append(append(make([]byte, 0, len(prefix)+len(id)), prefix...), id...)
+	return rec, nil
 }
 
 func (s *store) lookupErr(what, key string, err error) error {
