@@ -148,6 +148,22 @@ type badgerBackend struct {
 	closeErr  error
 }
 
+func (bb *badgerBackend) has(key []byte) (bool, error) {
+	if bb.closed.Load() {
+		return false, ErrClosed
+	}
+	found := false
+	err := bb.db.View(func(txn *badger.Txn) error {
+		_, err := txn.Get(key)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		found = err == nil
+		return err
+	})
+	return found, err
+}
+
 func (bb *badgerBackend) get(key []byte, fn func([]byte) error) error {
 	if bb.closed.Load() {
 		return ErrClosed

@@ -151,6 +151,18 @@ type Store interface {
 	Latest(address string) (key string, ok bool, err error)
 	SetLatest(address, key string) error
 
+	// Has reports whether a record is stored under key, without reading it.
+	Has(key string) (bool, error)
+	// Memo/SetMemo keep an index from a node's input state (a digest the
+	// engine computes) to what it knows about the node's key. The value must
+	// start with the record key, ended by a NUL byte or the value's end; GC
+	// drops memos whose record is gone. Losing a memo only costs a re-render.
+	Memo(inputKey string) (value []byte, ok bool, err error)
+	SetMemo(inputKey string, value []byte) error
+	// PutIndexed is Put plus, in the same atomic durable write, the latest-key
+	// entry of address (if not empty) and a memo (if inputKey is not empty).
+	PutIndexed(rec *Record, address, inputKey string, memo []byte) error
+
 	PutFailure(f *Failure) error
 	Failure(key string) (*Failure, error) // ErrNotFound if none
 	DeleteFailure(key string) error

@@ -83,6 +83,14 @@ func (s *store) GC(keep map[string]bool) (int, error) {
 		})
 	}
 	if err == nil {
+		err = s.b.scan(prefixMemo, false, func(k, v []byte) error {
+			if !keep[memoRecordKey(v)] {
+				units = append(units, []op{delOp(string(k))})
+			}
+			return nil
+		})
+	}
+	if err == nil {
 		err = s.b.scan(prefixFailure, true, func(k, _ []byte) error {
 			if !keep[string(k[len(prefixFailure):])] {
 				units = append(units, []op{delOp(string(k))})

@@ -29,6 +29,16 @@ type memBackend struct {
 	closed bool
 }
 
+func (m *memBackend) has(key []byte) (bool, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return false, ErrClosed
+	}
+	_, ok := m.kv[string(key)]
+	return ok, nil
+}
+
 func (m *memBackend) get(key []byte, fn func([]byte) error) error {
 	m.mu.RLock()
 	v, ok := m.kv[string(key)]

@@ -17,6 +17,7 @@ const (
 	prefixLatest  = "l/"   // l/<address>  -> key
 	prefixFailure = "f/"   // f/<key>      -> JSON Failure
 	prefixRun     = "run/" // run/<id>     -> JSON RunRecord
+	prefixMemo    = "m/"   // m/<input key> -> memo value (starts with a record key)
 )
 
 // maxIDLen bounds keys, addresses and run ids; Badger refuses keys over 64 KiB
@@ -39,6 +40,8 @@ func delOp(key string) op             { return op{key: []byte(key), del: true} }
 type backend interface {
 	// get calls fn with the value of key (valid only during fn) or returns errNoKey.
 	get(key []byte, fn func(val []byte) error) error
+	// has reports whether key is present without reading its value.
+	has(key []byte) (bool, error)
 	// scan calls fn for each key with prefix in ascending order; val is nil when
 	// keysOnly is set and is valid only during fn.
 	scan(prefix string, keysOnly bool, fn func(key, val []byte) error) error
@@ -113,7 +116,10 @@ func (s *store) Parts(key string) ([]Part, error) {
 	return parts, nil
 }
 
-func (s *store) Put(rec *Record) error {
+func (s *store) Put(rec *Record) error { return s.put(rec) }
+
+// put stores rec and the extra index entries in one atomic, durable write.
+func (s *store) put(rec *Record, extra ...op) error {
 	if rec == nil {
 		return errors.New("put record: nil record")
 	}
@@ -133,7 +139,7 @@ func (s *store) Put(rec *Record) error {
 	}
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
-	if err := s.b.apply(recordOps(rec)); err != nil {
+	if err := s.b.apply(append(recordOps(rec), extra...)); err != nil {
 		return fmt.Errorf("put record %s: %w", rec.Key, err)
 	}
 	return nil

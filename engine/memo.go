@@ -7,17 +7,12 @@ import (
 	"strings"
 )
 
-// memoStore is the optional part of a cache that remembers, per node input
-// state, which key the node had. A stage is pure given its params, its node
-// identity and its inputs' outputs, so the digest of those determines the
-// rendered request and thus the key. Looking it up skips rendering prompts
-// and loading upstream outputs: a warm re-run costs two index lookups per
-// node. The memo is an index, not a result: losing it costs a re-render.
-type memoStore interface {
-	Has(key string) (bool, error)
-	Memo(inputKey string) ([]byte, bool, error)
-	SetMemo(inputKey string, value []byte) error
-}
+// The memo: a stage is pure given its params, its node identity and its
+// inputs' outputs, so the digest of those (the input key) determines the
+// rendered request and thus the node's key. The cache keeps input key -> key;
+// looking it up skips rendering prompts and loading upstream outputs, so a
+// warm re-run costs two index lookups per node. The memo is an index, not a
+// result: losing it costs a re-render.
 
 // memoBase digests what is common to every node of an instance: stage type,
 // implementation version and every param.
@@ -71,11 +66,7 @@ func encodeMemo(st *nodeState) []byte {
 // memoHit fills st from the memo of inKey when the memoised key's record is
 // still in the cache.
 func (w *walker) memoHit(st *nodeState, inKey [32]byte) bool {
-	ms, ok := w.store.(memoStore)
-	if !ok {
-		return false
-	}
-	v, ok, err := ms.Memo(hex.EncodeToString(inKey[:]))
+	v, ok, err := w.store.Memo(hex.EncodeToString(inKey[:]))
 	if err != nil || !ok {
 		return false
 	}
@@ -87,7 +78,7 @@ func (w *walker) memoHit(st *nodeState, inKey [32]byte) bool {
 	if err != nil || len(d) != 32 {
 		return false
 	}
-	if has, err := ms.Has(f[0]); err != nil || !has {
+	if has, err := w.store.Has(f[0]); err != nil || !has {
 		return false
 	}
 	st.status, st.known, st.key = StatusCached, true, f[0]
@@ -99,9 +90,7 @@ func (w *walker) memoHit(st *nodeState, inKey [32]byte) bool {
 }
 
 func (w *walker) setMemo(inKey [32]byte, st *nodeState) {
-	if ms, ok := w.store.(memoStore); ok {
-		if err := ms.SetMemo(hex.EncodeToString(inKey[:]), encodeMemo(st)); err != nil {
-			w.log.Debug().Err(err).Msg("memo write failed")
-		}
+	if err := w.store.SetMemo(hex.EncodeToString(inKey[:]), encodeMemo(st)); err != nil {
+		w.log.Debug().Err(err).Msg("memo write failed")
 	}
 }

@@ -216,6 +216,9 @@ func (w *walker) resolve(i int32) {
 		}
 		w.finish(i)
 		return
+	} else if errors.Is(err, cache.ErrCorrupt) {
+		// A damaged record is recomputed, which repairs it.
+		w.log.Warn().Str("node", n.Address).Err(err).Msg("corrupt cache record; recomputing")
 	} else if !errors.Is(err, cache.ErrNotFound) {
 		w.fail(i, key, fmt.Errorf("read cache: %w", err), "", nil)
 		return
@@ -282,18 +285,21 @@ func (w *walker) complete(i int32, inKey [32]byte, key string, parts []namedPart
 	if rec.CreatedAt.IsZero() {
 		rec.CreatedAt = time.Now().UTC()
 	}
-	if err := w.store.Put(rec); err != nil {
+	st.key, st.digest = key, digest
+	st.synthetic = rec.Synthetic
+	st.servedModel = rec.ServedModel
+	// One durable write holds the record, the latest key at this address and
+	// the memo: a crash leaves all three or none.
+	if err := w.store.PutIndexed(rec, w.expKey+n.Address, hex.EncodeToString(inKey[:]), encodeMemo(st)); err != nil {
 		w.setStoreErr(err)
 		w.fail(i, key, fmt.Errorf("write cache: %w", err), "", nil)
 		return
 	}
-	_ = w.store.DeleteFailure(key)
-	w.markLatest(n, key)
-	st.status, st.known, st.output, st.digest = StatusRan, true, rec.Output, digest
+	if _, err := w.store.Failure(key); err == nil {
+		_ = w.store.DeleteFailure(key)
+	}
+	st.status, st.known, st.output = StatusRan, true, rec.Output
 	st.usage = rec.Usage
-	st.synthetic = rec.Synthetic
-	st.servedModel = rec.ServedModel
-	w.setMemo(inKey, st)
 	w.finish(i)
 }
 
