@@ -13,6 +13,14 @@ type Counts struct {
 	Skipped int `json:"skipped"`
 }
 
+// StageSummary is one stage instance's line of a run summary.
+type StageSummary struct {
+	Counts
+	LLMCalls int     `json:"llm_calls,omitempty"`
+	Tokens   *Tokens `json:"tokens,omitempty"`
+	CostUSD  float64 `json:"cost_usd,omitempty"`
+}
+
 // Tokens are token totals.
 type Tokens struct {
 	Input  int64 `json:"input"`
@@ -38,8 +46,13 @@ type Summary struct {
 	LLMCalls        int                   `json:"llm_calls"`
 	Tokens          Tokens                `json:"tokens"`
 	CostUSD         float64               `json:"cost_usd"`
-	Stages          map[string]Counts     `json:"stages"`
-	Models          map[string]ModelUsage `json:"models,omitempty"`
+	Stages          map[string]StageSummary `json:"stages"`
+	Models          map[string]ModelUsage   `json:"models,omitempty"`
+	// ServedModels counts, per requested model name, the model names the
+	// endpoint said answered (cached and new answers alike). More than one
+	// name, or a name other than the requested one, means the endpoint
+	// re-routed: cached answers may come from another model than new ones.
+	ServedModels map[string]map[string]int `json:"served_models,omitempty"`
 	Failures        []FailedNode          `json:"failures,omitempty"`
 	Skipped         map[string]int        `json:"skipped_reasons,omitempty"`
 	Interrupted     bool                  `json:"interrupted,omitempty"`
@@ -82,7 +95,8 @@ type PlanSummary struct {
 }
 
 func (w *walker) summarize() *Summary {
-	s := &Summary{Stages: map[string]Counts{}, Models: map[string]ModelUsage{}, Skipped: map[string]int{}}
+	s := &Summary{Stages: map[string]StageSummary{}, Models: map[string]ModelUsage{}, Skipped: map[string]int{},
+		ServedModels: map[string]map[string]int{}}
 	for i, n := range w.g.Nodes {
 		if n.Inst.source {
 			continue
@@ -107,6 +121,13 @@ func (w *walker) summarize() *Summary {
 				s.Tokens.Input += st.usage.InputTokens
 				s.Tokens.Output += st.usage.OutputTokens
 				s.CostUSD += st.usage.CostUSD
+				c.LLMCalls += calls
+				if c.Tokens == nil {
+					c.Tokens = &Tokens{}
+				}
+				c.Tokens.Input += st.usage.InputTokens
+				c.Tokens.Output += st.usage.OutputTokens
+				c.CostUSD += st.usage.CostUSD
 				mu := s.Models[st.wantModel]
 				mu.Calls += calls
 				mu.Tokens.Input += st.usage.InputTokens
@@ -123,8 +144,13 @@ func (w *walker) summarize() *Summary {
 			s.Nodes.Skipped++
 			s.Skipped[skipClass(st.reason)]++
 		}
-		if st.synthetic {
-			s.Synthetic = true
+		if st.isCall && st.known && st.servedModel != "" {
+			m := s.ServedModels[st.wantModel]
+			if m == nil {
+				m = map[string]int{}
+				s.ServedModels[st.wantModel] = m
+			}
+			m[st.servedModel]++
 		}
 		s.Stages[n.Inst.Address] = c
 	}
@@ -134,6 +160,9 @@ func (w *walker) summarize() *Summary {
 	}
 	if len(s.Models) == 0 {
 		s.Models = nil
+	}
+	if len(s.ServedModels) == 0 {
+		s.ServedModels = nil
 	}
 	return s
 }

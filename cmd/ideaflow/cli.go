@@ -356,6 +356,9 @@ func printSummary(w io.Writer, s *engine.Summary) {
 		}
 		fmt.Fprintf(w, "  FAILED %s: %s\n", f.Address, f.Error)
 	}
+	for _, line := range servedModelNotes(s.ServedModels) {
+		fmt.Fprintln(w, line)
+	}
 	if s.BudgetExhausted {
 		fmt.Fprintln(w, "Budget reached (--max-cost): remaining model nodes were not dispatched.")
 	}
@@ -365,6 +368,33 @@ func printSummary(w io.Writer, s *engine.Summary) {
 	for _, r := range s.Reports {
 		fmt.Fprintf(w, "wrote %s\n", r)
 	}
+}
+
+// servedModelNotes says when an endpoint answered a requested model name with
+// other models, e.g. when an alias moved on between the cached and new answers.
+func servedModelNotes(served map[string]map[string]int) []string {
+	var out []string
+	for _, req := range sortedKeys(served) {
+		names := served[req]
+		if len(names) == 1 && names[req] > 0 {
+			continue
+		}
+		var parts []string
+		for _, name := range sortedKeys(names) {
+			parts = append(parts, fmt.Sprintf("%s (%d)", name, names[name]))
+		}
+		out = append(out, fmt.Sprintf("note: answers for model %q came from %s", req, strings.Join(parts, ", ")))
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func variableStrings(g *engine.Graph) map[string]string {

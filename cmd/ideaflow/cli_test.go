@@ -234,3 +234,39 @@ func TestBadExperimentExitsTwoWithLocation(t *testing.T) {
 		}
 	}
 }
+
+// TestServedModelDrift: the endpoint answers the first run's generations as
+// one model and, after the judge changes, the new rankings as another; the
+// summary counts what served each requested name and the CLI says so.
+func TestServedModelDrift(t *testing.T) {
+	srv, exp, cacheDir, sc := newScenario(t)
+	srv.SetHook(func(r *llmtest.Request) (llmtest.Fault, bool) {
+		return llmtest.Fault{ServedModel: r.Chat.Model + "-2024-08-06"}, true
+	})
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	srv.SetHook(func(r *llmtest.Request) (llmtest.Fault, bool) {
+		return llmtest.Fault{ServedModel: r.Chat.Model + "-2025-01-01"}, true
+	})
+	sc.JudgeTemperature = 0.5
+	writeExperiment(t, exp, sc)
+	sum := filepath.Join(t.TempDir(), "s.json")
+	code, stdout, stderr := cli(t, "run", exp, "--cache-dir", cacheDir, "--summary-json", sum)
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	s := readSummary(t, sum)
+	if got := s.ServedModels["judge-model"]; got["judge-model-2025-01-01"] != 8 || len(got) != 1 {
+		t.Errorf("judge served by %v, want 8 new answers from judge-model-2025-01-01", got)
+	}
+	if got := s.ServedModels["gen-a"]; got["gen-a-2024-08-06"] != 12 || len(got) != 1 {
+		t.Errorf("gen-a served by %v, want its 12 cached answers from gen-a-2024-08-06", got)
+	}
+	if !strings.Contains(stdout, `note: answers for model "gen-a" came from gen-a-2024-08-06 (12)`) {
+		t.Errorf("stdout does not note the served model:\n%s", stdout)
+	}
+	if st := s.Stages[stage(rank, "gen-a")]; st.LLMCalls != 4 || st.Tokens == nil || st.Tokens.Input == 0 || st.CostUSD != 0 {
+		t.Errorf("per-stage usage of the rankings: %+v", st)
+	}
+}

@@ -186,7 +186,7 @@ func (s *Server) chatReply(rec *Request, respond Responder) chatResponse {
 	}
 	out := chatResponse{
 		ID: fmt.Sprintf("chatcmpl-%d", rec.Seq), Object: "chat.completion", Created: rec.Time.Unix(),
-		Model: rec.Chat.Model, SystemFingerprint: s.fingerprint, Usage: usage,
+		Model: servedModel(rec), SystemFingerprint: s.fingerprint, Usage: usage,
 		Choices: []chatChoice{{Message: msg, FinishReason: "stop"}},
 	}
 	if f.EmptyChoices {
@@ -324,4 +324,11 @@ func (t memTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp := rec.Result()
 	resp.Request = r
 	return resp, nil
+}
+
+func servedModel(rec *Request) string {
+	if rec.Fault.ServedModel != "" {
+		return rec.Fault.ServedModel
+	}
+	return rec.Chat.Model
 }

@@ -34,6 +34,8 @@ type Fault struct {
 	RemainingRequests string // x-ratelimit-remaining-requests
 	RemainingTokens   string // x-ratelimit-remaining-tokens
 
+	ServedModel string // model name to report instead of the requested one (an endpoint that re-routed)
+
 	CutBody      bool // 200 whose body stops halfway through the JSON, then the connection closes
 	Malformed    bool // 200 whose body is not valid JSON
 	EmptyChoices bool // 200 with "choices": [] (embeddings: "data": [])
