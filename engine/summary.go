@@ -42,24 +42,24 @@ type FailedNode struct {
 
 // Summary is the result of a run (`run --summary-json`).
 type Summary struct {
-	Nodes           Counts                `json:"nodes"`
-	LLMCalls        int                   `json:"llm_calls"`
-	Tokens          Tokens                `json:"tokens"`
-	CostUSD         float64               `json:"cost_usd"`
-	Stages          map[string]StageSummary `json:"stages"`
-	Models          map[string]ModelUsage   `json:"models,omitempty"`
+	Nodes    Counts                  `json:"nodes"`
+	LLMCalls int                     `json:"llm_calls"`
+	Tokens   Tokens                  `json:"tokens"`
+	CostUSD  float64                 `json:"cost_usd"`
+	Stages   map[string]StageSummary `json:"stages"`
+	Models   map[string]ModelUsage   `json:"models,omitempty"`
 	// ServedModels counts, per requested model name, the model names the
 	// endpoint said answered (cached and new answers alike). More than one
 	// name, or a name other than the requested one, means the endpoint
 	// re-routed: cached answers may come from another model than new ones.
-	ServedModels map[string]map[string]int `json:"served_models,omitempty"`
-	Failures        []FailedNode          `json:"failures,omitempty"`
-	Skipped         map[string]int        `json:"skipped_reasons,omitempty"`
-	Interrupted     bool                  `json:"interrupted,omitempty"`
-	BudgetExhausted bool                  `json:"budget_exhausted,omitempty"`
-	Synthetic       bool                  `json:"synthetic,omitempty"`
-	Reports         []string              `json:"reports,omitempty"`
-	WallSeconds     float64               `json:"wall_seconds"`
+	ServedModels    map[string]map[string]int `json:"served_models,omitempty"`
+	Failures        []FailedNode              `json:"failures,omitempty"`
+	Skipped         map[string]int            `json:"skipped_reasons,omitempty"`
+	Interrupted     bool                      `json:"interrupted,omitempty"`
+	BudgetExhausted bool                      `json:"budget_exhausted,omitempty"`
+	Synthetic       bool                      `json:"synthetic,omitempty"`
+	Reports         []string                  `json:"reports,omitempty"`
+	WallSeconds     float64                   `json:"wall_seconds"`
 }
 
 // PlanCounts are per-stage plan counts.
