@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -70,23 +71,52 @@ func (w *walker) memoHit(st *nodeState, inKey [32]byte) bool {
 	if err != nil || !ok {
 		return false
 	}
-	f := strings.Split(string(v), "\x00")
-	if len(f) != 5 {
+	f := splitMemo(v)
+	if f == nil {
 		return false
 	}
-	d, err := hex.DecodeString(f[1])
-	if err != nil || len(d) != 32 {
+	var d [32]byte
+	if n, err := hex.Decode(d[:], f[1]); err != nil || n != 32 {
 		return false
 	}
-	if has, err := w.store.Has(f[0]); err != nil || !has {
+	key := string(f[0])
+	if has, err := w.store.Has(key); err != nil || !has {
 		return false
 	}
-	st.status, st.known, st.key = StatusCached, true, f[0]
-	copy(st.digest[:], d)
-	st.isCall = strings.Contains(f[2], memoCall)
-	st.synthetic = strings.Contains(f[2], memoSynthetic)
-	st.wantModel, st.servedModel = f[3], f[4]
+	st.status, st.known, st.key, st.digest = StatusCached, true, key, d
+	st.isCall = bytes.Contains(f[2], []byte(memoCall))
+	st.synthetic = bytes.Contains(f[2], []byte(memoSynthetic))
+	st.wantModel, st.servedModel = w.intern(f[3]), w.intern(f[4])
 	return true
+}
+
+// splitMemo splits a memo value into its five fields, or returns nil.
+func splitMemo(v []byte) [][]byte {
+	f := make([][]byte, 0, 5)
+	for len(f) < 4 {
+		i := bytes.IndexByte(v, 0)
+		if i < 0 {
+			return nil
+		}
+		f = append(f, v[:i])
+		v = v[i+1:]
+	}
+	return append(f, v)
+}
+
+// intern shares one string per model name across the nodes that name it.
+func (w *walker) intern(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	w.internMu.Lock()
+	defer w.internMu.Unlock()
+	if s, ok := w.interned[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	w.interned[s] = s
+	return s
 }
 
 func (w *walker) setMemo(inKey [32]byte, st *nodeState) {

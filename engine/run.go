@@ -133,15 +133,19 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	w.log = e.Log
 	w.ctx = ctx
 	w.budget = &budget{max: opts.MaxCost}
-	for i, n := range g.Nodes {
-		if st := &plan.states[i]; !n.Inst.source && st.status == StatusCached {
-			w.states[i] = *st
+	// The run takes over the plan's states: cached nodes stay settled, the
+	// rest start afresh (a plan's in-memory results are not cache records).
+	w.states = plan.states
+	plan.states = nil
+	for i := range w.states {
+		if w.states[i].status != StatusCached {
+			w.states[i] = nodeState{}
 		}
 	}
 	if opts.OnProgress != nil {
 		total := 0
 		for i, n := range g.Nodes {
-			if !n.Inst.source && plan.states[i].status != StatusCached {
+			if !n.Inst.source && w.states[i].status != StatusCached {
 				total++
 			}
 		}
@@ -307,11 +311,6 @@ func (e *Engine) recordRun(g *Graph, w *walker, sum *Summary, start time.Time, o
 		ID: fmt.Sprintf("%s-%d", g.Exp.Name, start.UnixNano()), Experiment: g.Exp.Name,
 		ExperimentDigest: g.Exp.Source, Variables: opts.Variables, GitCommit: opts.GitCommit,
 		Started: start.UTC(), Finished: time.Now().UTC(), Summary: b,
-	}
-	for i := range w.states {
-		if k := w.states[i].key; k != "" && w.states[i].known {
-			rec.Keys = append(rec.Keys, k)
-		}
 	}
 	if err := e.Store.PutRun(rec); err != nil {
 		e.Log.Warn().Err(err).Msg("could not write run record")

@@ -43,6 +43,9 @@ type walker struct {
 	onProgress func(*Node, *nodeState)
 	errMu      sync.Mutex
 	storeErr   error
+
+	internMu sync.Mutex
+	interned map[string]string
 }
 
 type task struct {
@@ -61,6 +64,7 @@ func newWalker(g *Graph, store cache.Store, plan bool) *walker {
 		ready:     make(chan int32, len(g.Nodes)),
 		done:      make(chan struct{}),
 		log:       zerolog.Nop(),
+		interned:  map[string]string{},
 	}
 	return w
 }

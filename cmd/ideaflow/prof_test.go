@@ -20,12 +20,12 @@ func TestProfileWarm(t *testing.T) {
 	if os.Getenv("PROF") == "" {
 		t.Skip()
 	}
-	dir := "/tmp/profexp"
+	dir := os.Getenv("PROFDIR")
 	exp := filepath.Join(dir, "exp")
 	cacheDir := filepath.Join(dir, "cache")
 	fresh := false
 	if _, err := os.Stat(exp); err != nil {
-		writeScaleExperiment(t, exp, 20, 60)
+		writeScaleExperiment(t, exp, 20, 1200)
 		fresh = true
 	}
 	store, _ := cache.Open(cacheDir)
@@ -57,4 +57,13 @@ func TestProfileWarm(t *testing.T) {
 	t.Logf("cpu user %v sys %v", time.Duration(ru1.Utime.Nano()-ru0.Utime.Nano()), time.Duration(ru1.Stime.Nano()-ru0.Stime.Nano()))
 	pprof.StopCPUProfile()
 	t.Logf("warm plan %v %+v", time.Since(t0), p.Summary.Nodes)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	t.Logf("heap inuse %d MiB, sys %d MiB", ms.HeapInuse>>20, ms.Sys>>20)
+	hf, _ := os.Create("/tmp/heap.prof")
+	pprof.WriteHeapProfile(hf)
+	hf.Close()
+	var ru syscall.Rusage
+	syscall.Getrusage(0, &ru)
+	t.Logf("maxrss %d MiB", ru.Maxrss>>10)
 }
