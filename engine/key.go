@@ -61,6 +61,7 @@ func keyParts(n *Node, w *stages.Work, inputs [][32]byte) []namedPart {
 			partOf("model.seed", []byte(intDisplay(r.Seed)), intDisplay(r.Seed)),
 			partOf("model.stop", mustJSON(r.Stop), string(mustJSON(r.Stop))),
 			partOf("model.json_mode", []byte(strconv.FormatBool(r.JSONMode)), strconv.FormatBool(r.JSONMode)),
+			partOf("json_schema", r.JSONSchema, ""),
 			partOf("sample", []byte(strconv.Itoa(r.Sample)), strconv.Itoa(r.Sample)),
 			partOf("format", format, string(r.Format.Kind)),
 		)

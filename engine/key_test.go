@@ -2,6 +2,7 @@ package engine
 
 import (
 	"crypto/sha256"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -27,7 +28,7 @@ func testCall(temp float64, prompt string) *stages.Work {
 func TestKeyIsStable(t *testing.T) {
 	in := [][32]byte{sha256.Sum256([]byte("upstream"))}
 	key := keyOf(keyParts(testNode(), testCall(0.7, "Propose an idea."), in))
-	const want = "5c3651005a1a075f0d2324248478a88d41b514bd47e79d5c6a9c554a160d77ae"
+	const want = "7d0244d9851e76e722b4836d38d08e2e42f0732f456e1fd1e0a77ab432fad0b7"
 	if key != want {
 		t.Fatalf("key encoding changed: %s", key)
 	}
@@ -107,5 +108,42 @@ func TestBudget(t *testing.T) {
 	unlimited := &budget{}
 	if !unlimited.reserve(1e9) {
 		t.Fatal("no max means no limit")
+	}
+}
+
+// TestEveryRequestFieldIsKeyed changes each field of llm.Request in turn and
+// checks the key changes, so a field added to requests cannot be forgotten.
+func TestEveryRequestFieldIsKeyed(t *testing.T) {
+	in := [][32]byte{sha256.Sum256([]byte("upstream"))}
+	base := testCall(0.7, "Propose an idea.")
+	baseKey := keyOf(keyParts(testNode(), base, in))
+	seven := 7
+	half := 0.5
+	changes := map[string]func(r *llm.Request){
+		"Model":       func(r *llm.Request) { r.Model = "other" },
+		"Messages":    func(r *llm.Request) { r.Messages = append(r.Messages, llm.Message{Role: "user", Content: "more"}) },
+		"Temperature": func(r *llm.Request) { r.Temperature = &half },
+		"TopP":        func(r *llm.Request) { r.TopP = &half },
+		"MaxTokens":   func(r *llm.Request) { r.MaxTokens = 5 },
+		"Seed":        func(r *llm.Request) { r.Seed = &seven },
+		"Stop":        func(r *llm.Request) { r.Stop = []string{"END"} },
+		"JSONMode":    func(r *llm.Request) { r.JSONMode = true },
+		"Sample":      func(r *llm.Request) { r.Sample = 9 },
+		"Format":      func(r *llm.Request) { r.Format.N = 4 },
+		"JSONSchema":  func(r *llm.Request) { r.JSONSchema = []byte(`{"type":"object"}`) },
+	}
+	rt := reflect.TypeOf(llm.Request{})
+	for i := 0; i < rt.NumField(); i++ {
+		name := rt.Field(i).Name
+		change, ok := changes[name]
+		if !ok {
+			t.Errorf("llm.Request.%s has no case here: decide whether it belongs in the key", name)
+			continue
+		}
+		w := testCall(0.7, "Propose an idea.")
+		change(&w.Call.Request)
+		if keyOf(keyParts(testNode(), w, in)) == baseKey {
+			t.Errorf("changing llm.Request.%s does not change the key", name)
+		}
 	}
 }
