@@ -67,10 +67,19 @@ type Model struct {
 }
 
 // Request starts a request to this model with its sampling parameters.
+//
+// With a seed, sample i is sent with seed+i: independent samples must differ
+// even on an endpoint that a fixed seed makes deterministic, and each stays
+// reproducible.
 func (m *Model) Request(msgs []llm.Message, sample int, spec format.Spec) llm.Request {
+	seed := m.Seed
+	if seed != nil {
+		s := *seed + sample
+		seed = &s
+	}
 	return llm.Request{
 		Model: m.Name, Messages: msgs, Temperature: m.Temperature, TopP: m.TopP,
-		MaxTokens: m.MaxTokens, Seed: m.Seed, Stop: m.Stop, JSONMode: m.JSONMode,
+		MaxTokens: m.MaxTokens, Seed: seed, Stop: m.Stop, JSONMode: m.JSONMode,
 		Sample: sample, Format: spec,
 	}
 }

@@ -270,3 +270,41 @@ func TestServedModelDrift(t *testing.T) {
 		t.Errorf("per-stage usage of the rankings: %+v", st)
 	}
 }
+
+// TestIntermittentFaultsCompleteEveryNode: every 5th request fails in a way a
+// real endpoint fails (429 with Retry-After, 500, 503, a body cut short,
+// malformed JSON); the run still completes every node, and no prompt is
+// answered twice.
+func TestIntermittentFaultsCompleteEveryNode(t *testing.T) {
+	srv, exp, cacheDir, _ := newScenario(t)
+	faults := []llmtest.Fault{{Status: 429, RetryAfter: "0"}, {Status: 500}, {Status: 503}, {CutBody: true}, {Malformed: true}}
+	srv.SetHook(func(r *llmtest.Request) (llmtest.Fault, bool) {
+		if r.Seq%5 == 0 {
+			return faults[(r.Seq/5)%len(faults)], true
+		}
+		return llmtest.Fault{}, false
+	})
+	sum := filepath.Join(t.TempDir(), "s.json")
+	code, stdout, stderr := cli(t, "run", exp, "--cache-dir", cacheDir, "--summary-json", sum)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	s := readSummary(t, sum)
+	if s.Nodes.Ran != 48 || s.Nodes.Failed != 0 || s.LLMCalls != 32 {
+		t.Fatalf("nodes %+v, calls %d", s.Nodes, s.LLMCalls)
+	}
+	// Every model node got exactly one good answer: 32 good replies in all
+	// (independent samples of one target send identical bodies, so bodies
+	// are not unique), and every other request was a fault that was retried.
+	good, faulty := 0, 0
+	for _, r := range srv.Requests() {
+		if r.Answered && r.Fault == (llmtest.Fault{}) {
+			good++
+		} else {
+			faulty++
+		}
+	}
+	if good != 32 || faulty == 0 || good+faulty != srv.Count() {
+		t.Fatalf("%d good and %d faulty replies of %d requests; want 32 good", good, faulty, srv.Count())
+	}
+}

@@ -70,18 +70,25 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.reqs = append(s.reqs, rec)
 	s.mu.Unlock()
 
-	status, answered := s.reply(w, r, &rec, respond)
+	// The outcome is recorded before the reply's last byte leaves, so a
+	// client that has its answer always finds it in Requests().
+	settle := func(status int, answered bool) {
+		s.mu.Lock()
+		s.reqs[idx].Status = status
+		s.reqs[idx].Answered = answered
+		s.mu.Unlock()
+	}
+	s.reply(w, r, &rec, respond, settle)
 
 	s.mu.Lock()
 	s.inFlight--
-	s.reqs[idx].Status = status
-	s.reqs[idx].Answered = answered
 	s.mu.Unlock()
 }
 
-// reply writes the scripted reply and reports the status sent (0 if the
-// client went away first) and whether a complete successful body went out.
-func (s *Server) reply(w http.ResponseWriter, r *http.Request, rec *Request, respond Responder) (int, bool) {
+// reply writes the scripted reply; settle records the status sent (0 if the
+// client went away first) and whether a complete successful body went out,
+// just before the bytes that end the exchange are written.
+func (s *Server) reply(w http.ResponseWriter, r *http.Request, rec *Request, respond Responder, settle func(int, bool)) {
 	f := rec.Fault
 	if d := s.latency + f.Delay; d > 0 {
 		t := time.NewTimer(d)
@@ -89,13 +96,15 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, rec *Request, res
 		case <-t.C:
 		case <-r.Context().Done():
 			t.Stop()
-			return 0, false
+			settle(0, false)
+			return
 		}
 	}
 	if s.apiKey != "" && rec.Header.Get("Authorization") != "Bearer "+s.apiKey {
 		presented := rec.Header.Get("Authorization")
+		settle(http.StatusUnauthorized, false)
 		writeError(w, http.StatusUnauthorized, "Incorrect API key provided: "+presented+".", "invalid_api_key")
-		return http.StatusUnauthorized, false
+		return
 	}
 	setHeader(w, "Retry-After", f.RetryAfter)
 	setHeader(w, "x-ratelimit-reset-requests", f.ResetRequests)
@@ -107,15 +116,17 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, rec *Request, res
 		if msg == "" {
 			msg = http.StatusText(f.Status)
 		}
+		settle(f.Status, false)
 		writeError(w, f.Status, msg, f.Code)
-		return f.Status, false
+		return
 	}
 	if f.Malformed {
 		// A trailing comma: invalid inside the first JSON value, so a decoder
 		// cannot stop early and miss it.
+		settle(http.StatusOK, false)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"id":"chatcmpl-bad","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"x"}},]}`)
-		return http.StatusOK, false
+		return
 	}
 	var payload any
 	if rec.Chat != nil {
@@ -125,19 +136,21 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, rec *Request, res
 	}
 	b, err := json.Marshal(payload)
 	if err != nil {
+		settle(http.StatusInternalServerError, false)
 		writeError(w, http.StatusInternalServerError, "encode reply: "+err.Error(), "")
-		return http.StatusInternalServerError, false
+		return
 	}
 	if f.CutBody {
+		settle(http.StatusOK, false)
 		cutBody(w, b)
-		return http.StatusOK, false
+		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	settle(http.StatusOK, true)
 	if _, err := w.Write(b); err != nil {
-		return http.StatusOK, false
+		settle(http.StatusOK, false)
 	}
-	return http.StatusOK, true
 }
 
 type chatMessage struct {
