@@ -100,6 +100,11 @@ func (rankType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 			return nil, fmt.Errorf("target (%s) has %d nodes for item %q; need exactly one", target.Address, len(tn), item)
 		}
 		idx := ideas.ItemNodes(item)
+		// Independent samples are one node each, so too many ideas to letter
+		// are known now; batch answers are checked when they arrive.
+		if len(idx) >= len(letters) {
+			return nil, fmt.Errorf("ideas gives %d ideas per target; a ranking letters the target and the ideas A-Z, so n can be at most %d", len(idx), len(letters)-1)
+		}
 		deps := make([]stages.Dep, 0, len(idx)+1)
 		for _, i := range idx {
 			deps = append(deps, stages.Dep{Input: "ideas", Index: i})

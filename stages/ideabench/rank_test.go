@@ -329,3 +329,21 @@ func TestPermutationBalancedTargetPositions(t *testing.T) {
 		}
 	}
 }
+
+func TestRankLayoutRefusesMoreIdeasThanLetters(t *testing.T) {
+	nodes := make([]stages.NodeInfo, 0, 26)
+	for s := 0; s < 26; s++ {
+		nodes = append(nodes, stages.NodeInfo{Item: "p1", Slot: s})
+	}
+	ds := &stages.Upstream{Address: "dataset.targets", Type: "dataset", Nodes: []stages.NodeInfo{{Item: "p1"}}}
+	ds.Source = ds
+	ideas := &stages.Upstream{Address: "stage.generate_ideas.main", Type: "generate_ideas", Nodes: nodes, Source: ds}
+	judge := &stages.Model{Name: "judge"}
+	_, err := rankType{}.Layout(&stages.Instance{Address: "stage.rank_ideas.x", Params: stages.Params{
+		"ideas": ideas, "judge": judge, "quality": &stages.Quality{Name: "q", Definition: "d"},
+		"permutations": 1, "order": "shuffle", "seed": 0, "prompt": DefaultRankPrompt,
+	}})
+	if err == nil || !strings.Contains(err.Error(), "n can be at most 25") {
+		t.Fatalf("26 ideas per target: err = %v", err)
+	}
+}
