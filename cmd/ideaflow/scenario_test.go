@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -155,4 +156,51 @@ func TestScenarioReRunsOnlyWhatChanged(t *testing.T) {
 	if s.Nodes.Ran != 0 || s.Nodes.Cached != s.Nodes.Total || s.Nodes.Total != 5+3*25+3*5+3+1 {
 		t.Errorf("again: %+v", s.Nodes)
 	}
+}
+
+// TestEditingATargetsAbstractRerunsOnlyItsRankings: the generator never sees
+// the target's own abstract (the ranking's reference idea when the dataset
+// gives no "idea"), so editing it re-evaluates that target's filter node
+// (same output), keeps every generation cached, and re-asks only that
+// target's rankings.
+func TestEditingATargetsAbstractRerunsOnlyItsRankings(t *testing.T) {
+	srv, exp, cacheDir, _ := newScenario(t)
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	path := filepath.Join(exp, "data", "targets.jsonl")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	edited := 0
+	for i, l := range lines {
+		if strings.Contains(l, `"id": "qs-reef"`) {
+			// The target's own abstract comes before its references' abstracts.
+			lines[i] = strings.Replace(l, `"abstract": "`, `"abstract": "Restated: `, 1)
+			edited++
+		}
+	}
+	if edited != 1 {
+		t.Fatalf("edited %d lines", edited)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := srv.Count()
+	sum := filepath.Join(t.TempDir(), "s.json")
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir, "--summary-json", sum); code != 0 {
+		t.Fatal(stderr)
+	}
+	if got := srv.Count() - before; got != 2 {
+		t.Errorf("%d requests, want 2 (one ranking per generator)", got)
+	}
+	checkStages(t, "edit-abstract", readSummary(t, sum), counts{
+		"stage.filter_references.low": "1/4",
+		stage(gen, "gen-a"):           "0/15", stage(gen, "gen-b"): "0/15",
+		stage(rank, "gen-a"): "1/4", stage(rank, "gen-b"): "1/4",
+		stage(ins, "gen-a"): "1/0", stage(ins, "gen-b"): "1/0",
+		"report.table1": "1/0",
+	})
 }

@@ -91,12 +91,12 @@ func (filterType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	return nodes, nil
 }
 
-// Target is the target paper as filter_references passes it on.
+// Target is what filter_references passes on of the target paper: only what
+// generation may see. Its title, abstract and idea stay out, so a generator
+// cannot be shown them and editing them re-runs no generation; rank_ideas
+// reads them from the dataset.
 type Target struct {
 	ID       string   `json:"id"`
-	Title    string   `json:"title"`
-	Abstract string   `json:"abstract"`
-	Idea     string   `json:"idea"`
 	Keywords []string `json:"keywords,omitempty"`
 }
 
@@ -118,7 +118,7 @@ type FilterOutput struct {
 
 func (s *filterSettings) apply(p *datasets.Paper) *FilterOutput {
 	out := &FilterOutput{
-		Target:     Target{ID: p.ID, Title: p.Title, Abstract: p.Abstract, Idea: p.Idea, Keywords: p.Keywords},
+		Target:     Target{ID: p.ID, Keywords: p.Keywords},
 		References: []Ref{},
 	}
 	kept := 0

@@ -100,8 +100,15 @@ func TestFilterApply(t *testing.T) {
 			if out.Dropped != tc.dropped || out.Reason != tc.reason {
 				t.Errorf("dropped %v %q, want %v %q", out.Dropped, out.Reason, tc.dropped, tc.reason)
 			}
-			if !reflect.DeepEqual(out.Target, Target{ID: "p1", Title: "Title of p1", Abstract: "Abstract of p1.", Idea: "Idea of p1."}) {
+			if !reflect.DeepEqual(out.Target, Target{ID: "p1"}) {
 				t.Errorf("target %+v", out.Target)
+			}
+			// The target's own text never reaches generation.
+			b := mustJSON(t, out)
+			for _, own := range []string{p.Title, p.Abstract, p.Idea} {
+				if strings.Contains(string(b), own) {
+					t.Errorf("filter output carries the target's %q", own)
+				}
 			}
 		})
 	}
@@ -143,7 +150,7 @@ func TestFilterLayoutAndOutput(t *testing.T) {
 	meth.Intents = []string{"methodology"}
 	rec := mustJSON(t, paper("p2", goodRef("a"), meth, goodRef("b"), goodRef("c")))
 	out := compute(t, nodes[1], []stages.In{{Dep: nodes[1].Deps[0], Node: stages.NodeInfo{Item: "p2"}, Output: rec}})
-	want := `{"target":{"id":"p2","title":"Title of p2","abstract":"Abstract of p2.","idea":"Idea of p2."},` +
+	want := `{"target":{"id":"p2"},` +
 		`"references":[{"id":"a","title":"Ref a","abstract":"Abstract of reference a."},{"id":"b","title":"Ref b","abstract":"Abstract of reference b."},{"id":"c","title":"Ref c","abstract":"Abstract of reference c."}],` +
 		`"dropped":false,"reason":""}`
 	if string(out) != want {

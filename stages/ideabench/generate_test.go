@@ -13,7 +13,7 @@ import (
 // filterOut is a filter_references output for item id with k references.
 func filterOut(t testing.TB, id string, k int, dropped bool) []byte {
 	f := FilterOutput{
-		Target:     Target{ID: id, Title: "SECRET-TITLE " + id, Abstract: "SECRET-ABSTRACT " + id, Idea: "SECRET-IDEA " + id, Keywords: []string{"zebrafish", "fin regeneration"}},
+		Target:     Target{ID: id, Keywords: []string{"zebrafish", "fin regeneration"}},
 		References: []Ref{},
 		Dropped:    dropped,
 	}
@@ -113,12 +113,6 @@ func TestGeneratePrepareGolden(t *testing.T) {
 			}
 			if !reflect.DeepEqual(c.Request.Format, format.Spec{Kind: format.Ideas, N: tc.n}) {
 				t.Errorf("format %+v", c.Request.Format)
-			}
-			body := indentJSON(t, c.Request)
-			for _, secret := range []string{"SECRET-TITLE", "SECRET-ABSTRACT", "SECRET-IDEA"} {
-				if strings.Contains(string(body), secret) {
-					t.Errorf("the generator's request contains the target's %s", secret)
-				}
 			}
 			golden(t, tc.golden, requestText(t, c.Request))
 		})
