@@ -16,7 +16,7 @@ var DefaultExcludeTypes = []string{"Review", "Editorial", "LettersAndComments", 
 type filterType struct{}
 
 func (filterType) Name() string    { return "filter_references" }
-func (filterType) Version() string { return "1" }
+func (filterType) Version() string { return "2" } // 2: the target is passed on as id and keywords only
 
 func (filterType) Params() []stages.Param {
 	return []stages.Param{
