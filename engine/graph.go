@@ -54,8 +54,9 @@ type Node struct {
 	Spec    stages.Node
 	Deps    []int32
 	Address string
-	// output is set for dataset nodes (the item record).
-	output []byte
+	// output and outputDigest are set for dataset nodes (the item record).
+	output       []byte
+	outputDigest [32]byte
 }
 
 // Build lays out the experiment: loads datasets, lays out every stage
@@ -86,7 +87,8 @@ func Build(exp *config.Experiment) (*Graph, hcl.Diagnostics) {
 		inst.First = len(g.Nodes)
 		for _, it := range items {
 			inst.Up.Nodes = append(inst.Up.Nodes, stages.NodeInfo{Item: it.ID})
-			g.Nodes = append(g.Nodes, &Node{Inst: inst, Spec: stages.Node{Item: it.ID}, Address: inst.Address + "/" + it.ID, output: it.Record})
+			g.Nodes = append(g.Nodes, &Node{Inst: inst, Spec: stages.Node{Item: it.ID}, Address: inst.Address + "/" + it.ID,
+				output: it.Record, outputDigest: sha256.Sum256(it.Record)})
 		}
 		inst.Count = len(items)
 		byAddr[inst.Address] = inst

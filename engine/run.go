@@ -43,17 +43,6 @@ func (e *Engine) Plan(g *Graph) *Plan {
 	return &Plan{Summary: w.planSummary(), g: g, states: w.states}
 }
 
-// ToRunNodes lists the addresses of nodes the plan found must run, with reasons.
-func (p *Plan) ToRunNodes() []FailedNode {
-	var out []FailedNode
-	for i, n := range p.g.Nodes {
-		if st := &p.states[i]; !n.Inst.source && st.status != StatusCached {
-			out = append(out, FailedNode{Address: n.Address, Error: st.reason})
-		}
-	}
-	return out
-}
-
 // callProviders lists the providers the plan's model nodes to run will call.
 func (p *Plan) callProviders() []string {
 	set := map[string]bool{}
@@ -111,6 +100,9 @@ func (e *InputError) Unwrap() error { return e.Err }
 // plan are not visited again. Every completed node is in the cache when Run
 // returns, even when ctx is cancelled part-way.
 func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, error) {
+	if e.Exec == nil {
+		return nil, errors.New("engine has no executor")
+	}
 	start := time.Now()
 	plan := e.Plan(g)
 	if opts.Offline {
@@ -152,7 +144,13 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 		report := opts.OnProgress(total)
 		w.onProgress = func(n *Node, st *nodeState) { report(n.Address, st.status) }
 	}
-	e.startWorkers(w)
+	toRun := 0
+	for i := range w.states {
+		if w.states[i].status != StatusCached {
+			toRun++
+		}
+	}
+	e.startWorkers(w, toRun)
 	w.walk(e.Resolvers)
 	for _, q := range w.queues {
 		close(q)
@@ -179,11 +177,12 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 }
 
 // startWorkers starts, per provider, as many dispatch workers as the executor
-// allows in flight; each takes model nodes off its provider's queue.
-func (e *Engine) startWorkers(w *walker) {
+// allows in flight; each takes model nodes off its provider's queue. A queue
+// holds every node that may run, so resolvers never wait on it.
+func (e *Engine) startWorkers(w *walker, toRun int) {
 	w.queues = map[string]chan task{}
 	for name := range w.g.Exp.Providers {
-		q := make(chan task, len(w.g.Nodes))
+		q := make(chan task, toRun)
 		w.queues[name] = q
 		for k := 0; k < e.Exec.Concurrency(name); k++ {
 			go e.dispatch(w, q)

@@ -24,7 +24,6 @@ import (
 type walker struct {
 	g      *Graph
 	store  cache.Store
-	exec   Executor
 	log    zerolog.Logger
 	plan   bool
 	expKey string // prefix of latest-index addresses
@@ -78,8 +77,7 @@ func (w *walker) walk(resolvers int) {
 	for i, n := range w.g.Nodes {
 		if n.Inst.source {
 			st := &w.states[i]
-			st.status, st.known, st.output = StatusCached, true, n.output
-			st.digest = sha256.Sum256(n.output)
+			st.status, st.known, st.output, st.digest = StatusCached, true, n.output, n.outputDigest
 		}
 	}
 	settled := func(i int32) bool { return w.g.Nodes[i].Inst.source || w.states[i].status == StatusCached }
