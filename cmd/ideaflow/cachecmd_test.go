@@ -84,3 +84,21 @@ func TestShareACacheBundle(t *testing.T) {
 		t.Fatalf("ls: %d lines\n%s", strings.Count(stdout, "\n"), stdout)
 	}
 }
+
+func TestCacheDirFromEnvironment(t *testing.T) {
+	_, exp, _, _ := newScenario(t)
+	envDir := filepath.Join(t.TempDir(), "from-env")
+	t.Setenv("IDEAFLOW_CACHE_DIR", envDir)
+	if code, _, stderr := cli(t, "run", exp); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, stdout, _ := cli(t, "cache", "stats")
+	if code != 0 || !strings.Contains(stdout, "cache:     "+envDir) || !strings.Contains(stdout, "records:   48") {
+		t.Fatalf("stats with IDEAFLOW_CACHE_DIR:\n%s", stdout)
+	}
+	flagDir := filepath.Join(t.TempDir(), "from-flag")
+	code, stdout, _ = cli(t, "cache", "stats", "--cache-dir", flagDir)
+	if code != 0 || !strings.Contains(stdout, "records:   0") {
+		t.Fatalf("--cache-dir must win over the environment:\n%s", stdout)
+	}
+}

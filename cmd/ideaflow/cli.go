@@ -147,10 +147,7 @@ func (a *app) setupLogging() error {
 
 func (a *app) openCache() (*cache.Badger, error) {
 	wd, _ := os.Getwd()
-	dir := a.cacheDir
-	if dir == "" {
-		dir = cache.DefaultDir(wd)
-	}
+	dir := cache.ResolveDir(a.cacheDir, wd)
 	st, err := cache.Open(dir, cache.WithLogger(a.log))
 	if err != nil {
 		return nil, &exitError{exitBadInput, fmt.Errorf("open cache %s: %w", dir, err)}
