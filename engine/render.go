@@ -100,3 +100,14 @@ func (g *Graph) Stats() GraphStats {
 	}
 	return s
 }
+
+// StageOrder lists the stage instance addresses (datasets excluded) in DAG order.
+func (g *Graph) StageOrder() []string {
+	var out []string
+	for _, inst := range g.Instances {
+		if !inst.source {
+			out = append(out, inst.Address)
+		}
+	}
+	return out
+}

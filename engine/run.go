@@ -120,6 +120,10 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	} else if diags := g.Exp.MissingKeys(plan.callProviders()); diags.HasErrors() {
 		return nil, &InputError{Diags: diags}
 	}
+	ps := plan.Summary
+	e.Log.Info().Str("experiment", g.Exp.Name).Int("nodes", ps.Nodes.Total).Int("cached", ps.Nodes.Cached).
+		Int("to_run", ps.Nodes.ToRun).Int("est_llm_calls", ps.Estimate.LLMCalls).Float64("est_cost_usd", ps.Estimate.CostUSD).
+		Msg("run planned")
 
 	w := newWalker(g, e.Store, false)
 	w.log = e.Log
@@ -173,6 +177,10 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 		return sum, err
 	}
 	e.recordRun(g, w, sum, start, opts)
+	e.Log.Info().Str("experiment", g.Exp.Name).Int("cached", sum.Nodes.Cached).Int("ran", sum.Nodes.Ran).
+		Int("failed", sum.Nodes.Failed).Int("skipped", sum.Nodes.Skipped).Int("llm_calls", sum.LLMCalls).
+		Int64("tokens_in", sum.Tokens.Input).Int64("tokens_out", sum.Tokens.Output).Float64("cost_usd", sum.CostUSD).
+		Float64("wall_s", sum.WallSeconds).Bool("interrupted", sum.Interrupted).Msg("run finished")
 	return sum, nil
 }
 

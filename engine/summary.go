@@ -179,12 +179,7 @@ func skipClass(reason string) string {
 }
 
 func (w *walker) planSummary() *PlanSummary {
-	p := &PlanSummary{Stages: map[string]PlanCounts{}}
-	for _, inst := range w.g.Instances {
-		if !inst.source {
-			p.Order = append(p.Order, inst.Address)
-		}
-	}
+	p := &PlanSummary{Stages: map[string]PlanCounts{}, Order: w.g.StageOrder()}
 	for i, n := range w.g.Nodes {
 		if n.Inst.source {
 			continue

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/rs/zerolog"
@@ -104,7 +105,7 @@ func (a *app) rootCmd() *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.cacheDir, "cache-dir", "", "cache folder (default $IDEAFLOW_CACHE_DIR, else ./.ideaflow/cache)")
 	pf.StringVar(&a.logFormat, "log-format", "", "log format: json or console (default console on a terminal, json otherwise)")
-	pf.StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.AddCommand(a.validateCmd(), a.planCmd(), a.runCmd(), a.graphCmd(), a.cacheCmd(), a.versionCmd())
 	return root
 }
@@ -294,6 +295,8 @@ func (a *app) runCmd() *cobra.Command {
 				Variables: variableStrings(g), GitCommit: gitCommit(g.Exp.Dir)}
 			if isTerminal(a.stderr) {
 				opts.OnProgress = progress(a.stderr)
+			} else {
+				opts.OnProgress = progressLog(a.log, 5*time.Second)
 			}
 			sum, err := e.Run(ctx, g, opts)
 			var ie *engine.InputError
@@ -305,7 +308,7 @@ func (a *app) runCmd() *cobra.Command {
 				return &exitError{exitBadInput, err}
 			}
 			if sum != nil {
-				printSummary(a.stdout, sum)
+				printSummary(a.stdout, g.StageOrder(), sum)
 				if summaryJSON != "" {
 					b, _ := json.MarshalIndent(sum, "", "  ")
 					if werr := os.WriteFile(summaryJSON, append(b, '\n'), 0o644); werr != nil {
@@ -333,13 +336,8 @@ func (a *app) runCmd() *cobra.Command {
 	return cmd
 }
 
-func printSummary(w io.Writer, s *engine.Summary) {
-	stagesList := make([]string, 0, len(s.Stages))
-	for k := range s.Stages {
-		stagesList = append(stagesList, k)
-	}
-	sort.Strings(stagesList)
-	for _, k := range stagesList {
+func printSummary(w io.Writer, order []string, s *engine.Summary) {
+	for _, k := range order {
 		c := s.Stages[k]
 		fmt.Fprintf(w, "  %-56s %6d cached  %6d ran  %4d failed  %4d skipped\n", k, c.Cached, c.Ran, c.Failed, c.Skipped)
 	}
