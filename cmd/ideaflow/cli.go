@@ -201,6 +201,19 @@ func (a *app) validateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// A missing key is only an error when a run needs the provider
+			// (a cached experiment runs without it), so validate warns.
+			var names []string
+			for n := range g.Exp.Providers {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			warnings := g.Exp.MissingKeys(names)
+			for _, d := range warnings {
+				d.Severity = hcl.DiagWarning
+				d.Summary += " (needed only for nodes not in the cache)"
+			}
+			config.WriteDiagnostics(a.stderr, warnings, g.Exp.Files)
 			st := g.Stats()
 			fmt.Fprintf(a.stdout, "%s is valid: %d stage instances, %d nodes over %d items.\n", g.Exp.Name, st.Instances, st.Nodes, st.Items)
 			return nil

@@ -308,3 +308,15 @@ func TestIntermittentFaultsCompleteEveryNode(t *testing.T) {
 		t.Fatalf("%d good and %d faulty replies of %d requests; want 32 good", good, faulty, srv.Count())
 	}
 }
+
+func TestValidateWarnsAboutMissingKey(t *testing.T) {
+	_, exp, _, _ := newScenario(t)
+	t.Setenv("CLI_TEST_KEY", "")
+	code, stdout, stderr := cli(t, "validate", exp)
+	if code != 0 || !strings.Contains(stdout, "is valid") {
+		t.Fatalf("a missing key must not make validate fail: %d\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "main.hcl:7:21: warning: Missing API key") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+}
