@@ -240,10 +240,13 @@ func (w *walker) estimate(c *stages.Call, st *nodeState) {
 	st.estIn, st.estOut, st.estCost = estimateCall(c.Model, c.Request)
 }
 
-// unpreparedInputTokens is the prompt size assumed for a model node whose
-// inputs are not known yet (its upstream must run first).
-const unpreparedInputTokens = 500
+// promptOverheadTokens is what a prompt adds around its inputs (instructions,
+// quality definition), assumed for a model node that cannot be rendered yet.
+const promptOverheadTokens = 200
 
+// estimateUnprepared estimates a model node whose inputs are not computed yet:
+// its prompt holds its inputs, which are either known (their size) or will be
+// model answers (at most their max_tokens), plus a fixed overhead.
 func (w *walker) estimateUnprepared(n *Node, st *nodeState) {
 	if !st.isCall {
 		return
@@ -262,7 +265,17 @@ func (w *walker) estimateUnprepared(n *Node, st *nodeState) {
 	if m == nil {
 		return
 	}
-	st.estIn = unpreparedInputTokens
+	in := int64(promptOverheadTokens)
+	for _, d := range n.Deps {
+		ds := &w.states[d]
+		switch {
+		case ds.known && ds.output != nil:
+			in += int64(len(ds.output) / 4)
+		case ds.estOut > 0:
+			in += ds.estOut
+		}
+	}
+	st.estIn = in
 	st.estOut = int64(m.MaxTokens)
 	if st.estOut <= 0 {
 		st.estOut = defaultOutputTokens
