@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -414,8 +415,8 @@ func (l *loader) evalDataset(d *decl) {
 	path, _ := l.str(a, "path", nil)
 	if path != "" {
 		ds.Path = path
-		if !isAbs(path) {
-			ds.Path = l.exp.Dir + string(os.PathSeparator) + path
+		if !filepath.IsAbs(path) {
+			ds.Path = filepath.Join(l.exp.Dir, path)
 		}
 		if _, err := os.Stat(ds.Path); err != nil {
 			l.errorf(a["path"].Expr.Range().Ptr(), "Dataset file not found",
@@ -477,8 +478,6 @@ func refOf(v cty.Value) (string, bool) {
 	}
 	return r.AsString(), true
 }
-
-func isAbs(p string) bool { return strings.HasPrefix(p, "/") }
 
 // MissingKeys returns one diagnostic per openai provider in use whose API key
 // variable is unset; the engine calls it before any call is made.
