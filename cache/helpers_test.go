@@ -105,11 +105,3 @@ func recordKeys(t *testing.T, s Store) []string {
 	}
 	return keys
 }
-
-func keysOf(recs []*Record) []string {
-	keys := make([]string, len(recs))
-	for i, r := range recs {
-		keys[i] = r.Key
-	}
-	return keys
-}

@@ -95,7 +95,8 @@ func TestComputeKeyParams(t *testing.T) {
 
 func TestBudget(t *testing.T) {
 	b := &budget{max: 1.0}
-	if !b.reserve(0.4) || !b.reserve(0.4) {
+	first, second := b.reserve(0.4), b.reserve(0.4)
+	if !first || !second {
 		t.Fatal("0.8 of 1.0 should fit")
 	}
 	if b.reserve(0.4) {

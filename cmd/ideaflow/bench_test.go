@@ -141,6 +141,9 @@ func benchScale(b *testing.B, models, items int) {
 	t0 := time.Now()
 	p := e.Plan(g)
 	planCold := time.Since(t0)
+	if p.Summary.Nodes.Cached != 0 {
+		b.Fatalf("cold plan: %d nodes cached in an empty cache", p.Summary.Nodes.Cached)
+	}
 
 	t0 = time.Now()
 	sum, err := e.Run(context.Background(), g, engine.RunOptions{ReportDir: filepath.Join(dir, "results")})

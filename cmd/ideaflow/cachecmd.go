@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 
@@ -206,7 +205,7 @@ func (a *app) cacheVerifyCmd() *cobra.Command {
 				fmt.Fprintf(a.stdout, "corrupt: %s\n", k)
 			}
 			if len(bad) > 0 {
-				return &exitError{exitFailedNodes, errors.New(fmt.Sprintf("%d corrupt record(s); delete them with gc or re-run to recompute", len(bad)))}
+				return &exitError{exitFailedNodes, fmt.Errorf("%d corrupt record(s); re-run the experiment to recompute them, or gc to delete them", len(bad))}
 			}
 			fmt.Fprintln(a.stdout, "all records verified")
 			return nil

@@ -421,8 +421,7 @@ func (l *loader) inputParam(a *hcl.Attribute, v cty.Value, p stages.Param) (inpu
 // several instances) into instance references, in order.
 func (l *loader) inputsParam(a *hcl.Attribute, v cty.Value, p stages.Param) ([]InputRef, bool) {
 	var out []InputRef
-	var add func(ev cty.Value) bool
-	add = func(ev cty.Value) bool {
+	add := func(ev cty.Value) bool {
 		iv, ok := l.inputParam(a, ev, p)
 		if !ok {
 			return false
