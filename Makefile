@@ -5,7 +5,7 @@ VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 export GOFLAGS ?= -mod=readonly
 
-.PHONY: all build run test bench vet deps clean
+.PHONY: all build run test bench vet lint deps clean
 
 all: build
 
@@ -21,6 +21,10 @@ run: build
 
 vet: deps
 	$(GO) vet ./...
+
+# Static analysis beyond go vet (fetches staticcheck through the module proxy).
+lint:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 test: vet
 	$(GO) test -race -count=1 ./...
