@@ -2,10 +2,14 @@ package engine
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"io"
+	"os"
 	"strings"
+	"sync"
 )
 
 // The memo: a stage is pure given its params, its node identity and its
@@ -47,7 +51,8 @@ func inputKey(n *Node, digests [][32]byte) [32]byte {
 	return out
 }
 
-// Memo values: key hex, output digest hex, flags, requested model, served model.
+// Memo values: key hex, output digest hex, flags, requested model, served
+// model, build.
 const (
 	memoCall      = "c"
 	memoSynthetic = "s"
@@ -61,7 +66,38 @@ func encodeMemo(st *nodeState) []byte {
 	if st.synthetic {
 		flags += memoSynthetic
 	}
-	return []byte(strings.Join([]string{st.key, hex.EncodeToString(st.digest[:]), flags, st.wantModel, st.servedModel}, "\x00"))
+	return []byte(strings.Join([]string{st.key, hex.EncodeToString(st.digest[:]), flags, st.wantModel, st.servedModel, buildID()}, "\x00"))
+}
+
+var (
+	buildOnce sync.Once
+	build     string
+)
+
+// buildID identifies the ideaflow program that wrote a memo: the digest of
+// its executable. A memo skips rendering, so it vouches that the stage code
+// would render the same request; a new build (a changed default prompt or
+// answer instruction, even without a version bump) must render again. Its
+// records stay valid: a re-rendered request that did not change finds them.
+func buildID() string {
+	buildOnce.Do(func() {
+		if exe, err := os.Executable(); err == nil {
+			if f, err := os.Open(exe); err == nil {
+				h := sha256.New()
+				_, err = io.Copy(h, f)
+				f.Close()
+				if err == nil {
+					build = hex.EncodeToString(h.Sum(nil)[:12])
+					return
+				}
+			}
+		}
+		// Unknown build: a per-process value, so no memo is ever trusted.
+		var nonce [12]byte
+		_, _ = rand.Read(nonce[:])
+		build = "unknown-" + hex.EncodeToString(nonce[:])
+	})
+	return build
 }
 
 // memoHit fills st from the memo of inKey when the memoised key's record is
@@ -72,7 +108,7 @@ func (w *walker) memoHit(st *nodeState, inKey [32]byte) bool {
 		return false
 	}
 	f := splitMemo(v)
-	if f == nil {
+	if f == nil || string(f[5]) != buildID() {
 		return false
 	}
 	var d [32]byte
@@ -90,10 +126,10 @@ func (w *walker) memoHit(st *nodeState, inKey [32]byte) bool {
 	return true
 }
 
-// splitMemo splits a memo value into its five fields, or returns nil.
+// splitMemo splits a memo value into its six fields, or returns nil.
 func splitMemo(v []byte) [][]byte {
-	f := make([][]byte, 0, 5)
-	for len(f) < 4 {
+	f := make([][]byte, 0, 6)
+	for len(f) < 5 {
 		i := bytes.IndexByte(v, 0)
 		if i < 0 {
 			return nil

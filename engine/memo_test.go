@@ -1,0 +1,52 @@
+package engine
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"testing"
+
+	"github.com/ideaflow/ideaflow/cache"
+)
+
+func TestMemoTrustsOnlyThisBuild(t *testing.T) {
+	store := cache.NewMemory()
+	out := []byte(`{"ideas":["x"]}`)
+	rec := &cache.Record{Key: hex.EncodeToString(bytes.Repeat([]byte{1}, 32)), Output: out}
+	if err := store.Put(rec); err != nil {
+		t.Fatal(err)
+	}
+	w := &walker{store: store, interned: map[string]string{}}
+	in := sha256.Sum256([]byte("input state"))
+	st := &nodeState{key: rec.Key, digest: sha256.Sum256(out), isCall: true, wantModel: "m", servedModel: "m-2024"}
+	w.setMemo(in, st)
+
+	var got nodeState
+	if !w.memoHit(&got, in) {
+		t.Fatal("a memo written by this build was not used")
+	}
+	if got.key != rec.Key || got.digest != st.digest || !got.isCall || got.wantModel != "m" || got.servedModel != "m-2024" || got.status != StatusCached {
+		t.Fatalf("memo decoded as %+v", got)
+	}
+
+	// The same memo from another build: stage code may render differently now.
+	other := bytes.Replace(encodeMemo(st), []byte(buildID()), []byte("another-build"), 1)
+	if err := store.SetMemo(hex.EncodeToString(in[:]), other); err != nil {
+		t.Fatal(err)
+	}
+	if w.memoHit(&nodeState{}, in) {
+		t.Fatal("a memo from another build was trusted")
+	}
+
+	// A memo whose record is gone is not trusted either.
+	w.setMemo(in, st)
+	if _, err := store.GC(map[string]bool{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SetMemo(hex.EncodeToString(in[:]), encodeMemo(st)); err != nil {
+		t.Fatal(err)
+	}
+	if w.memoHit(&nodeState{}, in) {
+		t.Fatal("a memo pointing at a missing record was trusted")
+	}
+}
