@@ -71,6 +71,8 @@ type PlanCounts struct {
 	// ServedModels lists, for cached model nodes, served model names that differ
 	// from the requested name (the endpoint answered with another model).
 	ServedModels map[string]int `json:"served_models,omitempty"`
+	// Estimate covers this stage's model nodes that must run.
+	Estimate *Estimate `json:"estimate,omitempty"`
 }
 
 // Estimate is a plan's estimate of the calls still to make.
@@ -206,10 +208,15 @@ func (w *walker) planSummary() *PlanSummary {
 			}
 			c.Reasons[st.reason]++
 			if st.isCall {
-				p.Estimate.LLMCalls++
-				p.Estimate.TokensInput += st.estIn
-				p.Estimate.TokensOutput += st.estOut
-				p.Estimate.CostUSD += st.estCost
+				if c.Estimate == nil {
+					c.Estimate = &Estimate{}
+				}
+				for _, e := range []*Estimate{&p.Estimate, c.Estimate} {
+					e.LLMCalls++
+					e.TokensInput += st.estIn
+					e.TokensOutput += st.estOut
+					e.CostUSD += st.estCost
+				}
 			}
 		}
 		p.Stages[n.Inst.Address] = c

@@ -259,7 +259,11 @@ func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary) {
 	fmt.Fprintf(w, "Plan for %s\n\n", g.Exp.Name)
 	for _, addr := range p.Order {
 		c := p.Stages[addr]
-		fmt.Fprintf(w, "  %-56s %6d nodes  %6d cached  %6d to run\n", addr, c.Total, c.Cached, c.ToRun)
+		est := ""
+		if e := c.Estimate; e != nil {
+			est = fmt.Sprintf("  ~%d calls, ~%d+%d tokens, ~$%.4f", e.LLMCalls, e.TokensInput, e.TokensOutput, e.CostUSD)
+		}
+		fmt.Fprintf(w, "  %-56s %6d nodes  %6d cached  %6d to run%s\n", addr, c.Total, c.Cached, c.ToRun, est)
 		reasons := make([]string, 0, len(c.Reasons))
 		for r := range c.Reasons {
 			reasons = append(reasons, r)

@@ -162,8 +162,10 @@ func TestPlanJSONAndReasons(t *testing.T) {
 		Nodes    map[string]int `json:"nodes"`
 		Estimate map[string]any `json:"estimate"`
 		Stages   map[string]struct {
-			Total, Cached, ToRun int            `json:"-"`
-			Reasons              map[string]int `json:"reasons"`
+			Reasons  map[string]int `json:"reasons"`
+			Estimate *struct {
+				LLMCalls int `json:"llm_calls"`
+			} `json:"estimate"`
 		} `json:"stages"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
@@ -174,6 +176,12 @@ func TestPlanJSONAndReasons(t *testing.T) {
 	}
 	if got := p.Stages[stage(rank, "gen-a")].Reasons["model.temperature changed (0 -> 0.3)"]; got != 4 {
 		t.Errorf("reasons: %v", p.Stages[stage(rank, "gen-a")].Reasons)
+	}
+	if e := p.Stages[stage(rank, "gen-a")].Estimate; e == nil || e.LLMCalls != 4 {
+		t.Errorf("per-stage estimate of the rankings: %+v", e)
+	}
+	if e := p.Stages[stage(gen, "gen-a")].Estimate; e != nil {
+		t.Errorf("cached generations have an estimate: %+v", e)
 	}
 	code, stdout, _ = cli(t, "plan", exp, "--cache-dir", cacheDir)
 	if code != 0 || !strings.Contains(stdout, "model.temperature changed (0 -> 0.3)") || !strings.Contains(stdout, "Estimate: 8 model calls") {
