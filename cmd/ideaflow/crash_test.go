@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,4 +103,67 @@ func answered(s *llmtest.Server) int {
 		}
 	}
 	return n
+}
+
+// TestSIGINTStopsCleanly interrupts a run with SIGINT: it stops dispatching,
+// exits 130, and a re-run asks only for what was not completed.
+func TestSIGINTStopsCleanly(t *testing.T) {
+	const totalRequests = 32
+	srv := llmtest.New(llmtest.WithResponder(responder), llmtest.WithLatency(25*time.Millisecond))
+	defer srv.Close()
+	t.Setenv("SIGINT_API_KEY", "sk-sigint")
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "exp")
+	writeExperiment(t, exp, scenario{BaseURL: srv.URL, KeyEnv: "SIGINT_API_KEY", Generators: []string{"gen-a", "gen-b"}, N: 3, Limit: 5, MaxConcurrency: 2})
+	cacheDir := filepath.Join(dir, "cache")
+
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), "IDEAFLOW_TEST_AS_CLI=1",
+		"IDEAFLOW_TEST_ARGS="+strings.Join([]string{"run", exp, "--cache-dir", cacheDir, "--log-level", "warn"}, "\x1f"))
+	var out strings.Builder
+	child.Stdout, child.Stderr = &out, &out
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for answered(srv) < 8 {
+		if time.Now().After(deadline) {
+			child.Process.Kill()
+			t.Fatal("the child made too few requests")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if err := child.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := child.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit: %v, want %d\n%s", err, exitInterrupted, out.String())
+	}
+	if !strings.Contains(out.String(), "interrupted: completed nodes are in the cache") {
+		t.Errorf("output does not say what happened:\n%s", out.String())
+	}
+	store, err := cache.Open(cacheDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	completed := 0
+	_ = store.List(func(e cache.Entry) error {
+		if rec, err := store.Get(e.Key); err == nil && rec.Model != "" {
+			completed++
+		}
+		return nil
+	})
+	store.Close()
+	if completed == 0 || completed >= totalRequests {
+		t.Fatalf("not interrupted part-way: %d of %d model nodes completed", completed, totalRequests)
+	}
+	before := srv.Count()
+	if code, stdout, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatalf("re-run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if got := srv.Count() - before; got != totalRequests-completed {
+		t.Errorf("re-run sent %d requests, want %d", got, totalRequests-completed)
+	}
 }
