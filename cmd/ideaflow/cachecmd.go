@@ -20,18 +20,26 @@ func (a *app) cacheCmd() *cobra.Command {
 	return cmd
 }
 
+// withCache makes a command body that needs the cache: the cache is open
+// for the length of the body.
+func (a *app) withCache(body func(store *cache.Badger, args []string) error) func(*cobra.Command, []string) error {
+	return func(_ *cobra.Command, args []string) error {
+		store, err := a.openCache()
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		return body(store, args)
+	}
+}
+
 func (a *app) cacheStatsCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "stats",
 		Short: "Count records, bytes, and what the stored results cost to compute",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, err := a.openCache()
-			if err != nil {
-				return err
-			}
-			defer store.Close()
+		RunE: a.withCache(func(store *cache.Badger, _ []string) error {
 			s, err := store.Stats()
 			if err != nil {
 				return &exitError{exitFailedNodes, err}
@@ -42,7 +50,7 @@ func (a *app) cacheStatsCmd() *cobra.Command {
 			fmt.Fprintf(a.stdout, "cache:     %s\nrecords:   %d\nfailures:  %d\nruns:      %d\noutputs:   %d bytes\non disk:   %d bytes\ntokens:    %d in, %d out\nworth:     $%.4f of model calls\n",
 				store.Dir(), s.Records, s.Failures, s.Runs, s.OutputBytes, s.DiskBytes, s.InputTokens, s.OutputTokens, s.CostUSD)
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
@@ -54,14 +62,9 @@ func (a *app) cacheLsCmd() *cobra.Command {
 		Use:   "ls",
 		Short: "List cached records (key, stage, node address, size)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, err := a.openCache()
-			if err != nil {
-				return err
-			}
-			defer store.Close()
+		RunE: a.withCache(func(store *cache.Badger, _ []string) error {
 			enc := json.NewEncoder(a.stdout)
-			err = store.List(func(e cache.Entry) error {
+			err := store.List(func(e cache.Entry) error {
 				if asJSON {
 					return enc.Encode(e)
 				}
@@ -72,7 +75,7 @@ func (a *app) cacheLsCmd() *cobra.Command {
 				return &exitError{exitFailedNodes, err}
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per record")
 	return cmd
@@ -99,12 +102,7 @@ func (a *app) cacheGCCmd() *cobra.Command {
 		Use:   "gc EXPERIMENT...",
 		Short: "Delete every record the named experiments do not reach",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			store, err := a.openCache()
-			if err != nil {
-				return err
-			}
-			defer store.Close()
+		RunE: a.withCache(func(store *cache.Badger, args []string) error {
 			keep, err := a.reachable(store, args)
 			if err != nil {
 				return err
@@ -115,7 +113,7 @@ func (a *app) cacheGCCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.stdout, "kept %d records, removed %d\n", len(keep), removed)
 			return nil
-		},
+		}),
 	}
 	a.addVarFlags(cmd)
 	return cmd
@@ -127,14 +125,10 @@ func (a *app) cacheExportCmd() *cobra.Command {
 		Use:   "export FILE",
 		Short: "Write a portable cache bundle (all records, or only what --experiment reaches)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			store, err := a.openCache()
-			if err != nil {
-				return err
-			}
-			defer store.Close()
+		RunE: a.withCache(func(store *cache.Badger, args []string) error {
 			var keys map[string]bool
 			if len(experiments) > 0 {
+				var err error
 				if keys, err = a.reachable(store, experiments); err != nil {
 					return err
 				}
@@ -153,7 +147,7 @@ func (a *app) cacheExportCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.stdout, "exported %d records to %s\n", n, args[0])
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringArrayVar(&experiments, "experiment", nil, "export only the records this experiment reaches (repeatable)")
 	a.addVarFlags(cmd)
@@ -165,12 +159,7 @@ func (a *app) cacheImportCmd() *cobra.Command {
 		Use:   "import FILE",
 		Short: "Import a cache bundle; a corrupt bundle is refused whole",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			store, err := a.openCache()
-			if err != nil {
-				return err
-			}
-			defer store.Close()
+		RunE: a.withCache(func(store *cache.Badger, args []string) error {
 			f, err := os.Open(args[0])
 			if err != nil {
 				return &exitError{exitBadInput, fmt.Errorf("open bundle: %w", err)}
@@ -182,7 +171,7 @@ func (a *app) cacheImportCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.stdout, "imported %d records from %s\n", n, args[0])
 			return nil
-		},
+		}),
 	}
 }
 
@@ -191,12 +180,7 @@ func (a *app) cacheVerifyCmd() *cobra.Command {
 		Use:   "verify",
 		Short: "Check every stored record against its checksum",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, err := a.openCache()
-			if err != nil {
-				return err
-			}
-			defer store.Close()
+		RunE: a.withCache(func(store *cache.Badger, _ []string) error {
 			bad, err := store.Verify()
 			if err != nil {
 				return &exitError{exitFailedNodes, err}
@@ -209,6 +193,6 @@ func (a *app) cacheVerifyCmd() *cobra.Command {
 			}
 			fmt.Fprintln(a.stdout, "all records verified")
 			return nil
-		},
+		}),
 	}
 }
