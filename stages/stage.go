@@ -43,6 +43,27 @@ type Param struct {
 	Default  any      // Go value of Kind's type; nil: zero value
 	Accepts  []string // Input: stage types (or "dataset") it may point at; empty: any
 	Doc      string   // one line, used in error hints
+	// Generator marks a ModelRef param whose model produces the instance's
+	// outputs (generate_ideas' model, not rank_ideas' judge). Downstream
+	// stages see it as Upstream.Generator; an instance without one inherits
+	// its first input's.
+	Generator bool
+}
+
+// ParamError is a stage's complaint about one of its parameters, so the
+// engine can point at that attribute's source range without guessing from
+// the message.
+type ParamError struct {
+	Param string
+	Err   error
+}
+
+func (e *ParamError) Error() string { return e.Err.Error() }
+func (e *ParamError) Unwrap() error { return e.Err }
+
+// ParamErrorf returns a *ParamError for param with a formatted message.
+func ParamErrorf(param, format string, args ...any) error {
+	return &ParamError{Param: param, Err: fmt.Errorf(format, args...)}
 }
 
 // Price is a model's price per million tokens.
@@ -102,23 +123,37 @@ type Upstream struct {
 	Address string // "dataset.targets" or `stage.generate_ideas.main["gpt4o"]`
 	Type    string // stage type, or "dataset"
 	Key     string // instance key ("" when the instance has none)
-	Nodes   []NodeInfo
+	// Nodes lists the instance's nodes in layout order. It only grows: an
+	// Expander instance appends the nodes of an item when the item expands,
+	// so an index into Nodes stays valid.
+	Nodes []NodeInfo
 	// Source is the dataset the items come from (itself for a dataset), so a stage
 	// can reach an item's original record without another parameter.
 	Source *Upstream
+	// Generator is the model whose answers the instance's outputs derive
+	// from: its own Generator param, else its first input's (nil for a
+	// dataset, or when nothing upstream generates). A judge stage reads it to
+	// keep judges independent of the generator and its family.
+	Generator *Model
+	// Synthetic reports that a mock provider fed this instance or anything upstream.
+	Synthetic bool
 
-	once   sync.Once
+	mu     sync.Mutex
 	byItem map[string][]int
+	seen   int // Nodes indexed into byItem so far
 }
 
 // ItemNodes returns the indexes (into Nodes) of the nodes for item, in order.
 func (u *Upstream) ItemNodes(item string) []int {
-	u.once.Do(func() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.byItem == nil {
 		u.byItem = make(map[string][]int)
-		for i, n := range u.Nodes {
-			u.byItem[n.Item] = append(u.byItem[n.Item], i)
-		}
-	})
+	}
+	for ; u.seen < len(u.Nodes); u.seen++ {
+		n := u.Nodes[u.seen]
+		u.byItem[n.Item] = append(u.byItem[n.Item], u.seen)
+	}
 	return u.byItem[item]
 }
 
@@ -155,6 +190,9 @@ type Instance struct {
 	Address string // `stage.rank_ideas.novelty["gpt4o"]`
 	Key     string // for_each / fan-out key, "" when single
 	Params  Params
+	// Synthetic reports that a mock provider feeds this instance (its own
+	// models or anything upstream); reports label their files with it.
+	Synthetic bool
 }
 
 // Dep points at one upstream node: Input is the parameter name, Index the node's
@@ -170,15 +208,22 @@ type Dep struct {
 // In is one resolved dependency handed to Prepare, in the order of Node.Deps.
 type In struct {
 	Dep
-	Node   NodeInfo
+	Node NodeInfo
+	// From is the upstream instance the node belongs to (for an Inputs
+	// param, the listed upstream it falls in), so an aggregate need not
+	// reconstruct it from offsets.
+	From   *Upstream
 	Output []byte // the upstream node's canonical JSON output; nil if it failed (only for Node.AllowMissing)
 }
 
-// Work is what a node does once its inputs are known. Exactly one of Call or
-// Compute is set. The engine keys the node on the stage type and version, the
-// instance's params, Call.Request (for model nodes) and the digests of the inputs.
+// Work is what a node does once its inputs are known. Exactly one of Call,
+// Service or Compute is set. The engine keys the node on the stage type and
+// version, the digests of the inputs, and: Call.Request for a model node,
+// Service.Request for a service node, the instance's params for a compute
+// node.
 type Work struct {
 	Call    *Call
+	Service *Service
 	Compute func() ([]byte, error) // deterministic, no model calls; returns canonical JSON
 	// KeyParams narrows the params a Compute node is keyed on: nil means all of
 	// the instance's params; a non-nil list (possibly empty) names the only
@@ -191,9 +236,26 @@ type Work struct {
 type Call struct {
 	Model   *Model
 	Request llm.Request
-	// Output turns the parsed answer into canonical JSON. An error here counts as
-	// an unparseable answer (the layer re-asks with a repair message).
+	// Output turns the parsed answer into canonical JSON. The engine applies
+	// it after the call returns, outside the executor, so a task is plain
+	// data: whether an answer is usable is decided by Request.Format alone
+	// (the parser re-asks on anything the spec refuses). An error here fails
+	// the node without another ask, so it must only refuse what the spec
+	// cannot express.
 	Output func(a *format.Answer) ([]byte, error)
+}
+
+// Service is one non-chat request (embeddings, token embeddings, literature
+// search) to Model's provider, and how to turn the reply into the node
+// output. Model.Name is the service's model ("" when it has none); the
+// engine keys the node on Request, never on the provider.
+type Service struct {
+	Model   *Model
+	Request llm.ServiceRequest
+	// Output turns the reply body (the operation's documented shape) into
+	// the node's canonical JSON; nil keeps the body as is. Applied by the
+	// engine after the call, like Call.Output.
+	Output func(body []byte) ([]byte, error)
 }
 
 // Node is one unit of caching and scheduling.
@@ -206,7 +268,16 @@ type Node struct {
 	// their In.Output is nil and the aggregate counts them as missing. Without
 	// it, a node whose dep failed is skipped.
 	AllowMissing bool
-	Prepare      func(in []In) (*Work, error)
+	// WritesFiles marks a node whose output is a Files value: after a run
+	// the engine writes its files to the experiment's results folder.
+	WritesFiles bool
+	Prepare     func(in []In) (*Work, error)
+}
+
+// Files is the output of a node that writes files (Node.WritesFiles): file
+// name (no folders) -> content.
+type Files struct {
+	Files map[string]string `json:"files"`
 }
 
 // Type is a stage type.
@@ -216,7 +287,41 @@ type Type interface {
 	Version() string
 	Params() []Param
 	// Layout expands one instance into nodes. inputs holds the Upstream of each Input param.
+	// Errors about one parameter should be a *ParamError.
 	Layout(inst *Instance) ([]Node, error)
+}
+
+// Expander is a stage type whose nodes per item depend on upstream outputs
+// (ScholarEval: the methods a model extracted from an idea, then one search
+// per method). Its Layout lays out what is known up front (often nothing);
+// the engine calls Expand for an item once every node of that item in the
+// ExpandInputs has settled and those inputs have themselves finished laying
+// out the item, then appends the nodes returned. Plan and run repeat until
+// nothing new expands.
+//
+// Invariants the engine relies on:
+//   - Expand is pure: the same params, item and input outputs give the same
+//     nodes (in the same order), so plan and run expand alike and a cached
+//     expansion is found again.
+//   - Every returned node has Item == item and a Label unique within the
+//     item, derived from what the node stands for (a method's text, a
+//     query), not from its position: a compute child is keyed on its item and
+//     Label instead of its Slot, so the same children in another order hit
+//     the cache. Model and service children are keyed on their requests.
+//   - Deps point at nodes of the instance's inputs laid out so far.
+//   - len(result) <= MaxPerItem(inst).
+type Expander interface {
+	Type
+	// ExpandInputs names the Input params (single upstreams) whose outputs
+	// Expand reads.
+	ExpandInputs() []string
+	// MaxPerItem bounds how many nodes Expand returns for one item; plan
+	// multiplies by it for an upper-bound estimate before the inputs exist.
+	MaxPerItem(inst *Instance) int
+	// Expand lays out item's nodes. in holds the item's nodes of each
+	// ExpandInputs param in turn, in node order; Output is nil for a node
+	// that failed or was skipped.
+	Expand(inst *Instance, item string, in []In) ([]Node, error)
 }
 
 var (

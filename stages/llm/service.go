@@ -1,0 +1,54 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Service operations: the non-chat requests a provider kind may serve. Each
+// is one cached, rate-limited, retried, budgeted call, exactly like a chat
+// completion; the engine keys it on the operation, the model name and the
+// body, never on the provider, its address or its key.
+const (
+	// OpEmbeddings: sentence embeddings. Body {"input": ["text", ...]};
+	// reply body {"vectors": [[float, ...], ...]}, one vector per input, in
+	// input order. Kinds: embeddings (OpenAI-compatible POST /v1/embeddings),
+	// mock.
+	OpEmbeddings = "embeddings"
+	// OpTokenEmbeddings: contextual token embeddings, special tokens
+	// ([CLS], [SEP], <s>, ...) dropped. Body {"input": ["text", ...]};
+	// reply body {"inputs": [{"tokens": ["tok", ...], "vectors": [[float,
+	// ...], ...]}, ...]}, one entry per input, one vector per kept token.
+	// Kinds: tei (text-embeddings-inference POST /tokenize + POST
+	// /embed_all), mock.
+	OpTokenEmbeddings = "token_embeddings"
+)
+
+// ServiceRequest is one non-chat request as a stage renders it. Every field is
+// key material; nothing secret or operational belongs here.
+type ServiceRequest struct {
+	Op    string          `json:"op"`
+	Model string          `json:"model,omitempty"` // the model (or index) the service runs; "" when the service has none
+	Body  json.RawMessage `json:"body"`            // canonical JSON of the operation's request
+}
+
+// ServiceResponse is a service call's reply, normalised to the operation's
+// documented reply shape (so a cached reply does not depend on which server
+// kind produced it).
+type ServiceResponse struct {
+	Body     json.RawMessage
+	Model    string // model the server says answered, when it says
+	Usage    Usage  // InputTokens: tokens (or units) the server billed or the client estimated
+	Status   int    // HTTP status of the final attempt (0 for the mock)
+	Attempts int    // HTTP attempts made, retries and batch splits included
+}
+
+// ServiceClient serves non-chat operations. A Client returned by New
+// implements it when its provider kind lists operations; callers type-assert.
+// Implementations are safe for concurrent use and apply the provider's limits
+// and retries themselves.
+type ServiceClient interface {
+	Call(ctx context.Context, req ServiceRequest) (*ServiceResponse, error)
+	// Synthetic reports whether replies are made up (the mock provider).
+	Synthetic() bool
+}
