@@ -56,3 +56,16 @@ func (b *budget) settle(est, actual float64) {
 	b.reserved -= est
 	b.spent += actual
 }
+
+func (b *budget) isExhausted() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.exhausted
+}
+
+// estimateService estimates a service request before it is sent: its body's
+// size in tokens, priced as input.
+func estimateService(s *stages.Service) (in int64, usd float64) {
+	in = int64(len(s.Request.Body)/4 + 1)
+	return in, cost(s.Model.Price, in, 0)
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -14,24 +15,32 @@ import (
 	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
-// Task is one model node handed to an executor.
+// Task is one call node handed to an executor. It is plain data, so it can
+// travel to a worker on another machine as JSON: the request (whose Format
+// spec decides which answers are usable), the provider to send it to and the
+// price to account it at. Turning the answer into the node's output is the
+// engine's job, after Execute returns.
 type Task struct {
-	Key     string
-	Address string
-	Call    *stages.Call
+	Key      string              `json:"key"`
+	Address  string              `json:"address"`
+	Provider string              `json:"provider"`
+	Chat     *llm.Request        `json:"chat,omitempty"`
+	Service  *llm.ServiceRequest `json:"service,omitempty"`
+	Price    stages.Price        `json:"price"`
 }
 
-// Result is what an executor returns for a task. Output is the node's
-// canonical JSON output (Call.Output applied to the parsed answer).
+// Result is what an executor returns for a task, also plain data: the parsed
+// answer of a chat task, or the reply body of a service task.
 type Result struct {
-	Output      []byte
-	Raw         string
-	Reasoning   string
-	ServedModel string
-	Fingerprint string
-	Usage       cache.Usage
-	Attempts    []cache.Attempt
-	Synthetic   bool
+	Answer      *format.Answer  `json:"answer,omitempty"`
+	Body        json.RawMessage `json:"body,omitempty"`
+	Raw         string          `json:"raw,omitempty"`
+	Reasoning   string          `json:"reasoning,omitempty"`
+	ServedModel string          `json:"served_model,omitempty"`
+	Fingerprint string          `json:"fingerprint,omitempty"`
+	Usage       cache.Usage     `json:"usage"`
+	Attempts    []cache.Attempt `json:"attempts,omitempty"`
+	Synthetic   bool            `json:"synthetic,omitempty"`
 }
 
 // ExecError is a failed task with what the model said, for the failure record.
@@ -44,7 +53,7 @@ type ExecError struct {
 func (e *ExecError) Error() string { return e.Err.Error() }
 func (e *ExecError) Unwrap() error { return e.Err }
 
-// Executor runs model nodes. The in-process executor below is the only one
+// Executor runs call nodes. The in-process executor below is the only one
 // today; workers on a distributed queue can implement the same interface.
 type Executor interface {
 	Execute(ctx context.Context, t *Task) (*Result, error)
@@ -99,22 +108,23 @@ func (e *LocalExecutor) Concurrency(provider string) int {
 }
 
 func (e *LocalExecutor) Execute(ctx context.Context, t *Task) (*Result, error) {
-	c, err := e.client(t.Call.Model.Provider)
+	c, err := e.client(t.Provider)
 	if err != nil {
 		return nil, err
 	}
-	var output []byte
-	accept := func(a *format.Answer) error {
-		out, err := t.Call.Output(a)
-		if err != nil {
-			return err
-		}
-		output = out
-		return nil
+	switch {
+	case t.Chat != nil:
+		return e.chat(ctx, c, t)
+	case t.Service != nil:
+		return e.service(ctx, c, t)
 	}
-	repairs := e.providers[t.Call.Model.Provider].Repairs()
+	return nil, fmt.Errorf("task %s has neither a chat nor a service request", t.Address)
+}
+
+func (e *LocalExecutor) chat(ctx context.Context, c llm.Client, t *Task) (*Result, error) {
+	repairs := e.providers[t.Provider].Repairs()
 	start := time.Now()
-	outcome, err := llm.Ask(ctx, c, t.Call.Request, accept, repairs)
+	outcome, err := llm.Ask(ctx, c, *t.Chat, nil, repairs)
 	var attempts []cache.Attempt
 	if outcome != nil {
 		attempts = convertAttempts(outcome.Attempts)
@@ -126,19 +136,37 @@ func (e *LocalExecutor) Execute(ctx context.Context, t *Task) (*Result, error) {
 		}
 		return nil, &ExecError{Err: err, Raw: raw, Attempts: attempts}
 	}
-	m := t.Call.Model
 	u := cache.Usage{
 		InputTokens:  outcome.Usage.InputTokens,
 		OutputTokens: outcome.Usage.OutputTokens,
 		LatencyMS:    time.Since(start).Milliseconds(),
 		Attempts:     len(attempts),
 	}
-	u.CostUSD = cost(m.Price, u.InputTokens, u.OutputTokens)
+	u.CostUSD = cost(t.Price, u.InputTokens, u.OutputTokens)
 	r := outcome.Response
 	return &Result{
-		Output: output, Raw: r.Text, Reasoning: r.Reasoning, ServedModel: r.Model,
+		Answer: outcome.Answer, Raw: r.Text, Reasoning: r.Reasoning, ServedModel: r.Model,
 		Fingerprint: r.SystemFingerprint, Usage: u, Attempts: attempts, Synthetic: c.Synthetic(),
 	}, nil
+}
+
+func (e *LocalExecutor) service(ctx context.Context, c llm.Client, t *Task) (*Result, error) {
+	sc, ok := c.(llm.ServiceClient)
+	if !ok {
+		return nil, fmt.Errorf("provider %q (kind %q) serves no %q requests; point the stage at a model of a provider kind that does", t.Provider, e.providers[t.Provider].Kind, t.Service.Op)
+	}
+	start := time.Now()
+	resp, err := sc.Call(ctx, *t.Service)
+	if err != nil {
+		return nil, &ExecError{Err: err}
+	}
+	attempts := resp.Attempts
+	if attempts == 0 {
+		attempts = 1
+	}
+	u := cache.Usage{InputTokens: resp.Usage.InputTokens, LatencyMS: time.Since(start).Milliseconds(), Attempts: attempts}
+	u.CostUSD = cost(t.Price, u.InputTokens, 0)
+	return &Result{Body: resp.Body, ServedModel: resp.Model, Usage: u, Synthetic: sc.Synthetic()}, nil
 }
 
 func cost(p stages.Price, in, out int64) float64 {

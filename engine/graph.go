@@ -5,6 +5,7 @@ package engine
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -17,8 +18,10 @@ import (
 )
 
 // Graph is an experiment laid out as nodes. Nodes are stored in a topological
-// order: every node comes after the nodes it depends on, because instances are
-// laid out in block order and a node only depends on earlier instances.
+// order: every node comes after the nodes it depends on. The graph only
+// grows: instances whose inputs are not final yet are laid out later, and
+// Expander instances append an item's nodes once the item's inputs settle
+// (see grow), always after every node they depend on, so the order holds.
 type Graph struct {
 	Exp       *config.Experiment
 	Instances []*Instance
@@ -26,6 +29,7 @@ type Graph struct {
 	// dependents[i] lists the nodes that read node i (CSR form keeps 200k nodes compact).
 	depStart []int32
 	depList  []int32
+	byAddr   map[string]*Instance
 }
 
 // Instance is a stage instance (or a dataset) with its nodes.
@@ -37,8 +41,10 @@ type Instance struct {
 	Key     string
 	Params  stages.Params
 	Up      *stages.Upstream
-	First   int // index of its first node in Graph.Nodes
-	Count   int
+	// nodes maps each position of Up.Nodes to the node's index in
+	// Graph.Nodes. An instance's nodes are contiguous unless it expands.
+	nodes []int32
+	Count int
 	// paramParts are the key parts of this instance's params, used by compute nodes.
 	paramParts []namedPart
 	memoBase   [32]byte
@@ -46,6 +52,15 @@ type Instance struct {
 	providers map[string]bool
 	source    bool // a dataset: its nodes are given, never run
 	cfg       *config.StageInstance
+
+	// inputs maps each Input param name (and "name\x00address" for each
+	// upstream of an Inputs param) to the upstream instance.
+	inputs   map[string]*Instance
+	laidOut  bool // Layout has run (always true for datasets)
+	stInst   *stages.Instance
+	expander stages.Expander // nil unless the stage type expands
+	expanded map[string]bool // items expanded so far (expanders only)
+	final    bool            // no node will be added any more
 }
 
 // Node is one unit of caching and scheduling.
@@ -54,18 +69,21 @@ type Node struct {
 	Spec    stages.Node
 	Deps    []int32
 	Address string
+	// expanded marks a node an Expander added: a compute child is keyed on
+	// its item and label, not its slot.
+	expanded bool
 	// output and outputDigest are set for dataset nodes (the item record).
 	output       []byte
 	outputDigest [32]byte
 }
 
 // Build lays out the experiment: loads datasets, lays out every stage
-// instance and wires item-level edges. Errors carry the source range of the
-// block or param at fault.
+// instance whose inputs are final and wires item-level edges. Instances
+// downstream of an Expander are laid out later, by grow. Errors carry the
+// source range of the block or param at fault.
 func Build(exp *config.Experiment) (*Graph, hcl.Diagnostics) {
-	g := &Graph{Exp: exp}
+	g := &Graph{Exp: exp, byAddr: map[string]*Instance{}}
 	var diags hcl.Diagnostics
-	byAddr := map[string]*Instance{}
 
 	dsNames := make([]string, 0, len(exp.Datasets))
 	for n := range exp.Datasets {
@@ -81,17 +99,19 @@ func Build(exp *config.Experiment) (*Graph, hcl.Diagnostics) {
 				Detail: fmt.Sprintf("%s. Fix the file or the dataset's format/path.", err), Subject: &r})
 			continue
 		}
-		inst := &Instance{Address: "dataset." + n, Block: "dataset." + n, Type: "dataset", source: true, providers: map[string]bool{}}
+		inst := &Instance{Address: "dataset." + n, Block: "dataset." + n, Type: "dataset", source: true, providers: map[string]bool{},
+			laidOut: true, final: true}
 		inst.Up = &stages.Upstream{Address: inst.Address, Type: "dataset"}
 		inst.Up.Source = inst.Up
-		inst.First = len(g.Nodes)
+		inst.nodes = make([]int32, 0, len(items))
 		for _, it := range items {
+			inst.nodes = append(inst.nodes, int32(len(g.Nodes)))
 			inst.Up.Nodes = append(inst.Up.Nodes, stages.NodeInfo{Item: it.ID})
 			g.Nodes = append(g.Nodes, &Node{Inst: inst, Spec: stages.Node{Item: it.ID}, Address: inst.Address + "/" + it.ID,
 				output: it.Record, outputDigest: sha256.Sum256(it.Record)})
 		}
 		inst.Count = len(items)
-		byAddr[inst.Address] = inst
+		g.byAddr[inst.Address] = inst
 		g.Instances = append(g.Instances, inst)
 	}
 	if diags.HasErrors() {
@@ -99,11 +119,14 @@ func Build(exp *config.Experiment) (*Graph, hcl.Diagnostics) {
 	}
 
 	for _, si := range exp.Stages {
-		inst, d := g.layout(si, byAddr)
-		diags = append(diags, d...)
-		if inst != nil {
-			byAddr[inst.Address] = inst
-			g.Instances = append(g.Instances, inst)
+		inst := g.declare(si)
+		if inst == nil {
+			continue
+		}
+		g.byAddr[inst.Address] = inst
+		g.Instances = append(g.Instances, inst)
+		if inst.layoutReady() {
+			diags = append(diags, g.layout(inst)...)
 		}
 	}
 	if diags.HasErrors() {
@@ -113,34 +136,34 @@ func Build(exp *config.Experiment) (*Graph, hcl.Diagnostics) {
 	return g, diags
 }
 
-func (g *Graph) layout(si *config.StageInstance, byAddr map[string]*Instance) (*Instance, hcl.Diagnostics) {
-	errAt := func(param string, format string, args ...any) hcl.Diagnostics {
-		r := si.DeclRange
-		if pr, ok := si.ParamRanges[param]; ok {
-			r = pr
-		}
-		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: fmt.Sprintf("Cannot lay out %s", si.Address),
-			Detail: fmt.Sprintf(format, args...), Subject: &r}}
-	}
+// declare resolves an instance's params and inputs, without laying it out.
+// It returns nil when an input is missing (its own error is reported;
+// repeating it downstream is noise).
+func (g *Graph) declare(si *config.StageInstance) *Instance {
 	inst := &Instance{
 		Address: si.Address, Block: si.Block, Type: si.Type.Name(), Version: si.Type.Version(), Key: si.Key,
-		Params: stages.Params{}, providers: map[string]bool{}, cfg: si,
+		Params: stages.Params{}, providers: map[string]bool{}, cfg: si, inputs: map[string]*Instance{},
 	}
-	inputs := map[string]*Instance{}
+	inst.expander, _ = si.Type.(stages.Expander)
 	var firstInput *Instance
+	var generator *stages.Model
+	hasSyntheticParam := false
 	for _, p := range si.Type.Params() {
+		if p.Name == "synthetic" && p.Kind == stages.Bool {
+			hasSyntheticParam = true
+		}
 		v, ok := si.Params[p.Name]
 		if !ok {
 			continue
 		}
 		switch ref := v.(type) {
 		case config.InputRef:
-			up := byAddr[ref.Address]
+			up := g.byAddr[ref.Address]
 			if up == nil {
-				return nil, nil // its own error is reported; repeating it downstream is noise
+				return nil
 			}
 			inst.Params[p.Name] = up.Up
-			inputs[p.Name] = up
+			inst.inputs[p.Name] = up
 			if firstInput == nil {
 				firstInput = up
 			}
@@ -148,12 +171,12 @@ func (g *Graph) layout(si *config.StageInstance, byAddr map[string]*Instance) (*
 		case []config.InputRef:
 			var ups []*stages.Upstream
 			for _, r := range ref {
-				up := byAddr[r.Address]
+				up := g.byAddr[r.Address]
 				if up == nil {
-					return nil, nil
+					return nil
 				}
 				ups = append(ups, up.Up)
-				inputs[p.Name+"\x00"+r.Address] = up
+				inst.inputs[p.Name+"\x00"+r.Address] = up
 				mergeSet(inst.providers, up.providers)
 			}
 			inst.Params[p.Name] = ups
@@ -162,6 +185,9 @@ func (g *Graph) layout(si *config.StageInstance, byAddr map[string]*Instance) (*
 			switch m := v.(type) {
 			case *stages.Model:
 				inst.providers[m.Provider] = true
+				if p.Generator && generator == nil {
+					generator = m
+				}
 			case []*stages.Model:
 				for _, mm := range m {
 					inst.providers[mm.Provider] = true
@@ -169,67 +195,154 @@ func (g *Graph) layout(si *config.StageInstance, byAddr map[string]*Instance) (*
 			}
 		}
 	}
-	if _, ok := paramByName(si.Type, "synthetic"); ok {
-		inst.Params["synthetic"] = g.usesMock(inst.providers)
+	synthetic := g.usesMock(inst.providers)
+	if hasSyntheticParam {
+		// Stage types written before Instance.Synthetic declared a param for it.
+		inst.Params["synthetic"] = synthetic
 	}
-	inst.paramParts = paramParts(si.Type, inst.Params)
-	inst.memoBase = memoBase(inst)
-	inst.Up = &stages.Upstream{Address: inst.Address, Type: inst.Type, Key: inst.Key}
+	inst.Up = &stages.Upstream{Address: inst.Address, Type: inst.Type, Key: inst.Key, Synthetic: synthetic}
+	inherited := false
 	if firstInput != nil {
 		inst.Up.Source = firstInput.Up.Source
-	}
-
-	nodes, err := si.Type.Layout(&stages.Instance{Address: inst.Address, Key: inst.Key, Params: inst.Params})
-	if err != nil {
-		param := ""
-		for name := range si.ParamRanges {
-			if strings.Contains(err.Error(), name) && (param == "" || len(name) > len(param)) {
-				param = name
-			}
+		if generator == nil && firstInput.Up.Generator != nil {
+			generator, inherited = firstInput.Up.Generator, true
 		}
-		return nil, errAt(param, "%s. Fix the stage's parameters.", err)
 	}
-	inst.First = len(g.Nodes)
-	inst.Count = len(nodes)
+	inst.Up.Generator = generator
+	inst.paramParts = paramParts(si.Type, inst.Params)
+	if inherited {
+		// A generator inherited through a stage without a model of its own
+		// is no param, yet a stage may read it (judges exclude its family):
+		// key it like one.
+		inst.paramParts = append(inst.paramParts, partOf("upstream.generator", mustJSON([2]string{generator.Name, generator.Family}), generator.Name))
+	}
+	if synthetic && !hasSyntheticParam {
+		inst.paramParts = append(inst.paramParts, partOf("synthetic", []byte("true"), "true"))
+	}
+	inst.memoBase = memoBase(inst)
+	inst.stInst = &stages.Instance{Address: inst.Address, Key: inst.Key, Params: inst.Params, Synthetic: synthetic}
+	return inst
+}
+
+// layoutReady reports whether inst can be laid out now: every input is
+// final, except that an Expander's expand inputs need only be laid out (its
+// items expand one by one as those inputs settle).
+func (inst *Instance) layoutReady() bool {
+	if inst.laidOut {
+		return false
+	}
+	for name, up := range inst.inputs {
+		if up.final {
+			continue
+		}
+		if up.laidOut && inst.isExpandInput(name) {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+func (inst *Instance) isExpandInput(name string) bool {
+	if inst.expander == nil {
+		return false
+	}
+	for _, n := range inst.expander.ExpandInputs() {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// layout runs the stage type's Layout and appends its nodes.
+func (g *Graph) layout(inst *Instance) hcl.Diagnostics {
+	si := inst.cfg
+	nodes, err := si.Type.Layout(inst.stInst)
+	if err != nil {
+		return errAt(si, paramOf(err), "%s. Fix the stage's parameters.", err)
+	}
+	inst.laidOut = true
+	if diags := g.appendNodes(inst, nodes, false); diags.HasErrors() {
+		return diags
+	}
+	if inst.expander == nil {
+		inst.final = true
+	} else {
+		inst.expanded = map[string]bool{}
+		inst.final = inst.Up.Source == nil || len(inst.Up.Source.Nodes) == 0
+	}
+	return nil
+}
+
+// appendNodes adds nodes of inst at the end of the graph.
+func (g *Graph) appendNodes(inst *Instance, nodes []stages.Node, expanded bool) hcl.Diagnostics {
 	for _, spec := range nodes {
-		n := &Node{Inst: inst, Spec: spec}
+		n := &Node{Inst: inst, Spec: spec, expanded: expanded}
 		n.Address = nodeAddress(inst.Address, spec)
 		for _, d := range spec.Deps {
-			idx, ok := resolveDep(inst, d, inputs, byAddr)
+			idx, ok := resolveDep(inst, d, g.byAddr)
 			if !ok {
-				return nil, errAt(d.Input, "stage type %s laid out a dependency on %s node %d, which does not exist (an internal error in the stage type)", inst.Type, d.Input, d.Index)
+				return errAt(inst.cfg, d.Input, "stage type %s laid out a dependency on %s node %d, which does not exist (an internal error in the stage type)", inst.Type, d.Input, d.Index)
 			}
 			n.Deps = append(n.Deps, int32(idx))
 		}
+		inst.nodes = append(inst.nodes, int32(len(g.Nodes)))
 		inst.Up.Nodes = append(inst.Up.Nodes, stages.NodeInfo{Item: spec.Item, Slot: spec.Slot})
 		g.Nodes = append(g.Nodes, n)
 	}
-	return inst, nil
+	inst.Count = len(inst.nodes)
+	return nil
+}
+
+func errAt(si *config.StageInstance, param string, format string, args ...any) hcl.Diagnostics {
+	r := si.DeclRange
+	if pr, ok := si.ParamRanges[param]; ok {
+		r = pr
+	}
+	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: fmt.Sprintf("Cannot lay out %s", si.Address),
+		Detail: fmt.Sprintf(format, args...), Subject: &r}}
+}
+
+// paramOf names the parameter a stage's error is about, when it says.
+func paramOf(err error) string {
+	var pe *stages.ParamError
+	if errors.As(err, &pe) {
+		return pe.Param
+	}
+	return ""
 }
 
 // resolveDep maps a stage's Dep to a global node index. For an Inputs param,
-// Index counts across the listed instances' nodes in order; a Dep named by the
-// address of the instance's source dataset points at that dataset's items.
-func resolveDep(inst *Instance, d stages.Dep, inputs, byAddr map[string]*Instance) (int, bool) {
+// Index counts across the listed instances' nodes in order (they are final
+// before anything is laid out on them); a Dep named by the address of the
+// instance's source dataset points at that dataset's items.
+func resolveDep(inst *Instance, d stages.Dep, byAddr map[string]*Instance) (int, bool) {
 	if d.Index < 0 {
 		return 0, false
 	}
-	if up := inputs[d.Input]; up != nil {
-		return up.First + d.Index, d.Index < up.Count
+	at := func(up *Instance, i int) (int, bool) {
+		if i >= len(up.nodes) {
+			return 0, false
+		}
+		return int(up.nodes[i]), true
+	}
+	if up := inst.inputs[d.Input]; up != nil {
+		return at(up, d.Index)
 	}
 	if src := byAddr[d.Input]; src != nil && src.source && inst.Up.Source == src.Up {
-		return src.First + d.Index, d.Index < src.Count
+		return at(src, d.Index)
 	}
 	idx := d.Index
 	for _, u := range inst.Params.Inputs(d.Input) {
-		up := inputs[d.Input+"\x00"+u.Address]
+		up := inst.inputs[d.Input+"\x00"+u.Address]
 		if up == nil {
 			return 0, false
 		}
-		if idx < up.Count {
-			return up.First + idx, true
+		if idx < len(up.nodes) {
+			return at(up, idx)
 		}
-		idx -= up.Count
+		idx -= len(up.nodes)
 	}
 	return 0, false
 }
@@ -247,15 +360,6 @@ func mergeSet(dst, src map[string]bool) {
 	for k := range src {
 		dst[k] = true
 	}
-}
-
-func paramByName(t stages.Type, name string) (stages.Param, bool) {
-	for _, p := range t.Params() {
-		if p.Name == name {
-			return p, true
-		}
-	}
-	return stages.Param{}, false
 }
 
 func nodeAddress(inst string, spec stages.Node) string {

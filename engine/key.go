@@ -40,7 +40,8 @@ func floatDisplay(p *float64) string {
 // URLs, provider names, concurrency, rate limits, timeouts, log settings and
 // experiment paths — none of them changes an answer.
 //
-// Model nodes are keyed on the exact request (messages, model, sampling
+// Service nodes are keyed on the operation, the service's model and the
+// request body. Model nodes are keyed on the exact request (messages, model, sampling
 // parameters, seed, sample index, expected format) plus their inputs' output
 // digests; compute nodes on their instance's params plus their inputs'
 // output digests. Keying on upstream outputs, not upstream keys, gives early
@@ -65,6 +66,13 @@ func keyParts(n *Node, w *stages.Work, inputs [][32]byte) []namedPart {
 			partOf("sample", []byte(strconv.Itoa(r.Sample)), strconv.Itoa(r.Sample)),
 			partOf("format", format, string(r.Format.Kind)),
 		)
+	} else if sv := w.Service; sv != nil {
+		r := sv.Request
+		parts = append(parts,
+			partOf("service.op", []byte(r.Op), r.Op),
+			partOf("model", []byte(r.Model), r.Model),
+			partOf("service.request", r.Body, shorten(string(r.Body), 60)),
+		)
 	} else {
 		if w.KeyParams == nil {
 			parts = append(parts, n.Inst.paramParts...)
@@ -77,7 +85,7 @@ func keyParts(n *Node, w *stages.Work, inputs [][32]byte) []namedPart {
 				}
 			}
 		}
-		parts = append(parts, partOf("node", []byte(n.Spec.Item+"\x00"+strconv.Itoa(n.Spec.Slot)), ""))
+		parts = append(parts, partOf("node", nodeIdentity(n), ""))
 	}
 	h := sha256.New()
 	for _, d := range inputs {
@@ -87,6 +95,16 @@ func keyParts(n *Node, w *stages.Work, inputs [][32]byte) []namedPart {
 	h.Sum(in[:0])
 	parts = append(parts, namedPart{name: "inputs", digest: in, display: strconv.Itoa(len(inputs)) + " upstream outputs"})
 	return parts
+}
+
+// nodeIdentity is what tells a compute node from its instance's others: its
+// item and slot, or for an expanded node its item and label, which names
+// what the node stands for, so reordered children keep their keys.
+func nodeIdentity(n *Node) []byte {
+	if n.expanded {
+		return []byte(n.Spec.Item + "\x00label\x00" + n.Spec.Label)
+	}
+	return []byte(n.Spec.Item + "\x00" + strconv.Itoa(n.Spec.Slot))
 }
 
 // messagesDigest hashes the messages with length prefixes, so no two

@@ -41,7 +41,7 @@ func inputKey(n *Node, digests [][32]byte) [32]byte {
 	var buf [8]byte
 	binary.LittleEndian.PutUint64(buf[:], uint64(n.Spec.Slot))
 	h.Write(buf[:])
-	h.Write([]byte(n.Spec.Item))
+	h.Write(nodeIdentity(n))
 	h.Write([]byte{0})
 	for _, d := range digests {
 		h.Write(d[:])
@@ -55,6 +55,7 @@ func inputKey(n *Node, digests [][32]byte) [32]byte {
 // model, build.
 const (
 	memoCall      = "c"
+	memoService   = "v"
 	memoSynthetic = "s"
 )
 
@@ -62,6 +63,9 @@ func encodeMemo(st *nodeState) []byte {
 	flags := ""
 	if st.isCall {
 		flags += memoCall
+	}
+	if st.isService {
+		flags += memoService
 	}
 	if st.synthetic {
 		flags += memoSynthetic
@@ -121,6 +125,7 @@ func (w *walker) memoHit(st *nodeState, inKey [32]byte) bool {
 	}
 	st.status, st.known, st.key, st.digest = StatusCached, true, key, d
 	st.isCall = bytes.Contains(f[2], []byte(memoCall))
+	st.isService = bytes.Contains(f[2], []byte(memoService))
 	st.synthetic = bytes.Contains(f[2], []byte(memoSynthetic))
 	st.wantModel, st.servedModel = w.intern(f[3]), w.intern(f[4])
 	return true
@@ -138,21 +143,6 @@ func splitMemo(v []byte) [][]byte {
 		v = v[i+1:]
 	}
 	return append(f, v)
-}
-
-// intern shares one string per model name across the nodes that name it.
-func (w *walker) intern(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	w.internMu.Lock()
-	defer w.internMu.Unlock()
-	if s, ok := w.interned[string(b)]; ok {
-		return s
-	}
-	s := string(b)
-	w.interned[s] = s
-	return s
 }
 
 func (w *walker) setMemo(inKey [32]byte, st *nodeState) {

@@ -30,17 +30,44 @@ type Engine struct {
 // Plan is the result of planning a graph.
 type Plan struct {
 	Summary *PlanSummary
-	g       *Graph
-	states  []nodeState
+	// Diags are layout errors of instances laid out while the plan grew the
+	// graph (downstream of an Expander).
+	Diags  hcl.Diagnostics
+	g      *Graph
+	states []nodeState
 }
 
 // Plan works out, without any model call, which nodes are cached and which
 // must run, why, and what the calls will cost.
+//
+// A plan grows the graph as far as the cache allows: an Expander item whose
+// inputs are cached (or computed in memory) expands, so its children are
+// planned, kept by gc and exported in bundles; the rest is reported as
+// pending, with an upper-bound estimate.
 func (e *Engine) Plan(g *Graph) *Plan {
 	w := newWalker(g, e.Store, true)
 	w.log = e.Log
 	w.walk(e.Resolvers)
-	return &Plan{Summary: w.planSummary(), g: g, states: w.states}
+	return &Plan{Summary: w.planSummary(), g: g, states: w.states, Diags: w.growDiags}
+}
+
+// Verify recomputes every cached deterministic node of the graph and
+// compares the result with the cache (Go's GODEBUG=gocacheverify=1 for
+// ideaflow): a mismatch means a stage changed its outputs without a
+// Version bump. It makes no calls and writes nothing.
+func (e *Engine) Verify(g *Graph) *VerifyReport {
+	w := newWalker(g, e.Store, true)
+	w.log = e.Log
+	w.verify = true
+	w.walk(e.Resolvers)
+	sort.Slice(w.mismatches, func(i, j int) bool { return w.mismatches[i].Address < w.mismatches[j].Address })
+	return &VerifyReport{Verified: w.verified, Mismatches: w.mismatches}
+}
+
+// VerifyReport is the result of Verify.
+type VerifyReport struct {
+	Verified   int              `json:"verified"`
+	Mismatches []VerifyMismatch `json:"mismatches,omitempty"`
 }
 
 // callProviders lists the providers the plan's model nodes to run will call.
@@ -48,7 +75,7 @@ func (p *Plan) callProviders() []string {
 	set := map[string]bool{}
 	for i, n := range p.g.Nodes {
 		st := &p.states[i]
-		if n.Inst.source || st.status == StatusCached || !st.isCall {
+		if n.Inst.source || st.status == StatusCached || !(st.isCall || st.isService) {
 			continue
 		}
 		if st.provider != "" {
@@ -105,16 +132,32 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	}
 	start := time.Now()
 	plan := e.Plan(g)
+	if plan.Diags.HasErrors() {
+		return nil, &InputError{Diags: plan.Diags}
+	}
 	if opts.Offline {
 		var calls []FailedNode
+		models, services := 0, 0
 		for i, n := range g.Nodes {
-			if st := &plan.states[i]; !n.Inst.source && st.status != StatusCached && st.isCall {
-				calls = append(calls, FailedNode{Address: n.Address, Error: st.reason})
+			if st := &plan.states[i]; !n.Inst.source && st.status != StatusCached && (st.isCall || st.isService) {
+				calls = append(calls, FailedNode{Address: n.Address, Error: st.why.String()})
+				if st.isService {
+					services++
+				} else {
+					models++
+				}
 			}
 		}
 		if len(calls) > 0 {
-			msg := fmt.Sprintf("%d model node(s) are not in the cache, e.g. %s (%s); import a cache bundle that holds them or run without --offline",
-				len(calls), calls[0].Address, calls[0].Error)
+			what := fmt.Sprintf("%d model node(s)", models)
+			switch {
+			case models == 0:
+				what = fmt.Sprintf("%d service node(s)", services)
+			case services > 0:
+				what += fmt.Sprintf(" and %d service node(s)", services)
+			}
+			msg := fmt.Sprintf("%s are not in the cache, e.g. %s (%s); import a cache bundle that holds them or run without --offline",
+				what, calls[0].Address, calls[0].Error)
 			return nil, &InputError{Err: fmt.Errorf("%w: %s", ErrOffline, msg)}
 		}
 	} else if diags := g.Exp.MissingKeys(plan.callProviders()); diags.HasErrors() {
@@ -171,6 +214,9 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	if w.storeErr != nil {
 		return sum, fmt.Errorf("cache write failed: %w", w.storeErr)
 	}
+	if w.growDiags.HasErrors() {
+		return sum, &InputError{Diags: w.growDiags}
+	}
 	paths, err := w.writeReports(opts.ReportDir)
 	sum.Reports = paths
 	if err != nil {
@@ -184,62 +230,6 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	return sum, nil
 }
 
-// startWorkers starts, per provider, as many dispatch workers as the executor
-// allows in flight; each takes model nodes off its provider's queue. A queue
-// holds every node that may run, so resolvers never wait on it.
-func (e *Engine) startWorkers(w *walker, toRun int) {
-	w.queues = map[string]chan task{}
-	for name := range w.g.Exp.Providers {
-		q := make(chan task, toRun)
-		w.queues[name] = q
-		for k := 0; k < e.Exec.Concurrency(name); k++ {
-			go e.dispatch(w, q)
-		}
-	}
-}
-
-func (e *Engine) dispatch(w *walker, q chan task) {
-	for t := range q {
-		if w.ctx.Err() != nil {
-			w.skip(t.idx, "interrupted")
-			continue
-		}
-		call := t.work.Call
-		_, _, est := estimateCall(call.Model, call.Request)
-		if !w.budget.reserve(est) {
-			w.skip(t.idx, "budget exhausted (--max-cost)")
-			continue
-		}
-		n := w.g.Nodes[t.idx]
-		res, err := e.Exec.Execute(w.ctx, &Task{Key: t.key, Address: n.Address, Call: call})
-		if err != nil {
-			w.budget.settle(est, 0)
-			if w.ctx.Err() != nil {
-				w.skip(t.idx, "interrupted")
-				continue
-			}
-			var ee *ExecError
-			if errors.As(err, &ee) {
-				w.fail(t.idx, t.key, err, ee.Raw, ee.Attempts)
-			} else {
-				w.fail(t.idx, t.key, err, "", nil)
-			}
-			continue
-		}
-		w.budget.settle(est, res.Usage.CostUSD)
-		w.complete(t.idx, t.inKey, t.key, t.parts, &cache.Record{
-			Output: res.Output, Usage: res.Usage, Model: call.Request.Model, ServedModel: res.ServedModel,
-			Fingerprint: res.Fingerprint, Raw: res.Raw, Reasoning: res.Reasoning, Attempts: res.Attempts,
-			Synthetic: res.Synthetic,
-		})
-	}
-}
-
-// estimate fills a plan state's token and cost estimate for a prepared call.
-func (w *walker) estimate(c *stages.Call, st *nodeState) {
-	st.estIn, st.estOut, st.estCost = estimateCall(c.Model, c.Request)
-}
-
 // promptOverheadTokens is what a prompt adds around its inputs (instructions,
 // quality definition), assumed for a model node that cannot be rendered yet.
 const promptOverheadTokens = 200
@@ -251,8 +241,40 @@ func (w *walker) estimateUnprepared(n *Node, st *nodeState) {
 	if !st.isCall {
 		return
 	}
+	m := modelOf(n.Inst)
+	if m == nil {
+		return
+	}
+	st.estIn = w.unpreparedInput(n.Deps)
+	st.estOut = int64(m.MaxTokens)
+	if st.estOut <= 0 {
+		st.estOut = defaultOutputTokens
+	}
+	st.estCost = cost(m.Price, st.estIn, st.estOut)
+}
+
+// unpreparedInput estimates the input tokens of a prompt built from deps:
+// their sizes when known, their estimated answers when they must run, plus
+// a fixed overhead.
+func (w *walker) unpreparedInput(deps []int32) int64 {
+	in := int64(promptOverheadTokens)
+	for _, d := range deps {
+		ds := &w.states[d]
+		switch {
+		case ds.known && ds.output != nil:
+			in += int64(len(ds.output) / 4)
+		case ds.estOut > 0:
+			in += ds.estOut
+		}
+	}
+	return in
+}
+
+// modelOf is the model an instance's calls will likely go to: its first
+// model parameter.
+func modelOf(inst *Instance) *stages.Model {
 	var m *stages.Model
-	for _, v := range n.Inst.Params {
+	for _, v := range inst.Params {
 		switch x := v.(type) {
 		case *stages.Model:
 			m = x
@@ -262,30 +284,7 @@ func (w *walker) estimateUnprepared(n *Node, st *nodeState) {
 			}
 		}
 	}
-	if m == nil {
-		return
-	}
-	in := int64(promptOverheadTokens)
-	for _, d := range n.Deps {
-		ds := &w.states[d]
-		switch {
-		case ds.known && ds.output != nil:
-			in += int64(len(ds.output) / 4)
-		case ds.estOut > 0:
-			in += ds.estOut
-		}
-	}
-	st.estIn = in
-	st.estOut = int64(m.MaxTokens)
-	if st.estOut <= 0 {
-		st.estOut = defaultOutputTokens
-	}
-	st.estCost = cost(m.Price, st.estIn, st.estOut)
-}
-
-// reportOutput is what report nodes produce: files to write.
-type reportOutput struct {
-	Files map[string]string `json:"files"`
+	return m
 }
 
 func (w *walker) writeReports(dir string) ([]string, error) {
@@ -295,10 +294,10 @@ func (w *walker) writeReports(dir string) ([]string, error) {
 	}
 	var paths []string
 	for i, n := range g.Nodes {
-		if n.Inst.Type != "report" || !states[i].known {
+		if !(n.Spec.WritesFiles || n.Inst.Type == "report") || !states[i].known {
 			continue
 		}
-		var out reportOutput
+		var out stages.Files
 		raw, err := w.outputOf(int32(i))
 		if err != nil {
 			return paths, fmt.Errorf("read %s output: %w", n.Inst.Address, err)

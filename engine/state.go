@@ -25,10 +25,15 @@ type nodeState struct {
 	status Status
 	known  bool // output and digest are known (cached, ran, or computed during plan)
 	isCall bool // a model node (known once prepared; plan guesses for unprepared nodes)
+	// isService marks a service node (embeddings, literature search...).
+	isService bool
+	// dedup marks a node answered by another node's call with the same key
+	// in this run: it ran, but made no call of its own.
+	dedup  bool
 	output []byte
 	digest [32]byte
 	key    string
-	reason string // plan: why it must run; run: why it failed or was skipped
+	why    reason // plan: why it must run; run: why it failed or was skipped
 	usage  cache.Usage
 	// estimate is the plan's token estimate for a model node that must run.
 	estIn, estOut int64

@@ -16,9 +16,10 @@ type Counts struct {
 // StageSummary is one stage instance's line of a run summary.
 type StageSummary struct {
 	Counts
-	LLMCalls int     `json:"llm_calls,omitempty"`
-	Tokens   *Tokens `json:"tokens,omitempty"`
-	CostUSD  float64 `json:"cost_usd,omitempty"`
+	LLMCalls     int     `json:"llm_calls,omitempty"`
+	ServiceCalls int     `json:"service_calls,omitempty"`
+	Tokens       *Tokens `json:"tokens,omitempty"`
+	CostUSD      float64 `json:"cost_usd,omitempty"`
 }
 
 // Tokens are token totals.
@@ -34,6 +35,13 @@ type ModelUsage struct {
 	CostUSD float64 `json:"cost_usd"`
 }
 
+// ServiceUsage is what one service provider cost in a run.
+type ServiceUsage struct {
+	Calls   int     `json:"calls"`
+	Units   int64   `json:"units"` // tokens (or items) the service billed or the client estimated
+	CostUSD float64 `json:"cost_usd"`
+}
+
 // FailedNode is one failure, for the summary.
 type FailedNode struct {
 	Address string `json:"address"`
@@ -42,12 +50,19 @@ type FailedNode struct {
 
 // Summary is the result of a run (`run --summary-json`).
 type Summary struct {
-	Nodes    Counts                  `json:"nodes"`
-	LLMCalls int                     `json:"llm_calls"`
-	Tokens   Tokens                  `json:"tokens"`
-	CostUSD  float64                 `json:"cost_usd"`
-	Stages   map[string]StageSummary `json:"stages"`
-	Models   map[string]ModelUsage   `json:"models,omitempty"`
+	Nodes    Counts `json:"nodes"`
+	LLMCalls int    `json:"llm_calls"`
+	// ServiceCalls counts non-chat calls (embeddings, literature search);
+	// Services breaks them down by provider.
+	ServiceCalls int                     `json:"service_calls"`
+	Services     map[string]ServiceUsage `json:"services,omitempty"`
+	// Deduplicated counts nodes that ran on another node's call: the same
+	// request, sent once.
+	Deduplicated int                     `json:"deduplicated,omitempty"`
+	Tokens       Tokens                  `json:"tokens"`
+	CostUSD      float64                 `json:"cost_usd"`
+	Stages       map[string]StageSummary `json:"stages"`
+	Models       map[string]ModelUsage   `json:"models,omitempty"`
 	// ServedModels counts, per requested model name, the model names the
 	// endpoint said answered (cached and new answers alike). More than one
 	// name, or a name other than the requested one, means the endpoint
@@ -73,11 +88,26 @@ type PlanCounts struct {
 	ServedModels map[string]int `json:"served_models,omitempty"`
 	// Estimate covers this stage's model nodes that must run.
 	Estimate *Estimate `json:"estimate,omitempty"`
+	// Pending is set when the plan could not lay out or expand the instance
+	// fully: its nodes depend on outputs that do not exist yet.
+	Pending *Pending `json:"pending,omitempty"`
+}
+
+// Pending describes an instance whose nodes are not all known at plan time.
+type Pending struct {
+	After      []string `json:"after"`                  // instances that must run first
+	Items      int      `json:"items,omitempty"`        // items still to expand (expanding stages)
+	MaxPerItem int      `json:"max_per_item,omitempty"` // the stage's bound on nodes per item
+	LaidOut    bool     `json:"laid_out"`               // false: laid out only once After is final
+	// UpperBound estimates the calls of the items still to expand, at the
+	// stage's bound per item: an upper bound, not a forecast.
+	UpperBound *Estimate `json:"upper_bound,omitempty"`
 }
 
 // Estimate is a plan's estimate of the calls still to make.
 type Estimate struct {
 	LLMCalls     int     `json:"llm_calls"`
+	ServiceCalls int     `json:"service_calls,omitempty"`
 	TokensInput  int64   `json:"tokens_input"`
 	TokensOutput int64   `json:"tokens_output"`
 	CostUSD      float64 `json:"cost_usd"`
@@ -90,15 +120,17 @@ type PlanSummary struct {
 		Cached int `json:"cached"`
 		ToRun  int `json:"to_run"`
 	} `json:"nodes"`
-	Estimate Estimate              `json:"estimate"`
-	Stages   map[string]PlanCounts `json:"stages"`
+	Estimate Estimate `json:"estimate"`
+	// UpperBound adds, for pending expansions, calls at their stages' bounds.
+	UpperBound Estimate              `json:"upper_bound,omitempty"`
+	Stages     map[string]PlanCounts `json:"stages"`
 	// Order lists stage addresses in DAG order, for printing.
 	Order []string `json:"-"`
 }
 
 func (w *walker) summarize() *Summary {
 	s := &Summary{Stages: map[string]StageSummary{}, Models: map[string]ModelUsage{}, Skipped: map[string]int{},
-		ServedModels: map[string]map[string]int{}}
+		ServedModels: map[string]map[string]int{}, Services: map[string]ServiceUsage{}}
 	for i, n := range w.g.Nodes {
 		if n.Inst.source {
 			continue
@@ -114,11 +146,16 @@ func (w *walker) summarize() *Summary {
 		case StatusRan:
 			c.Ran++
 			s.Nodes.Ran++
-			if st.isCall {
-				calls := st.usage.Attempts
-				if calls == 0 {
-					calls = 1
-				}
+			if st.dedup {
+				s.Deduplicated++
+				break
+			}
+			calls := st.usage.Attempts
+			if calls == 0 {
+				calls = 1
+			}
+			switch {
+			case st.isCall:
 				s.LLMCalls += calls
 				s.Tokens.Input += st.usage.InputTokens
 				s.Tokens.Output += st.usage.OutputTokens
@@ -136,15 +173,25 @@ func (w *walker) summarize() *Summary {
 				mu.Tokens.Output += st.usage.OutputTokens
 				mu.CostUSD += st.usage.CostUSD
 				s.Models[st.wantModel] = mu
+			case st.isService:
+				s.ServiceCalls += calls
+				s.CostUSD += st.usage.CostUSD
+				c.ServiceCalls += calls
+				c.CostUSD += st.usage.CostUSD
+				su := s.Services[st.provider]
+				su.Calls += calls
+				su.Units += st.usage.InputTokens
+				su.CostUSD += st.usage.CostUSD
+				s.Services[st.provider] = su
 			}
 		case StatusFailed:
 			c.Failed++
 			s.Nodes.Failed++
-			s.Failures = append(s.Failures, FailedNode{Address: n.Address, Error: st.reason})
+			s.Failures = append(s.Failures, FailedNode{Address: n.Address, Error: st.why.String()})
 		case StatusSkipped, StatusPending:
 			c.Skipped++
 			s.Nodes.Skipped++
-			s.Skipped[skipClass(st.reason)]++
+			s.Skipped[st.why.class()]++
 		}
 		if st.isCall && st.known && st.servedModel != "" {
 			m := s.ServedModels[st.wantModel]
@@ -166,22 +213,19 @@ func (w *walker) summarize() *Summary {
 	if len(s.ServedModels) == 0 {
 		s.ServedModels = nil
 	}
+	if len(s.Services) == 0 {
+		s.Services = nil
+	}
 	return s
 }
 
-func skipClass(reason string) string {
-	switch {
-	case reason == "":
-		return "not reached"
-	case len(reason) > 5 && reason[:5] == "input":
-		return "input failed or skipped"
-	default:
-		return reason
-	}
-}
-
+// planSummary counts a plan. Calls are estimated once per distinct key: a
+// run sends one call per key (single-flight), however many nodes share it.
+// Instances the plan could not lay out or expand fully are reported as
+// pending, with an upper bound for the calls they may make.
 func (w *walker) planSummary() *PlanSummary {
 	p := &PlanSummary{Stages: map[string]PlanCounts{}, Order: w.g.StageOrder()}
+	keys := map[string]bool{}
 	for i, n := range w.g.Nodes {
 		if n.Inst.source {
 			continue
@@ -206,20 +250,55 @@ func (w *walker) planSummary() *PlanSummary {
 			if c.Reasons == nil {
 				c.Reasons = map[string]int{}
 			}
-			c.Reasons[st.reason]++
-			if st.isCall {
-				if c.Estimate == nil {
-					c.Estimate = &Estimate{}
+			c.Reasons[st.why.String()]++
+			if !(st.isCall || st.isService) {
+				break
+			}
+			if st.key != "" {
+				if keys[st.key] {
+					break
 				}
-				for _, e := range []*Estimate{&p.Estimate, c.Estimate} {
+				keys[st.key] = true
+			}
+			if c.Estimate == nil {
+				c.Estimate = &Estimate{}
+			}
+			for _, e := range []*Estimate{&p.Estimate, c.Estimate} {
+				if st.isService {
+					e.ServiceCalls++
+				} else {
 					e.LLMCalls++
-					e.TokensInput += st.estIn
-					e.TokensOutput += st.estOut
-					e.CostUSD += st.estCost
 				}
+				e.TokensInput += st.estIn
+				e.TokensOutput += st.estOut
+				e.CostUSD += st.estCost
 			}
 		}
 		p.Stages[n.Inst.Address] = c
+	}
+	for inst, pe := range w.g.pending() {
+		c := p.Stages[inst.Address]
+		c.Pending = &Pending{After: pe.after, Items: pe.items, MaxPerItem: pe.maxPerItem, LaidOut: pe.laidOut}
+		if inst.expander != nil && pe.items > 0 {
+			if call, _ := guessWork(&Node{Inst: inst}); call {
+				if m := modelOf(inst); m != nil {
+					calls := pe.items * pe.maxPerItem
+					out := int64(m.MaxTokens)
+					if out <= 0 {
+						out = defaultOutputTokens
+					}
+					in := int64(promptOverheadTokens)
+					ub := Estimate{LLMCalls: calls, TokensInput: in * int64(calls), TokensOutput: out * int64(calls),
+						CostUSD: cost(m.Price, in*int64(calls), out*int64(calls))}
+					c.Pending.UpperBound = &ub
+					p.UpperBound.LLMCalls += ub.LLMCalls
+					p.UpperBound.TokensInput += ub.TokensInput
+					p.UpperBound.TokensOutput += ub.TokensOutput
+					p.UpperBound.CostUSD += ub.CostUSD
+				}
+			}
+		}
+		p.Stages[inst.Address] = c
 	}
 	return p
 }

@@ -1,0 +1,172 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/stages"
+)
+
+// task is a call node queued for its provider.
+type task struct {
+	idx   int32
+	work  *stages.Work
+	key   string
+	parts []namedPart
+	inKey [32]byte
+}
+
+// waiter is a node waiting for the call of another node with its key.
+type waiter struct {
+	idx   int32
+	inKey [32]byte
+}
+
+// flights makes one call per distinct key in a run (single-flight): the
+// first node with a key sends the call; later nodes with the same key wait
+// for its result instead of paying for it again. ran remembers keys answered
+// in this run, so a node that finds such a key in the cache afterwards is
+// counted as a node that ran (without a call), the way plan counted it.
+type flights struct {
+	mu  sync.Mutex
+	m   map[string][]waiter // key in flight -> nodes waiting for it
+	ran map[string]bool
+}
+
+// join registers node wt for key and reports whether it must send the call
+// (true) or wait for the one in flight (false).
+func (f *flights) join(key string, wt waiter) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if ws, ok := f.m[key]; ok {
+		f.m[key] = append(ws, wt)
+		return false
+	}
+	f.m[key] = nil
+	return true
+}
+
+// land ends key's flight and returns the nodes that waited for it.
+func (f *flights) land(key string) []waiter {
+	if key == "" {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ws, ok := f.m[key]
+	if !ok {
+		return nil
+	}
+	delete(f.m, key)
+	f.ran[key] = true
+	return ws
+}
+
+func (f *flights) ranHere(key string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ran[key]
+}
+
+// startWorkers starts, per provider, as many dispatch workers as the executor
+// allows in flight; each takes call nodes off its provider's queue. A queue
+// holds every node that may run, so resolvers rarely wait on it.
+func (e *Engine) startWorkers(w *walker, toRun int) {
+	w.queues = map[string]chan task{}
+	for name := range w.g.Exp.Providers {
+		q := make(chan task, toRun)
+		w.queues[name] = q
+		for k := 0; k < e.Exec.Concurrency(name); k++ {
+			go e.dispatch(w, q)
+		}
+	}
+}
+
+// dispatch executes queued calls: it checks the interrupt and the budget,
+// hands the task (plain data) to the executor, turns the result into the
+// node's output (the stage's Output, applied here rather than in the
+// executor) and stores it.
+func (e *Engine) dispatch(w *walker, q chan task) {
+	for t := range q {
+		if w.ctx.Err() != nil {
+			w.skip(t.idx, t.key, why(skipInterrupted, ""))
+			continue
+		}
+		n := w.g.Nodes[t.idx]
+		tk, est := newTask(t.key, n.Address, t.work)
+		if !w.budget.reserve(est) {
+			w.skip(t.idx, t.key, why(skipBudget, ""))
+			continue
+		}
+		res, err := e.Exec.Execute(w.ctx, tk)
+		if err != nil {
+			w.budget.settle(est, 0)
+			if w.ctx.Err() != nil {
+				w.skip(t.idx, t.key, why(skipInterrupted, ""))
+				continue
+			}
+			var ee *ExecError
+			if errors.As(err, &ee) {
+				w.fail(t.idx, t.key, why(failCall, err.Error()), ee.Raw, ee.Attempts)
+			} else {
+				w.fail(t.idx, t.key, why(failCall, err.Error()), "", nil)
+			}
+			continue
+		}
+		w.budget.settle(est, res.Usage.CostUSD)
+		out, err := applyOutput(t.work, res)
+		if err != nil {
+			w.fail(t.idx, t.key, why(failOutput, err.Error()), res.Raw, res.Attempts)
+			continue
+		}
+		rec := &cache.Record{
+			Output: out, Usage: res.Usage, ServedModel: res.ServedModel,
+			Fingerprint: res.Fingerprint, Raw: res.Raw, Reasoning: res.Reasoning, Attempts: res.Attempts,
+			Synthetic: res.Synthetic,
+		}
+		if tk.Chat != nil {
+			rec.Model = tk.Chat.Model
+		} else {
+			rec.Model = tk.Service.Model
+			if t.work.Service.Output != nil {
+				rec.Raw = string(res.Body) // the output is derived: keep the reply too
+			}
+		}
+		w.complete(t.idx, t.inKey, t.key, t.parts, rec)
+	}
+}
+
+// newTask turns prepared work into an executor task and its estimated cost.
+func newTask(key, address string, work *stages.Work) (*Task, float64) {
+	if c := work.Call; c != nil {
+		req := c.Request
+		_, _, est := estimateCall(c.Model, req)
+		return &Task{Key: key, Address: address, Provider: c.Model.Provider, Chat: &req, Price: c.Model.Price}, est
+	}
+	s := work.Service
+	req := s.Request
+	_, est := estimateService(s)
+	return &Task{Key: key, Address: address, Provider: s.Model.Provider, Service: &req, Price: s.Model.Price}, est
+}
+
+// applyOutput turns an executor's result into the node's canonical output.
+func applyOutput(work *stages.Work, res *Result) ([]byte, error) {
+	if c := work.Call; c != nil {
+		if res.Answer == nil {
+			return nil, errors.New("the executor returned no parsed answer")
+		}
+		if c.Output == nil {
+			return nil, errors.New("the stage gave no Output for its call (an internal error in the stage type)")
+		}
+		return c.Output(res.Answer)
+	}
+	if work.Service.Output == nil {
+		if len(res.Body) == 0 {
+			return nil, fmt.Errorf("the service returned an empty body")
+		}
+		return res.Body, nil
+	}
+	return work.Service.Output(res.Body)
+}

@@ -1,0 +1,366 @@
+package engine
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/stages"
+)
+
+// resolve settles node i, in phases:
+//
+//  1. inputDigests: the digests of its inputs' outputs (or it settles at
+//     once: an input failed, or in a plan an input must run first);
+//  2. the memo: input state -> key, so a warm node is settled without
+//     rendering a prompt or loading an input;
+//  3. loadInputs + Prepare: the work (call, service or compute) and its key;
+//  4. lookup: a cache hit settles it;
+//  5. a miss: a plan estimates (and evaluates compute nodes in memory); a
+//     run computes at once or hands the call to its provider's queue.
+func (w *walker) resolve(i int32) {
+	n := w.g.Nodes[i]
+	st := &w.states[i]
+	digests, ok := w.inputDigests(i)
+	if !ok {
+		return
+	}
+	inKey := inputKey(n, digests)
+	if !w.verify && w.memoHit(st, inKey) {
+		if !w.plan {
+			w.markLatest(n, st.key)
+			if w.flights.ranHere(st.key) {
+				st.status, st.dedup = StatusRan, true
+			}
+		}
+		w.finish(i)
+		return
+	}
+	in, err := w.loadInputs(n)
+	if err != nil {
+		w.fail(i, "", why(failInput, err.Error()), "", nil)
+		return
+	}
+	work, err := n.Spec.Prepare(in)
+	if err != nil {
+		w.fail(i, "", why(failPrepare, err.Error()), "", nil)
+		return
+	}
+	describe(st, work)
+	parts := keyParts(n, work, digests)
+	key := keyOf(parts)
+	st.key = key
+	if w.lookup(i, work, key, inKey) {
+		return
+	}
+	if w.plan {
+		w.planMiss(i, work, key, parts)
+		return
+	}
+	w.runMiss(i, work, key, parts, inKey)
+}
+
+// inputDigests gathers node i's input digests. When the node cannot be
+// prepared (an input failed, or a plan's input must run first) it settles
+// the node and returns false.
+func (w *walker) inputDigests(i int32) ([][32]byte, bool) {
+	n := w.g.Nodes[i]
+	st := &w.states[i]
+	digests := make([][32]byte, len(n.Deps))
+	for k, d := range n.Deps {
+		ds := &w.states[d]
+		switch {
+		case ds.known:
+			digests[k] = ds.digest
+		case w.plan && ds.status == StatusToRun:
+			st.status, st.why = StatusToRun, why(planUpstreamRuns, "")
+			st.isCall, st.isService = guessWork(n)
+			w.estimateUnprepared(n, st)
+			w.finish(i)
+			return nil, false
+		case n.Spec.AllowMissing:
+			digests[k] = missingDigest
+		default:
+			st.status = StatusSkipped
+			st.why = why(skipInput, w.g.Nodes[d].Address)
+			w.finish(i)
+			return nil, false
+		}
+	}
+	return digests, true
+}
+
+// loadInputs reads the outputs of node n's inputs, for Prepare.
+func (w *walker) loadInputs(n *Node) ([]stages.In, error) {
+	in := make([]stages.In, len(n.Deps))
+	for k, d := range n.Deps {
+		dn := w.g.Nodes[d]
+		in[k] = stages.In{Dep: n.Spec.Deps[k], Node: stages.NodeInfo{Item: dn.Spec.Item, Slot: dn.Spec.Slot}, From: dn.Inst.Up}
+		if !w.states[d].known {
+			continue
+		}
+		out, err := w.outputOf(d)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dn.Address, err)
+		}
+		in[k].Output = out
+	}
+	return in, nil
+}
+
+// describe records what kind of work a prepared node does.
+func describe(st *nodeState, work *stages.Work) {
+	switch {
+	case work.Call != nil:
+		st.isCall = true
+		st.provider = work.Call.Model.Provider
+		st.wantModel = work.Call.Request.Model
+	case work.Service != nil:
+		st.isService = true
+		st.provider = work.Service.Model.Provider
+		st.wantModel = work.Service.Request.Model
+	}
+}
+
+// lookup settles node i from the cache when its key is there. A damaged
+// record is a miss: recomputing the node replaces it.
+func (w *walker) lookup(i int32, work *stages.Work, key string, inKey [32]byte) bool {
+	n := w.g.Nodes[i]
+	st := &w.states[i]
+	rec, err := w.store.Get(key)
+	switch {
+	case err == nil:
+	case errors.Is(err, cache.ErrCorrupt):
+		w.log.Warn().Str("node", n.Address).Err(err).Msg("corrupt cache record; recomputing")
+		return false
+	case errors.Is(err, cache.ErrNotFound):
+		return false
+	default:
+		w.fail(i, key, why(failCache, "read: "+err.Error()), "", nil)
+		return true
+	}
+	st.status, st.known, st.output = StatusCached, true, rec.Output
+	st.synthetic = rec.Synthetic
+	st.servedModel = rec.ServedModel
+	if d, err := hex.DecodeString(rec.OutputDigest); err == nil && len(d) == 32 {
+		copy(st.digest[:], d)
+	} else {
+		st.digest = sha256.Sum256(rec.Output)
+	}
+	if w.verify && work.Compute != nil {
+		w.verifyCompute(n, work, rec)
+	}
+	if !w.plan {
+		w.setMemo(inKey, st)
+		w.markLatest(n, key)
+		if w.flights.ranHere(key) {
+			st.status, st.dedup = StatusRan, true
+		}
+	}
+	w.finish(i)
+	return true
+}
+
+// planMiss settles a node a plan found missing from the cache.
+func (w *walker) planMiss(i int32, work *stages.Work, key string, parts []namedPart) {
+	n := w.g.Nodes[i]
+	st := &w.states[i]
+	st.status = StatusToRun
+	st.why = w.whyDirty(n, key, parts)
+	switch {
+	case work.Compute != nil:
+		// Compute nodes are cheap and pure: evaluate them now so the plan
+		// knows their output and can show early cutoff downstream.
+		if out, err := work.Compute(); err == nil {
+			st.known, st.output, st.digest = true, out, sha256.Sum256(out)
+		}
+	case work.Call != nil:
+		st.estIn, st.estOut, st.estCost = estimateCall(work.Call.Model, work.Call.Request)
+	case work.Service != nil:
+		st.estIn, st.estCost = estimateService(work.Service)
+	}
+	w.finish(i)
+}
+
+// runMiss computes a compute node at once, or hands a call to its
+// provider's queue unless the same key is already in flight, in which case
+// the node waits for that call's result.
+func (w *walker) runMiss(i int32, work *stages.Work, key string, parts []namedPart, inKey [32]byte) {
+	n := w.g.Nodes[i]
+	if work.Compute != nil {
+		start := time.Now()
+		out, err := work.Compute()
+		if err != nil {
+			w.fail(i, key, why(failPrepare, err.Error()), "", nil)
+			return
+		}
+		w.complete(i, inKey, key, parts, &cache.Record{Output: out, Usage: cache.Usage{LatencyMS: time.Since(start).Milliseconds(), Attempts: 1}})
+		return
+	}
+	if work.Call == nil && work.Service == nil {
+		w.fail(i, key, why(failPrepare, "stage prepared no work (an internal error in the stage type)"), "", nil)
+		return
+	}
+	provider := w.states[i].provider
+	q := w.queues[provider]
+	if q == nil {
+		w.fail(i, key, why(failConfig, fmt.Sprintf("%s uses provider %q, which has no client", n.Address, provider)), "", nil)
+		return
+	}
+	if !w.flights.join(key, waiter{idx: i, inKey: inKey}) {
+		return // another node with this key is in flight; it settles this one
+	}
+	q <- task{idx: i, work: work, key: key, parts: parts, inKey: inKey}
+}
+
+// complete stores a fresh result durably, then settles the node and every
+// node that waited for the same key.
+func (w *walker) complete(i int32, inKey [32]byte, key string, parts []namedPart, rec *cache.Record) {
+	n := w.g.Nodes[i]
+	st := &w.states[i]
+	digest := sha256.Sum256(rec.Output)
+	rec.Key = key
+	rec.Stage = n.Inst.Address
+	rec.Address = n.Address
+	rec.OutputDigest = hex.EncodeToString(digest[:])
+	rec.Parts = cacheParts(parts)
+	if rec.CreatedAt.IsZero() {
+		rec.CreatedAt = time.Now().UTC()
+	}
+	st.key, st.digest = key, digest
+	st.synthetic = rec.Synthetic
+	st.servedModel = rec.ServedModel
+	// One durable write holds the record, the latest key at this address and
+	// the memo: a crash leaves all three or none.
+	if err := w.store.PutIndexed(rec, w.expKey+n.Address, hex.EncodeToString(inKey[:]), encodeMemo(st)); err != nil {
+		w.setStoreErr(err)
+		w.fail(i, key, why(failCache, err.Error()), "", nil)
+		return
+	}
+	if _, err := w.store.Failure(key); err == nil {
+		_ = w.store.DeleteFailure(key)
+	}
+	st.status, st.known, st.output = StatusRan, true, rec.Output
+	st.usage = rec.Usage
+	waiters := w.flights.land(key)
+	w.finish(i)
+	for _, wt := range waiters {
+		ws := &w.states[wt.idx]
+		ws.status, ws.known, ws.dedup = StatusRan, true, true
+		ws.key, ws.digest, ws.output = key, digest, rec.Output
+		ws.synthetic, ws.servedModel = rec.Synthetic, rec.ServedModel
+		w.setMemo(wt.inKey, ws)
+		w.markLatest(w.g.Nodes[wt.idx], key)
+		w.finish(wt.idx)
+	}
+}
+
+// fail settles node i as failed (recording the failure for a later plan)
+// and every node that waited for the same key with it.
+func (w *walker) fail(i int32, key string, r reason, raw string, attempts []cache.Attempt) {
+	n := w.g.Nodes[i]
+	st := &w.states[i]
+	st.status = StatusFailed
+	st.why = r
+	msg := r.String()
+	w.log.Warn().Str("node", n.Address).Str("error", msg).Msg("node failed")
+	if key != "" && !w.plan && r.kind != failCache {
+		if ferr := w.store.PutFailure(&cache.Failure{
+			Key: key, Stage: n.Inst.Address, Address: n.Address, Error: msg, Raw: raw,
+			Attempts: attempts, CreatedAt: time.Now().UTC(),
+		}); ferr != nil {
+			w.setStoreErr(ferr)
+		}
+	}
+	var waiters []waiter
+	if key != "" && !w.plan {
+		waiters = w.flights.land(key)
+	}
+	w.finish(i)
+	for _, wt := range waiters {
+		ws := &w.states[wt.idx]
+		ws.status, ws.why, ws.dedup = StatusFailed, r, true
+		w.finish(wt.idx)
+	}
+}
+
+// skip settles node i (and its waiters) as not run.
+func (w *walker) skip(i int32, key string, r reason) {
+	st := &w.states[i]
+	st.status, st.why = StatusSkipped, r
+	waiters := w.flights.land(key)
+	w.finish(i)
+	for _, wt := range waiters {
+		ws := &w.states[wt.idx]
+		ws.status, ws.why = StatusSkipped, r
+		w.finish(wt.idx)
+	}
+}
+
+// markLatest records key as the one last computed at the node's address, so a
+// later plan can explain a miss. It writes only when the key changed.
+func (w *walker) markLatest(n *Node, key string) {
+	addr := w.expKey + n.Address
+	if old, ok, err := w.store.Latest(addr); err == nil && ok && old == key {
+		return
+	}
+	if err := w.store.SetLatest(addr, key); err != nil {
+		w.setStoreErr(err)
+	}
+}
+
+func (w *walker) whyDirty(n *Node, key string, parts []namedPart) reason {
+	if f, err := w.store.Failure(key); err == nil {
+		return why(planFailedLast, f.Error)
+	}
+	old, ok, err := w.store.Latest(w.expKey + n.Address)
+	if err != nil || !ok {
+		return why(planNew, "")
+	}
+	if old == key {
+		return why(planEvicted, "")
+	}
+	oldParts, err := w.store.Parts(old)
+	if err != nil {
+		return why(planChanged, "key changed")
+	}
+	return why(planChanged, explain(oldParts, parts))
+}
+
+// guessWork says whether an unprepared node will likely make a model call
+// (its instance has a model parameter) and whether it is a service: the
+// stage type cannot say before its inputs exist.
+func guessWork(n *Node) (call, service bool) {
+	for _, v := range n.Inst.Params {
+		switch v.(type) {
+		case *stages.Model, []*stages.Model:
+			return true, false
+		}
+	}
+	return false, false
+}
+
+// VerifyMismatch is a cached deterministic node whose recomputed output
+// differs from the cache: a stage changed its outputs without a Version bump.
+type VerifyMismatch struct {
+	Address string `json:"address"`
+	Key     string `json:"key"`
+	Error   string `json:"error,omitempty"` // recomputing failed
+}
+
+func (w *walker) verifyCompute(n *Node, work *stages.Work, rec *cache.Record) {
+	out, err := work.Compute()
+	w.errMu.Lock()
+	defer w.errMu.Unlock()
+	w.verified++
+	switch {
+	case err != nil:
+		w.mismatches = append(w.mismatches, VerifyMismatch{Address: n.Address, Key: rec.Key, Error: err.Error()})
+	case !bytes.Equal(out, rec.Output):
+		w.mismatches = append(w.mismatches, VerifyMismatch{Address: n.Address, Key: rec.Key})
+	}
+}
