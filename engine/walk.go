@@ -101,7 +101,8 @@ func (w *walker) walkRound(from, resolvers int) {
 		}
 	}
 	visit := func(i int32) bool { return w.states[i].status == StatusPending }
-	w.total, w.finished = 0, atomic.Int64{}
+	w.total = 0
+	w.finished.Store(0)
 	for i := from; i < len(nodes); i++ {
 		if visit(int32(i)) {
 			w.total++
@@ -187,8 +188,11 @@ func (w *walker) finish(i int32) {
 			w.ready <- j
 		}
 	}
-	if w.finished.Add(1) == w.total {
-		close(w.done)
+	// total and done are read before the count: once the count reaches
+	// total, the next round may reset them.
+	total, done := w.total, w.done
+	if w.finished.Add(1) == total {
+		close(done)
 	}
 }
 

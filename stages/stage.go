@@ -308,7 +308,11 @@ type Type interface {
 //     query), not from its position: a compute child is keyed on its item and
 //     Label instead of its Slot, so the same children in another order hit
 //     the cache. Model and service children are keyed on their requests.
-//   - Deps point at nodes of the instance's inputs laid out so far.
+//   - Deps point at nodes of the instance's inputs laid out so far. A dep's
+//     whole output is key material, so a child that stands for one element
+//     of an upstream answer carries that element in its request (or label)
+//     instead of depending on the answer: otherwise a list that gained an
+//     element re-runs every child.
 //   - len(result) <= MaxPerItem(inst).
 type Expander interface {
 	Type

@@ -1,0 +1,426 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/engine/config"
+	"github.com/ideaflow/ideaflow/stages/format"
+	"github.com/ideaflow/ideaflow/stages/stagetest"
+)
+
+// fakeExec answers chat tasks with answer(prompt) and counts calls per key.
+type fakeExec struct {
+	mu     sync.Mutex
+	answer func(prompt string) (string, error)
+	calls  map[string]int // key -> calls
+	total  int
+}
+
+func newFakeExec(answer func(string) (string, error)) *fakeExec {
+	return &fakeExec{answer: answer, calls: map[string]int{}}
+}
+
+func (f *fakeExec) Concurrency(string) int { return 4 }
+
+func (f *fakeExec) Execute(ctx context.Context, t *Task) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.calls[t.Key]++
+	f.total++
+	f.mu.Unlock()
+	msgs := t.Chat.Messages
+	text, err := f.answer(msgs[len(msgs)-1].Content)
+	if err != nil {
+		return nil, &ExecError{Err: err}
+	}
+	a, err := format.Parse(t.Chat.Format, text)
+	if err != nil {
+		return nil, &ExecError{Err: err, Raw: text}
+	}
+	return &Result{Answer: a, Raw: text, ServedModel: t.Chat.Model, Usage: cache.Usage{InputTokens: 10, OutputTokens: 5, Attempts: 1}}, nil
+}
+
+func (f *fakeExec) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.total
+}
+
+// maxPerKey is the most calls any one key received.
+func (f *fakeExec) maxPerKey() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m := 0
+	for _, n := range f.calls {
+		m = max(m, n)
+	}
+	return m
+}
+
+// lists answers "List the methods of <item>" from a table; anything else
+// echoes the prompt's last word.
+func lists(table map[string]string) func(string) (string, error) {
+	return func(p string) (string, error) {
+		if item, ok := strings.CutPrefix(p, "List the methods of "); ok {
+			if ans, ok := table[item]; ok {
+				return ans, nil
+			}
+			return "", fmt.Errorf("no list for %q", item)
+		}
+		if strings.Contains(p, "FAIL") {
+			return "", errors.New("scripted failure")
+		}
+		return "about " + p, nil
+	}
+}
+
+const expandHCL = `
+provider "fake" {
+  kind = "mock"
+}
+model "m" {
+  provider = provider.fake
+  name     = "fake-model"
+}
+dataset "ideas" {
+  format = "jsonl"
+  path   = "items.jsonl"
+}
+stage "test_list" "methods" {
+  items  = dataset.ideas
+  model  = model.m
+  prompt = var.prompt
+}
+stage "test_each" "search" {
+  list  = stage.test_list.methods
+  model   = model.m
+  compute = !var.each_model
+}
+stage "test_collect" "all" {
+  children      = stage.test_each.search
+  allow_missing = var.allow_missing
+}
+variable "prompt" {
+  default = "List the methods of"
+}
+variable "each_model" {
+  default = true
+}
+variable "allow_missing" {
+  default = true
+}
+`
+
+// expExp writes the expansion experiment and builds it with vars.
+func expExp(t *testing.T, dir string, vars ...string) *Graph {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, "exp.hcl")); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "exp.hcl"), []byte(expandHCL), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "items.jsonl"), []byte("{\"id\":\"a\"}\n{\"id\":\"b\"}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exp, diags := config.Load(dir, config.Options{Vars: vars})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	g, diags := Build(exp)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	return g
+}
+
+func runOnce(t *testing.T, e *Engine, g *Graph) *Summary {
+	t.Helper()
+	sum, err := e.Run(context.Background(), g, RunOptions{ReportDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+func stageCounts(sum *Summary, addr string) Counts { return sum.Stages[addr].Counts }
+
+const (
+	listAddr    = "stage.test_list.methods"
+	eachAddr    = "stage.test_each.search"
+	collectAddr = "stage.test_collect.all"
+)
+
+var _ = stagetest.Label // the stage types register on import
+
+func TestExpansionPlanRunAndRerun(t *testing.T) {
+	dir := t.TempDir()
+	store := cache.NewMemory()
+	exec := newFakeExec(lists(map[string]string{"a": "alpha\nbeta\ngamma", "b": "delta"}))
+	e := &Engine{Store: store, Exec: exec}
+
+	// Cold plan: the children cannot be known yet.
+	p := e.Plan(expExp(t, dir))
+	if got := p.Summary.Stages[listAddr]; got.Total != 2 || got.ToRun != 2 {
+		t.Fatalf("plan list: %+v", got)
+	}
+	each := p.Summary.Stages[eachAddr]
+	if each.Total != 0 || each.Pending == nil || each.Pending.Items != 2 || each.Pending.MaxPerItem != 20 ||
+		strings.Join(each.Pending.After, ",") != listAddr || !each.Pending.LaidOut {
+		t.Fatalf("plan each: %+v pending %+v", each, each.Pending)
+	}
+	if ub := each.Pending.UpperBound; ub == nil || ub.LLMCalls != 40 {
+		t.Fatalf("upper bound: %+v", ub)
+	}
+	if c := p.Summary.Stages[collectAddr]; c.Pending == nil || c.Pending.LaidOut {
+		t.Fatalf("collect should wait for the expansion: %+v", c)
+	}
+	if p.Summary.Estimate.LLMCalls != 2 || p.Summary.UpperBound.LLMCalls != 40 {
+		t.Fatalf("estimate %+v upper bound %+v", p.Summary.Estimate, p.Summary.UpperBound)
+	}
+
+	// Cold run: 2 lists + 4 children, 2 collects.
+	sum := runOnce(t, e, expExp(t, dir))
+	if exec.count() != 6 || sum.LLMCalls != 6 {
+		t.Fatalf("cold run made %d calls (summary %d), want 6", exec.count(), sum.LLMCalls)
+	}
+	for addr, want := range map[string]Counts{
+		listAddr: {Total: 2, Ran: 2}, eachAddr: {Total: 4, Ran: 4}, collectAddr: {Total: 2, Ran: 2},
+	} {
+		if got := stageCounts(sum, addr); got != want {
+			t.Errorf("%s: %+v, want %+v", addr, got, want)
+		}
+	}
+	g := expExp(t, dir)
+	sum = runOnce(t, e, g)
+	if exec.count() != 6 || sum.Nodes.Cached != 8 || sum.Nodes.Ran != 0 {
+		t.Fatalf("warm run: %d calls, %+v", exec.count(), sum.Nodes)
+	}
+	got := collected(t, e, g, "a")
+	if strings.Join(got, ",") != "alpha,beta,gamma" {
+		t.Fatalf("collected %v", got)
+	}
+
+	// A warm plan expands from the cache: every child is planned, so gc and
+	// bundles reach them.
+	p = e.Plan(expExp(t, dir))
+	if p.Summary.Nodes.Total != 8 || p.Summary.Nodes.Cached != 8 || p.Summary.Stages[eachAddr].Pending != nil {
+		t.Fatalf("warm plan: %+v", p.Summary.Nodes)
+	}
+	keys := p.Keys()
+	if len(keys) != 8 {
+		t.Fatalf("plan keys: %d, want 8", len(keys))
+	}
+	if removed, err := store.GC(keys); err != nil || removed != 0 {
+		t.Fatalf("gc with the plan's keys removed %+v (%v)", removed, err)
+	}
+	if exec.maxPerKey() != 1 {
+		t.Fatalf("a request was sent twice")
+	}
+}
+
+// collected reads the test_collect output of item from the cache.
+func collected(t *testing.T, e *Engine, g *Graph, item string) []string {
+	t.Helper()
+	p := e.Plan(g)
+	for i, n := range g.Nodes {
+		if n.Inst.Address == collectAddr && n.Spec.Item == item {
+			rec, err := e.Store.Get(p.states[i].key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out stagetest.CollectOutput
+			if err := json.Unmarshal(rec.Output, &out); err != nil {
+				t.Fatal(err)
+			}
+			return out.Elements
+		}
+	}
+	t.Fatalf("no collect node for %q", item)
+	return nil
+}
+
+func TestExpansionChangedAnswer(t *testing.T) {
+	dir := t.TempDir()
+	answers := map[string]string{"a": "alpha\nbeta", "b": "delta"}
+	exec := newFakeExec(func(p string) (string, error) {
+		// Both prompts ask for the same lists; the version marker only changes the key.
+		p = strings.TrimPrefix(p, "v2 ")
+		return lists(answers)(p)
+	})
+	e := &Engine{Store: cache.NewMemory(), Exec: exec}
+	runOnce(t, e, expExp(t, dir))
+	if exec.count() != 5 {
+		t.Fatalf("cold: %d calls", exec.count())
+	}
+	answers["a"] = "beta\nepsilon\nalpha"
+	sum := runOnce(t, e, expExp(t, dir, "prompt=v2 List the methods of"))
+	// 2 lists re-asked; of the children only "epsilon" is new.
+	if exec.count() != 8 {
+		t.Fatalf("after the change: %d calls, want 8", exec.count())
+	}
+	if got := stageCounts(sum, eachAddr); got != (Counts{Total: 4, Ran: 1, Cached: 3}) {
+		t.Fatalf("children: %+v", got)
+	}
+	// Collect of b: its children are the same, so early cutoff keeps it.
+	if got := stageCounts(sum, collectAddr); got != (Counts{Total: 2, Ran: 1, Cached: 1}) {
+		t.Fatalf("collect: %+v", got)
+	}
+}
+
+func TestExpansionComputeChildrenKeyedByLabel(t *testing.T) {
+	dir := t.TempDir()
+	answers := map[string]string{"a": "alpha\nbeta\ngamma", "b": "delta"}
+	exec := newFakeExec(func(p string) (string, error) { return lists(answers)(strings.TrimPrefix(p, "v2 ")) })
+	e := &Engine{Store: cache.NewMemory(), Exec: exec}
+	runOnce(t, e, expExp(t, dir, "each_model=false"))
+	answers["a"] = "gamma\nalpha\nbeta"
+	sum := runOnce(t, e, expExp(t, dir, "each_model=false", "prompt=v2 List the methods of"))
+	if got := stageCounts(sum, eachAddr); got != (Counts{Total: 4, Cached: 4}) {
+		t.Fatalf("reordered compute children: %+v, want all cached", got)
+	}
+	// The collected order follows the new list.
+	if got := collected(t, e, expExp(t, dir, "each_model=false", "prompt=v2 List the methods of"), "a"); strings.Join(got, ",") != "gamma,alpha,beta" {
+		t.Fatalf("collected %v", got)
+	}
+}
+
+func TestFailurePropagation(t *testing.T) {
+	dir := t.TempDir()
+	exec := newFakeExec(lists(map[string]string{"a": "alpha\nFAIL here"})) // no list for b
+	e := &Engine{Store: cache.NewMemory(), Exec: exec}
+	sum := runOnce(t, e, expExp(t, dir, "allow_missing=false"))
+	if got := stageCounts(sum, listAddr); got != (Counts{Total: 2, Ran: 1, Failed: 1}) {
+		t.Fatalf("list: %+v", got)
+	}
+	if got := stageCounts(sum, eachAddr); got != (Counts{Total: 2, Ran: 1, Failed: 1}) {
+		t.Fatalf("each: %+v", got)
+	}
+	// a: a child failed, so its collect is skipped; b expanded to nothing.
+	if got := stageCounts(sum, collectAddr); got != (Counts{Total: 2, Ran: 1, Skipped: 1}) {
+		t.Fatalf("collect: %+v", got)
+	}
+	if sum.Skipped["input failed or skipped"] != 1 {
+		t.Fatalf("skip reasons: %v", sum.Skipped)
+	}
+	var fails []string
+	for _, f := range sum.Failures {
+		fails = append(fails, f.Address)
+	}
+	sort.Strings(fails)
+	if len(fails) != 2 || !strings.HasPrefix(fails[0], eachAddr+"/a/fail-") || fails[1] != listAddr+"/b" {
+		t.Fatalf("failures: %v", fails)
+	}
+
+	// AllowMissing collects what succeeded.
+	sum = runOnce(t, e, expExp(t, dir))
+	if got := stageCounts(sum, collectAddr); got.Skipped != 0 || got.Ran != 2 {
+		t.Fatalf("collect with allow_missing: %+v", got)
+	}
+}
+
+func TestOneCallPerDistinctKey(t *testing.T) {
+	dir := t.TempDir()
+	hcl := `
+provider "fake" {
+  kind = "mock"
+}
+model "m" {
+  provider = provider.fake
+  name     = "fake-model"
+}
+dataset "ideas" {
+  format = "jsonl"
+  path   = "items.jsonl"
+}
+stage "test_list" "copies" {
+  for_each = toset(["one", "two", "three"])
+  items    = dataset.ideas
+  model    = model.m
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "exp.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "items.jsonl"), []byte("{\"id\":\"a\"}\n{\"id\":\"b\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exp, diags := config.Load(dir, config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	exec := newFakeExec(lists(map[string]string{"a": "x", "b": "y"}))
+	e := &Engine{Store: cache.NewMemory(), Exec: exec}
+	g, _ := Build(exp)
+	p := e.Plan(g)
+	if p.Summary.Nodes.ToRun != 6 || p.Summary.Estimate.LLMCalls != 2 {
+		t.Fatalf("plan: %+v, estimate %+v; want 6 nodes, 2 calls", p.Summary.Nodes, p.Summary.Estimate)
+	}
+	g, _ = Build(exp)
+	sum := runOnce(t, e, g)
+	if exec.count() != 2 || exec.maxPerKey() != 1 || sum.LLMCalls != 2 || sum.Nodes.Ran != 6 || sum.Deduplicated != 4 {
+		t.Fatalf("run: %d calls, summary %+v", exec.count(), sum)
+	}
+}
+
+func TestInterruptedRunSkipsAndDoesNotGrow(t *testing.T) {
+	dir := t.TempDir()
+	exec := newFakeExec(lists(map[string]string{"a": "alpha", "b": "beta"}))
+	e := &Engine{Store: cache.NewMemory(), Exec: exec}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	sum, err := e.Run(ctx, expExp(t, dir), RunOptions{ReportDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exec.count() != 0 || sum.Nodes.Skipped != 2 || sum.Skipped["interrupted"] != 2 || sum.Nodes.Total != 2 {
+		t.Fatalf("interrupted: %d calls, %+v %v", exec.count(), sum.Nodes, sum.Skipped)
+	}
+}
+
+func TestVerifyFindsChangedDeterministicOutput(t *testing.T) {
+	dir := t.TempDir()
+	exec := newFakeExec(lists(map[string]string{"a": "alpha", "b": "beta"}))
+	store := cache.NewMemory()
+	e := &Engine{Store: store, Exec: exec}
+	runOnce(t, e, expExp(t, dir, "each_model=false"))
+	rep := e.Verify(expExp(t, dir, "each_model=false"))
+	if rep.Verified != 4 || len(rep.Mismatches) != 0 {
+		t.Fatalf("clean verify: %+v", rep)
+	}
+	// Tamper with one compute record, as a stage whose output changed
+	// without a version bump would have left it.
+	g := expExp(t, dir, "each_model=false")
+	p := e.Plan(g)
+	for i, n := range g.Nodes {
+		if n.Inst.Address == eachAddr && n.Spec.Item == "a" {
+			rec, err := store.Get(p.states[i].key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.Output = []byte(`{"element":"alpha","length":99}`)
+			rec.OutputDigest = ""
+			if err := store.Put(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rep = e.Verify(expExp(t, dir, "each_model=false"))
+	if len(rep.Mismatches) != 1 || !strings.HasPrefix(rep.Mismatches[0].Address, eachAddr+"/a/alpha-") {
+		t.Fatalf("verify after tampering: %+v", rep)
+	}
+	if exec.count() != 2 {
+		t.Fatalf("verify made calls: %d", exec.count())
+	}
+}
