@@ -60,8 +60,14 @@ func (f *flights) land(key string) []waiter {
 		return nil
 	}
 	delete(f.m, key)
-	f.ran[key] = true
 	return ws
+}
+
+// markRan records that key was computed in this run.
+func (f *flights) markRan(key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ran[key] = true
 }
 
 func (f *flights) ranHere(key string) bool {

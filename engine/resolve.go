@@ -34,7 +34,7 @@ func (w *walker) resolve(i int32) {
 		if !w.plan {
 			w.markLatest(n, st.key)
 			if w.flights.ranHere(st.key) {
-				st.status, st.dedup = StatusRan, true
+				st.status, st.dedup = StatusRan, st.isCall || st.isService
 			}
 		}
 		w.finish(i)
@@ -158,7 +158,9 @@ func (w *walker) lookup(i int32, work *stages.Work, key string, inKey [32]byte) 
 		w.setMemo(inKey, st)
 		w.markLatest(n, key)
 		if w.flights.ranHere(key) {
-			st.status, st.dedup = StatusRan, true
+			// Computed by another node in this run: it ran, as the plan
+			// said; a call node made no call of its own.
+			st.status, st.dedup = StatusRan, st.isCall || st.isService
 		}
 	}
 	w.finish(i)
@@ -246,6 +248,7 @@ func (w *walker) complete(i int32, inKey [32]byte, key string, parts []namedPart
 	}
 	st.status, st.known, st.output = StatusRan, true, rec.Output
 	st.usage = rec.Usage
+	w.flights.markRan(key)
 	waiters := w.flights.land(key)
 	w.finish(i)
 	for _, wt := range waiters {

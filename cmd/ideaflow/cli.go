@@ -241,6 +241,10 @@ func (a *app) planCmd() *cobra.Command {
 			defer store.Close()
 			e := &engine.Engine{Store: store, Log: a.log}
 			p := e.Plan(g)
+			if p.Diags.HasErrors() {
+				config.WriteDiagnostics(a.stderr, p.Diags, g.Exp.Files)
+				return &exitError{exitBadInput, fmt.Errorf("%d error(s) laying out %s", len(p.Diags.Errs()), g.Exp.Name)}
+			}
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)
 				enc.SetIndent("", "  ")
@@ -261,7 +265,7 @@ func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary) {
 		c := p.Stages[addr]
 		est := ""
 		if e := c.Estimate; e != nil {
-			est = fmt.Sprintf("  ~%d calls, ~%d+%d tokens, ~$%.4f", e.LLMCalls, e.TokensInput, e.TokensOutput, e.CostUSD)
+			est = "  " + estimateText(e)
 		}
 		fmt.Fprintf(w, "  %-56s %6d nodes  %6d cached  %6d to run%s\n", addr, c.Total, c.Cached, c.ToRun, est)
 		reasons := make([]string, 0, len(c.Reasons))
@@ -280,15 +284,50 @@ func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary) {
 		for m, n := range c.ServedModels {
 			fmt.Fprintf(w, "      note: %d cached answer(s) were served by model %q\n", n, m)
 		}
+		if pe := c.Pending; pe != nil {
+			fmt.Fprintf(w, "      %s\n", pendingText(pe))
+		}
 	}
 	e := p.Estimate
 	fmt.Fprintf(w, "\n%d nodes: %d cached, %d to run.\n", p.Nodes.Total, p.Nodes.Cached, p.Nodes.ToRun)
-	fmt.Fprintf(w, "Estimate: %d model calls, ~%d input + ~%d output tokens (output at max_tokens), ~$%.4f.\n",
-		e.LLMCalls, e.TokensInput, e.TokensOutput, e.CostUSD)
+	services := ""
+	if e.ServiceCalls > 0 {
+		services = fmt.Sprintf(", %d service calls", e.ServiceCalls)
+	}
+	fmt.Fprintf(w, "Estimate: %d model calls%s, ~%d input + ~%d output tokens (output at max_tokens), ~$%.4f.\n",
+		e.LLMCalls, services, e.TokensInput, e.TokensOutput, e.CostUSD)
+	if ub := p.UpperBound; ub.LLMCalls > 0 || ub.ServiceCalls > 0 {
+		fmt.Fprintf(w, "Not yet known: stages that expand after others run may add up to %d model calls, ~$%.4f (an upper bound, at each stage's limit per item).\n",
+			ub.LLMCalls+ub.ServiceCalls, ub.CostUSD)
+	}
+}
+
+func estimateText(e *engine.Estimate) string {
+	calls := fmt.Sprintf("~%d calls", e.LLMCalls)
+	if e.ServiceCalls > 0 {
+		calls = fmt.Sprintf("~%d calls, ~%d service calls", e.LLMCalls, e.ServiceCalls)
+		if e.LLMCalls == 0 {
+			calls = fmt.Sprintf("~%d service calls", e.ServiceCalls)
+		}
+	}
+	return fmt.Sprintf("%s, ~%d+%d tokens, ~$%.4f", calls, e.TokensInput, e.TokensOutput, e.CostUSD)
+}
+
+// pendingText says why a stage's nodes are not all known yet.
+func pendingText(pe *engine.Pending) string {
+	after := strings.Join(pe.After, ", ")
+	if !pe.LaidOut && pe.MaxPerItem == 0 {
+		return "laid out after " + after + " is complete"
+	}
+	s := fmt.Sprintf("expands after %s runs (at most %d per item, %d item(s) to expand)", after, pe.MaxPerItem, pe.Items)
+	if ub := pe.UpperBound; ub != nil {
+		s += fmt.Sprintf(": at most %d calls, ~$%.4f (upper bound)", ub.LLMCalls+ub.ServiceCalls, ub.CostUSD)
+	}
+	return s
 }
 
 func (a *app) runCmd() *cobra.Command {
-	var offline bool
+	var offline, verify bool
 	var maxCost float64
 	var summaryJSON, outDir string
 	cmd := &cobra.Command{
@@ -305,6 +344,9 @@ func (a *app) runCmd() *cobra.Command {
 				return err
 			}
 			defer store.Close()
+			if verify {
+				return a.verify(g, store)
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			e := &engine.Engine{Store: store, Log: a.log, Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), a.log)}
@@ -345,7 +387,8 @@ func (a *app) runCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&offline, "offline", false, "fail before any call unless every model node is cached")
+	f.BoolVar(&offline, "offline", false, "fail before any call unless every model and service node is cached")
+	f.BoolVar(&verify, "verify", false, "make no calls: recompute every cached deterministic node and compare it with the cache (exit 1 if any differs)")
 	f.Float64Var(&maxCost, "max-cost", 0, "stop dispatching model calls when the next could take the run's cost past this many USD")
 	f.StringVar(&summaryJSON, "summary-json", "", "write the run summary as JSON to this file")
 	f.StringVar(&outDir, "out", "", "folder for report files (default <experiment>/results)")
@@ -353,14 +396,39 @@ func (a *app) runCmd() *cobra.Command {
 	return cmd
 }
 
+// verify recomputes the cached deterministic nodes and reports any whose
+// output differs from the cache: a stage changed without a Version bump.
+func (a *app) verify(g *engine.Graph, store cache.Store) error {
+	rep := (&engine.Engine{Store: store, Log: a.log}).Verify(g)
+	for _, m := range rep.Mismatches {
+		if m.Error != "" {
+			fmt.Fprintf(a.stdout, "  DIFFERS %s: recomputing failed: %s\n", m.Address, m.Error)
+		} else {
+			fmt.Fprintf(a.stdout, "  DIFFERS %s (cached key %s)\n", m.Address, m.Key)
+		}
+	}
+	if len(rep.Mismatches) > 0 {
+		return &exitError{exitFailedNodes, fmt.Errorf("%d of %d cached deterministic node(s) differ when recomputed: a stage type changed its outputs without a Version bump; bump it (or clear those records) so the cache recomputes them", len(rep.Mismatches), rep.Verified)}
+	}
+	fmt.Fprintf(a.stdout, "verified %d cached deterministic node(s): all equal their cached outputs.\n", rep.Verified)
+	return nil
+}
+
 func printSummary(w io.Writer, order []string, s *engine.Summary) {
 	for _, k := range order {
 		c := s.Stages[k]
 		fmt.Fprintf(w, "  %-56s %6d cached  %6d ran  %4d failed  %4d skipped\n", k, c.Cached, c.Ran, c.Failed, c.Skipped)
 	}
-	fmt.Fprintf(w, "%d nodes: %d cached, %d ran, %d failed, %d skipped. %d model calls, %d+%d tokens, $%.4f, %.1fs.\n",
+	services := ""
+	if s.ServiceCalls > 0 {
+		services = fmt.Sprintf(", %d service calls", s.ServiceCalls)
+	}
+	fmt.Fprintf(w, "%d nodes: %d cached, %d ran, %d failed, %d skipped. %d model calls%s, %d+%d tokens, $%.4f, %.1fs.\n",
 		s.Nodes.Total, s.Nodes.Cached, s.Nodes.Ran, s.Nodes.Failed, s.Nodes.Skipped,
-		s.LLMCalls, s.Tokens.Input, s.Tokens.Output, s.CostUSD, s.WallSeconds)
+		s.LLMCalls, services, s.Tokens.Input, s.Tokens.Output, s.CostUSD, s.WallSeconds)
+	if s.Deduplicated > 0 {
+		fmt.Fprintf(w, "%d node(s) shared another node's identical request: sent once.\n", s.Deduplicated)
+	}
 	for i, f := range s.Failures {
 		if i == 10 {
 			fmt.Fprintf(w, "  ... and %d more failures\n", len(s.Failures)-10)
