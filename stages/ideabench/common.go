@@ -16,31 +16,6 @@ func init() {
 	stages.Register(insightType{})
 }
 
-// The engine fills unset params with their declared defaults; reading through
-// these helpers keeps a stage correct when called with a sparse Params too
-// (tests, other callers).
-
-func intParam(p stages.Params, name string, def int) int {
-	if p.Has(name) {
-		return p.Int(name)
-	}
-	return def
-}
-
-func stringParam(p stages.Params, name, def string) string {
-	if p.Has(name) {
-		return p.String(name)
-	}
-	return def
-}
-
-func stringsParam(p stages.Params, name string, def []string) []string {
-	if p.Has(name) {
-		return p.Strings(name)
-	}
-	return def
-}
-
 func oneOf(param, value string, allowed ...string) error {
 	for _, a := range allowed {
 		if value == a {

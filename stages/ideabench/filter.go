@@ -41,17 +41,17 @@ type filterSettings struct {
 }
 
 func decodeFilter(p stages.Params) (*filterSettings, error) {
-	mode := stringParam(p, "mode", "filtered")
+	mode := p.String("mode")
 	if err := oneOf("mode", mode, "filtered", "all"); err != nil {
 		return nil, err
 	}
 	s := &filterSettings{
 		All:           mode == "all",
-		MinCitations:  intParam(p, "min_citations", 5),
-		ExcludeTypes:  stringsParam(p, "exclude_types", DefaultExcludeTypes),
-		RequireIntent: stringParam(p, "require_intent", "background"),
-		Limit:         intParam(p, "limit", 0),
-		MinReferences: intParam(p, "min_references", 3),
+		MinCitations:  p.Int("min_citations"),
+		ExcludeTypes:  p.Strings("exclude_types"),
+		RequireIntent: p.String("require_intent"),
+		Limit:         p.Int("limit"),
+		MinReferences: p.Int("min_references"),
 	}
 	switch {
 	case s.MinCitations < 0:

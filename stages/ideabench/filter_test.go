@@ -48,7 +48,7 @@ func TestFilterKeep(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := decodeFilter(tc.params)
+			s, err := decodeFilter(stages.WithDefaults(filterType{}, tc.params))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +82,7 @@ func TestFilterApply(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := decodeFilter(tc.params)
+			s, err := decodeFilter(stages.WithDefaults(filterType{}, tc.params))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +127,7 @@ func TestFilterParamErrors(t *testing.T) {
 		{stages.Params{}, "dataset is required"},
 	}
 	for _, tc := range tests {
-		_, err := filterType{}.Layout(&stages.Instance{Address: "stage.filter_references.low", Params: tc.params})
+		_, err := filterType{}.Layout(&stages.Instance{Address: "stage.filter_references.low", Params: stages.WithDefaults(filterType{}, tc.params)})
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%v: error %v, want %q", tc.params, err, tc.want)
 		}

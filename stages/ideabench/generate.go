@@ -96,14 +96,14 @@ func newGenerator(inst *stages.Instance) (*generator, error) {
 	p := inst.Params
 	g := &generator{
 		model:      p.Model("model"),
-		n:          intParam(p, "n", 3),
-		domain:     stringParam(p, "domain", "biomedical"),
-		system:     stringParam(p, "system", DefaultGenerateSystem),
-		prompt:     stringParam(p, "prompt", DefaultGeneratePrompt),
+		n:          p.Int("n"),
+		domain:     p.String("domain"),
+		system:     p.String("system"),
+		prompt:     p.String("prompt"),
 		systemName: inst.Address + " system",
 		promptName: inst.Address + " prompt",
 	}
-	mode := stringParam(p, "mode", "independent")
+	mode := p.String("mode")
 	if err := oneOf("mode", mode, "independent", "batch"); err != nil {
 		return nil, err
 	}

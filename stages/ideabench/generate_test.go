@@ -83,7 +83,7 @@ func TestGenerateParamErrors(t *testing.T) {
 		{stages.Params{"references": up, "model": testModel, "system": "{{.Abstract}}"}, "render template stage.generate_ideas.x system:"},
 	}
 	for _, tc := range tests {
-		_, err := generateType{}.Layout(&stages.Instance{Address: "stage.generate_ideas.x", Params: tc.params})
+		_, err := generateType{}.Layout(&stages.Instance{Address: "stage.generate_ideas.x", Params: stages.WithDefaults(generateType{}, tc.params)})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error %v, want it to contain %q", err, tc.want)
 		}

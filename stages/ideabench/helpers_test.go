@@ -94,9 +94,11 @@ func stageUp(address, typ, key string, nodes []stages.Node, source *stages.Upstr
 	return u
 }
 
+// layout lays out an instance of typ. params may be sparse: unset params get
+// their declared defaults, as the engine gives them.
 func layout(t testing.TB, typ stages.Type, address string, params stages.Params) []stages.Node {
 	t.Helper()
-	nodes, err := typ.Layout(&stages.Instance{Address: address, Params: params})
+	nodes, err := typ.Layout(&stages.Instance{Address: address, Params: stages.WithDefaults(typ, params)})
 	if err != nil {
 		t.Fatalf("layout %s: %v", address, err)
 	}

@@ -121,8 +121,8 @@ func newRanker(inst *stages.Instance) (*ranker, int, error) {
 	p := inst.Params
 	r := &ranker{
 		judge:      p.Model("judge"),
-		seed:       intParam(p, "seed", 0),
-		prompt:     stringParam(p, "prompt", DefaultRankPrompt),
+		seed:       p.Int("seed"),
+		prompt:     p.String("prompt"),
 		promptName: inst.Address + " prompt",
 	}
 	q := p.Quality("quality")
@@ -133,12 +133,12 @@ func newRanker(inst *stages.Instance) (*ranker, int, error) {
 		return nil, 0, fmt.Errorf("quality is required")
 	}
 	r.quality = Quality{Name: q.Name, Definition: strings.TrimSpace(q.Definition)}
-	order := stringParam(p, "order", "shuffle")
+	order := p.String("order")
 	if err := oneOf("order", order, "shuffle", "target_first"); err != nil {
 		return nil, 0, err
 	}
 	r.shuffle = order == "shuffle"
-	perms := intParam(p, "permutations", 1)
+	perms := p.Int("permutations")
 	if perms < 1 {
 		return nil, 0, fmt.Errorf("permutations = %d must be at least 1", perms)
 	}

@@ -134,7 +134,7 @@ func TestRankParamErrors(t *testing.T) {
 		{base(stages.Params{"prompt": "{{.Target}}"}), "can't evaluate field Target"},
 	}
 	for _, tc := range tests {
-		_, err := rankType{}.Layout(&stages.Instance{Address: "stage.rank_ideas.novelty", Params: tc.params})
+		_, err := rankType{}.Layout(&stages.Instance{Address: "stage.rank_ideas.novelty", Params: stages.WithDefaults(rankType{}, tc.params)})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error %v, want it to contain %q", err, tc.want)
 		}

@@ -82,10 +82,7 @@ func layoutTable(inst *stages.Instance) (*table, []stages.Dep, error) {
 	if t.title == "" {
 		t.title = t.name
 	}
-	t.formats = []string{"markdown", "csv"}
-	if p.Has("formats") {
-		t.formats = p.Strings("formats")
-	}
+	t.formats = p.Strings("formats")
 	if len(t.formats) == 0 {
 		return nil, nil, fmt.Errorf("formats is empty; give at least one of %s", formatList())
 	}

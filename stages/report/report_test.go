@@ -164,10 +164,10 @@ func TestReportGolden(t *testing.T) {
 }
 
 func TestReportDefaultFormatsAndTitle(t *testing.T) {
-	nodes, err := reportType{}.Layout(&stages.Instance{Address: "report.main", Params: stages.Params{
+	nodes, err := reportType{}.Layout(&stages.Instance{Address: "report.main", Params: stages.WithDefaults(reportType{}, stages.Params{
 		"rows":    []*stages.Upstream{{Address: "stage.generate_ideas.only", Type: "generate_ideas"}},
 		"columns": []*stages.Upstream{aggregate("stage.insight_score.novelty", "")},
-	}})
+	})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestReportLayoutErrors(t *testing.T) {
 		{stages.Params{"rows": []*stages.Upstream{rowInstance("a"), rowInstance("a")}, "columns": []*stages.Upstream{col}}, `rows: two rows are labelled "a"; list each instance once`},
 	}
 	for _, tc := range tests {
-		_, err := reportType{}.Layout(&stages.Instance{Address: "report.t", Params: tc.params})
+		_, err := reportType{}.Layout(&stages.Instance{Address: "report.t", Params: stages.WithDefaults(reportType{}, tc.params)})
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("error %v\nwant %q", err, tc.want)
 		}
