@@ -55,13 +55,15 @@ func decodeFilter(p stages.Params) (*filterSettings, error) {
 	}
 	switch {
 	case s.MinCitations < 0:
-		return nil, fmt.Errorf("min_citations = %d must not be negative", s.MinCitations)
+		return nil, stages.ParamErrorf("min_citations", "min_citations = %d must not be negative", s.MinCitations)
 	case s.Limit < 0:
-		return nil, fmt.Errorf("limit = %d must not be negative (0 means no limit)", s.Limit)
+		return nil, stages.ParamErrorf("limit", "limit = %d must not be negative (0 means no limit)", s.Limit)
 	case s.MinReferences < 0:
-		return nil, fmt.Errorf("min_references = %d must not be negative", s.MinReferences)
+		return nil, stages.ParamErrorf("min_references", "min_references = %d must not be negative", s.MinReferences)
 	case s.Limit > 0 && s.Limit < s.MinReferences:
-		return nil, fmt.Errorf("limit = %d is below min_references = %d, so every target would be dropped", s.Limit, s.MinReferences)
+		// Blamed on limit: min_references is the paper's rule, limit the knob
+		// a researcher turns for the low-resource setting.
+		return nil, stages.ParamErrorf("limit", "limit = %d is below min_references = %d, so every target would be dropped", s.Limit, s.MinReferences)
 	}
 	return s, nil
 }

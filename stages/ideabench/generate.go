@@ -109,10 +109,10 @@ func newGenerator(inst *stages.Instance) (*generator, error) {
 	}
 	g.batch = mode == "batch"
 	if g.model == nil {
-		return nil, fmt.Errorf("model is required")
+		return nil, stages.ParamErrorf("model", "model is required")
 	}
 	if g.n < 1 {
-		return nil, fmt.Errorf("n = %d must be at least 1", g.n)
+		return nil, stages.ParamErrorf("n", "n = %d must be at least 1", g.n)
 	}
 	// Render once with sample data so a broken template fails the plan, not
 	// every node of the run.
@@ -131,11 +131,11 @@ func (g *generator) ideasPerRequest() int {
 }
 
 func (g *generator) render(data *GenerateData) ([]llm.Message, error) {
-	system, err := stages.Render(g.systemName, g.system, data)
+	system, err := render("system", g.systemName, g.system, data)
 	if err != nil {
 		return nil, err
 	}
-	prompt, err := stages.Render(g.promptName, g.prompt, data)
+	prompt, err := render("prompt", g.promptName, g.prompt, data)
 	if err != nil {
 		return nil, err
 	}

@@ -71,22 +71,24 @@ func TestGenerateParamErrors(t *testing.T) {
 	up := &stages.Upstream{Address: "stage.filter_references.low", Type: "filter_references", Nodes: ds.Nodes, Source: ds}
 	tests := []struct {
 		params stages.Params
+		param  string
 		want   string
 	}{
-		{stages.Params{"references": up, "model": testModel, "mode": "parallel"}, `mode = "parallel" is not one of "independent", "batch"`},
-		{stages.Params{"references": up, "model": testModel, "n": 0}, "n = 0 must be at least 1"},
-		{stages.Params{"references": up}, "model is required"},
-		{stages.Params{"model": testModel}, "references is required"},
-		{stages.Params{"references": up, "model": testModel, "prompt": "{{.References"}, "parse template stage.generate_ideas.x prompt:"},
+		{stages.Params{"references": up, "model": testModel, "mode": "parallel"}, "mode", `mode = "parallel" is not one of "independent", "batch"`},
+		{stages.Params{"references": up, "model": testModel, "n": 0}, "n", "n = 0 must be at least 1"},
+		{stages.Params{"references": up}, "model", "model is required"},
+		{stages.Params{"model": testModel}, "references", "references is required"},
+		{stages.Params{"references": up, "model": testModel, "prompt": "{{.References"}, "prompt",
+			`parse template stage.generate_ideas.x prompt: template: stage.generate_ideas.x prompt:1: unclosed action`},
 		// The target is not template data: a prompt cannot leak it.
-		{stages.Params{"references": up, "model": testModel, "prompt": "{{.Target.Abstract}}"}, "can't evaluate field Target"},
-		{stages.Params{"references": up, "model": testModel, "system": "{{.Abstract}}"}, "render template stage.generate_ideas.x system:"},
+		{stages.Params{"references": up, "model": testModel, "prompt": "{{.Target.Abstract}}"}, "prompt",
+			`render template stage.generate_ideas.x prompt: template: stage.generate_ideas.x prompt:1:9: executing "stage.generate_ideas.x prompt" at <.Target.Abstract>: can't evaluate field Target in type *ideabench.GenerateData`},
+		{stages.Params{"references": up, "model": testModel, "system": "{{.Abstract}}"}, "system",
+			`render template stage.generate_ideas.x system: template: stage.generate_ideas.x system:1:2: executing "stage.generate_ideas.x system" at <.Abstract>: can't evaluate field Abstract in type *ideabench.GenerateData`},
 	}
 	for _, tc := range tests {
 		_, err := generateType{}.Layout(&stages.Instance{Address: "stage.generate_ideas.x", Params: stages.WithDefaults(generateType{}, tc.params)})
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("error %v, want it to contain %q", err, tc.want)
-		}
+		checkParamError(t, err, tc.param, tc.want)
 	}
 }
 

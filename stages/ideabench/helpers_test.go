@@ -3,6 +3,7 @@ package ideabench
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -154,4 +155,19 @@ func merge(a, b stages.Params) stages.Params {
 		out[k] = v
 	}
 	return out
+}
+
+// checkParamError asserts err is a *stages.ParamError about param with
+// exactly the message want, as the engine will see it.
+func checkParamError(t testing.TB, err error, param, want string) {
+	t.Helper()
+	var pe *stages.ParamError
+	switch {
+	case err == nil:
+		t.Errorf("no error, want %s error %q", param, want)
+	case !errors.As(err, &pe):
+		t.Errorf("error %q is a %T, not a *stages.ParamError (want param %s)", err, err, param)
+	case pe.Param != param || err.Error() != want:
+		t.Errorf("error on %s: %q\nwant on %s: %q", pe.Param, err, param, want)
+	}
 }

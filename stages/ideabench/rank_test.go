@@ -119,25 +119,31 @@ func TestRankParamErrors(t *testing.T) {
 		}
 		return p
 	}
+	// The source dataset itself has two nodes for p1: blamed on ideas, the
+	// param it comes through, since no target param is set.
+	dsTwice := &stages.Upstream{Address: "dataset.targets", Type: "dataset", Nodes: twice.Nodes}
+	dsTwice.Source = dsTwice
+	viaTwice := &stages.Upstream{Address: "stage.generate_ideas.main", Type: "generate_ideas", Nodes: ds.Nodes, Source: dsTwice}
 	tests := []struct {
 		params stages.Params
+		param  string
 		want   string
 	}{
-		{base(stages.Params{"order": "target_first", "permutations": 3}), `order = "target_first" always gives the same letter order, so permutations must be 1 (got 3)`},
-		{base(stages.Params{"order": "random"}), `order = "random" is not one of "shuffle", "target_first"`},
-		{base(stages.Params{"permutations": 0}), "permutations = 0 must be at least 1"},
-		{stages.Params{"ideas": ideas, "quality": novelty}, "judge is required"},
-		{stages.Params{"ideas": ideas, "judge": testJudge}, "quality is required"},
-		{stages.Params{"judge": testJudge, "quality": novelty}, "ideas is required"},
-		{base(stages.Params{"ideas": orphan}), "ideas (stage.generate_ideas.main) has no source dataset to take target ideas from; set target"},
-		{base(stages.Params{"target": twice}), `target (stage.x.y) has 2 nodes for item "p1"; need exactly one`},
-		{base(stages.Params{"prompt": "{{.Target}}"}), "can't evaluate field Target"},
+		{base(stages.Params{"order": "target_first", "permutations": 3}), "permutations", `order = "target_first" always gives the same letter order, so permutations must be 1 (got 3)`},
+		{base(stages.Params{"order": "random"}), "order", `order = "random" is not one of "shuffle", "target_first"`},
+		{base(stages.Params{"permutations": 0}), "permutations", "permutations = 0 must be at least 1"},
+		{stages.Params{"ideas": ideas, "quality": novelty}, "judge", "judge is required"},
+		{stages.Params{"ideas": ideas, "judge": testJudge}, "quality", "quality is required"},
+		{stages.Params{"judge": testJudge, "quality": novelty}, "ideas", "ideas is required"},
+		{base(stages.Params{"ideas": orphan}), "ideas", "ideas (stage.generate_ideas.main) has no source dataset to take target ideas from; set target"},
+		{base(stages.Params{"target": twice}), "target", `target (stage.x.y) has 2 nodes for item "p1"; need exactly one`},
+		{base(stages.Params{"ideas": viaTwice}), "ideas", `target (dataset.targets) has 2 nodes for item "p1"; need exactly one`},
+		{base(stages.Params{"prompt": "{{.Target}}"}), "prompt",
+			`render template stage.rank_ideas.novelty prompt: template: stage.rank_ideas.novelty prompt:1:2: executing "stage.rank_ideas.novelty prompt" at <.Target>: can't evaluate field Target in type *ideabench.RankData`},
 	}
 	for _, tc := range tests {
 		_, err := rankType{}.Layout(&stages.Instance{Address: "stage.rank_ideas.novelty", Params: stages.WithDefaults(rankType{}, tc.params)})
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("error %v, want it to contain %q", err, tc.want)
-		}
+		checkParamError(t, err, tc.param, tc.want)
 	}
 }
 
@@ -343,7 +349,5 @@ func TestRankLayoutRefusesMoreIdeasThanLetters(t *testing.T) {
 		"ideas": ideas, "judge": judge, "quality": &stages.Quality{Name: "q", Definition: "d"},
 		"permutations": 1, "order": "shuffle", "seed": 0, "prompt": DefaultRankPrompt,
 	}})
-	if err == nil || !strings.Contains(err.Error(), "n can be at most 25") {
-		t.Fatalf("26 ideas per target: err = %v", err)
-	}
+	checkParamError(t, err, "ideas", "ideas gives 26 ideas per target; a ranking letters the target and the ideas A-Z, so n can be at most 25")
 }

@@ -84,19 +84,19 @@ func layoutTable(inst *stages.Instance) (*table, []stages.Dep, error) {
 	}
 	t.formats = p.Strings("formats")
 	if len(t.formats) == 0 {
-		return nil, nil, fmt.Errorf("formats is empty; give at least one of %s", formatList())
+		return nil, nil, stages.ParamErrorf("formats", "formats is empty; give at least one of %s", formatList())
 	}
 	for _, f := range t.formats {
 		if _, ok := extensions[f]; !ok {
-			return nil, nil, fmt.Errorf("formats: unknown format %q (known: %s)", f, formatList())
+			return nil, nil, stages.ParamErrorf("formats", "formats: unknown format %q (known: %s)", f, formatList())
 		}
 	}
 	rows, cols := p.Inputs("rows"), p.Inputs("columns")
 	if len(rows) == 0 {
-		return nil, nil, fmt.Errorf("rows is empty; give the stage whose instances are the rows")
+		return nil, nil, stages.ParamErrorf("rows", "rows is empty; give the stage whose instances are the rows")
 	}
 	if len(cols) == 0 {
-		return nil, nil, fmt.Errorf("columns is empty; give at least one aggregate stage")
+		return nil, nil, stages.ParamErrorf("columns", "columns is empty; give at least one aggregate stage")
 	}
 
 	rowKeys := make([]string, len(rows))
@@ -107,7 +107,7 @@ func layoutTable(inst *stages.Instance) (*table, []stages.Dep, error) {
 			label = r.Address
 		}
 		if seenRow[label] {
-			return nil, nil, fmt.Errorf("rows: two rows are labelled %q; list each instance once", label)
+			return nil, nil, stages.ParamErrorf("rows", "rows: two rows are labelled %q; list each instance once", label)
 		}
 		seenRow[label] = true
 		t.rows = append(t.rows, label)
@@ -126,7 +126,7 @@ func layoutTable(inst *stages.Instance) (*table, []stages.Dep, error) {
 	offset := 0
 	for _, c := range cols {
 		if len(c.Nodes) != 1 || c.Nodes[0].Item != "" {
-			return nil, nil, fmt.Errorf("columns: %s has %d nodes; a column must be an aggregate stage with one node (insight_score, ...)", c.Address, len(c.Nodes))
+			return nil, nil, stages.ParamErrorf("columns", "columns: %s has %d nodes; a column must be an aggregate stage with one node (insight_score, ...)", c.Address, len(c.Nodes))
 		}
 		addr := stageAddress(c.Address)
 		g := byAddr[addr]
@@ -136,7 +136,7 @@ func layoutTable(inst *stages.Instance) (*table, []stages.Dep, error) {
 			groups = append(groups, g)
 		}
 		if _, dup := g.byKey[c.Key]; dup {
-			return nil, nil, fmt.Errorf("columns: %s is listed twice", c.Address)
+			return nil, nil, stages.ParamErrorf("columns", "columns: %s is listed twice", c.Address)
 		}
 		g.byKey[c.Key] = len(deps)
 		deps = append(deps, stages.Dep{Input: "columns", Index: offset})

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -187,22 +188,31 @@ func TestReportLayoutErrors(t *testing.T) {
 	perItem := &stages.Upstream{Address: "stage.rank_ideas.x", Nodes: []stages.NodeInfo{{Item: "p1"}, {Item: "p2"}}}
 	tests := []struct {
 		params stages.Params
+		param  string
 		want   string
 	}{
-		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col}, "formats": []string{"markdown", "html"}},
+		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col}, "formats": []string{"markdown", "html"}}, "formats",
 			`formats: unknown format "html" (known: "csv", "json", "latex", "markdown")`},
-		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col}, "formats": []string{}}, `formats is empty; give at least one of "csv", "json", "latex", "markdown"`},
-		{stages.Params{"columns": []*stages.Upstream{col}}, "rows is empty; give the stage whose instances are the rows"},
-		{stages.Params{"rows": rows}, "columns is empty; give at least one aggregate stage"},
-		{stages.Params{"rows": rows, "columns": []*stages.Upstream{perItem}},
+		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col}, "formats": []string{}}, "formats",
+			`formats is empty; give at least one of "csv", "json", "latex", "markdown"`},
+		{stages.Params{"columns": []*stages.Upstream{col}}, "rows", "rows is empty; give the stage whose instances are the rows"},
+		{stages.Params{"rows": rows}, "columns", "columns is empty; give at least one aggregate stage"},
+		{stages.Params{"rows": rows, "columns": []*stages.Upstream{perItem}}, "columns",
 			"columns: stage.rank_ideas.x has 2 nodes; a column must be an aggregate stage with one node (insight_score, ...)"},
-		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col, col}}, `columns: stage.insight_score.novelty["a"] is listed twice`},
-		{stages.Params{"rows": []*stages.Upstream{rowInstance("a"), rowInstance("a")}, "columns": []*stages.Upstream{col}}, `rows: two rows are labelled "a"; list each instance once`},
+		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col, col}}, "columns", `columns: stage.insight_score.novelty["a"] is listed twice`},
+		{stages.Params{"rows": []*stages.Upstream{rowInstance("a"), rowInstance("a")}, "columns": []*stages.Upstream{col}}, "rows",
+			`rows: two rows are labelled "a"; list each instance once`},
 	}
 	for _, tc := range tests {
 		_, err := reportType{}.Layout(&stages.Instance{Address: "report.t", Params: stages.WithDefaults(reportType{}, tc.params)})
-		if err == nil || err.Error() != tc.want {
-			t.Errorf("error %v\nwant %q", err, tc.want)
+		var pe *stages.ParamError
+		switch {
+		case err == nil:
+			t.Errorf("no error, want %s error %q", tc.param, tc.want)
+		case !errors.As(err, &pe):
+			t.Errorf("error %q is a %T, not a *stages.ParamError", err, err)
+		case pe.Param != tc.param || err.Error() != tc.want:
+			t.Errorf("error on %s: %q\nwant on %s: %q", pe.Param, err, tc.param, tc.want)
 		}
 	}
 }
