@@ -17,7 +17,7 @@ func (generateType) Version() string { return "1" }
 func (generateType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "references", Kind: stages.Input, Required: true, Accepts: []string{"filter_references"}, Doc: "the filtered references of each target"},
-		{Name: "model", Kind: stages.ModelRef, Required: true, Doc: "the model that generates ideas"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that generates ideas"},
 		{Name: "n", Kind: stages.Int, Default: 3, Doc: "ideas per target (the paper: 3)"},
 		{Name: "mode", Kind: stages.String, Default: "independent", Doc: `"independent" (one request per idea; raising n reuses samples) or "batch" (one request for n ideas, as the paper does)`},
 		{Name: "domain", Kind: stages.String, Default: "biomedical", Doc: "the research field the generator is profiled in (template data .Domain)"},

@@ -227,3 +227,32 @@ func TestGenerateOutput(t *testing.T) {
 		})
 	}
 }
+
+// TestGeneratorParams: generate_ideas' model produces the ideas downstream
+// stages judge; rank_ideas' judge only ranks them, so it must not count as a
+// generator (a judge stage keeps itself independent of the generator).
+func TestGeneratorParams(t *testing.T) {
+	tests := []struct {
+		typ  stages.Type
+		want []string
+	}{
+		{generateType{}, []string{"model"}},
+		{rankType{}, nil},
+		{filterType{}, nil},
+		{insightType{}, nil},
+	}
+	for _, tc := range tests {
+		var got []string
+		for _, p := range tc.typ.Params() {
+			if p.Generator {
+				got = append(got, p.Name)
+				if p.Kind != stages.ModelRef {
+					t.Errorf("%s.%s is a generator of kind %s, want %s", tc.typ.Name(), p.Name, p.Kind, stages.ModelRef)
+				}
+			}
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s generator params %v, want %v", tc.typ.Name(), got, tc.want)
+		}
+	}
+}
