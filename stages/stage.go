@@ -185,6 +185,27 @@ func (p Params) Input(name string) *Upstream    { u, _ := p[name].(*Upstream); r
 func (p Params) Inputs(name string) []*Upstream { u, _ := p[name].([]*Upstream); return u }
 func (p Params) Has(name string) bool           { v, ok := p[name]; return ok && v != nil }
 
+// WithDefaults returns a copy of p with every param of t that p leaves unset
+// (absent or nil) set to its declared Default, the rule engine/config applies
+// when it decodes a stage block. A stage therefore reads p.Int("n") and
+// friends directly and keeps each default in one place, its Param; tests and
+// other callers that build sparse Params fill them through here. Params
+// without a Default stay unset. p itself is not modified; the defaults are
+// shared, not copied, so stages must treat param values as read-only (they
+// already must: the engine shares them across instances too).
+func WithDefaults(t Type, p Params) Params {
+	out := make(Params, len(p))
+	for k, v := range p {
+		out[k] = v
+	}
+	for _, param := range t.Params() {
+		if !out.Has(param.Name) && param.Default != nil {
+			out[param.Name] = param.Default
+		}
+	}
+	return out
+}
+
 // Instance is one stage instance to lay out.
 type Instance struct {
 	Address string // `stage.rank_ideas.novelty["gpt4o"]`

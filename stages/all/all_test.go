@@ -1,16 +1,216 @@
 package all
 
 import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/ideaflow/ideaflow/stages"
 )
 
-func TestEveryStageTypeRegistered(t *testing.T) {
-	for _, name := range []string{"filter_references", "generate_ideas", "rank_ideas", "insight_score", "report"} {
-		typ, ok := stages.Lookup(name)
-		if !ok || typ.Name() != name {
-			t.Errorf("stage type %q is not registered", name)
+// TestStageTypeContracts checks every registered stage type, whatever
+// package registers it, against what the engine relies on.
+func TestStageTypeContracts(t *testing.T) {
+	names := stages.Names()
+	if len(names) == 0 {
+		t.Fatal("no stage types registered")
+	}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			typ, ok := stages.Lookup(name)
+			if !ok || typ.Name() != name {
+				t.Fatalf("stages.Names lists %q, but Lookup finds %v (ok %v)", name, typ, ok)
+			}
+			for _, p := range contractProblems(typ) {
+				t.Error(p)
+			}
+		})
+	}
+}
+
+// kindType is the Go type of a Default for each Kind that may have one; any
+// other Kind's Default must be nil (a reference cannot have a default).
+var kindType = map[stages.Kind]reflect.Type{
+	stages.String:     reflect.TypeFor[string](),
+	stages.Template:   reflect.TypeFor[string](),
+	stages.Int:        reflect.TypeFor[int](),
+	stages.Number:     reflect.TypeFor[float64](),
+	stages.Bool:       reflect.TypeFor[bool](),
+	stages.StringList: reflect.TypeFor[[]string](),
+}
+
+// contractProblems lists how typ breaks the stage type contract, one
+// sentence each; nil when it keeps it. It is a function of its own, not
+// inline in the test, so that it can be tested on broken types.
+func contractProblems(typ stages.Type) []string {
+	var out []string
+	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	if typ.Version() == "" {
+		add("Version() is empty")
+	}
+	params := map[string]stages.Param{}
+	for _, p := range typ.Params() {
+		if p.Name == "" {
+			add("a param has no name")
+			continue
 		}
+		if _, dup := params[p.Name]; dup {
+			add("param %s is declared twice", p.Name)
+		}
+		params[p.Name] = p
+		if strings.TrimSpace(p.Doc) == "" {
+			add("param %s has no Doc", p.Name)
+		}
+		if p.Default != nil {
+			want, ok := kindType[p.Kind]
+			switch got := reflect.TypeOf(p.Default); {
+			case !ok:
+				add("param %s (%s) has Default %#v; a %s param cannot have one", p.Name, p.Kind, p.Default, p.Kind)
+			case got != want:
+				add("param %s (%s) has Default of type %s, want %s", p.Name, p.Kind, got, want)
+			}
+			if p.Required {
+				add("param %s is Required and has a Default, which is never used", p.Name)
+			}
+		}
+		if p.Generator && p.Kind != stages.ModelRef {
+			add("param %s is a Generator of kind %s; only a %s can be", p.Name, p.Kind, stages.ModelRef)
+		}
+	}
+	// Layout must refuse an instance without its required params, with an
+	// error rather than a panic, whether or not defaults were filled in.
+	for _, c := range []struct {
+		what   string
+		params stages.Params
+	}{
+		{"empty Params", stages.Params{}},
+		{"WithDefaults of empty Params", stages.WithDefaults(typ, stages.Params{})},
+	} {
+		inst := &stages.Instance{Address: "stage." + typ.Name() + ".contract", Params: c.params}
+		nodes, err := layout(typ, inst)
+		var pe panicError
+		switch {
+		case errors.As(err, &pe):
+			add("Layout with %s panics: %v", c.what, pe.value)
+		case err == nil:
+			add("Layout with %s returns %d nodes and no error", c.what, len(nodes))
+		}
+	}
+	if ex, ok := typ.(stages.Expander); ok {
+		inst := &stages.Instance{Address: "stage." + typ.Name() + ".contract", Params: stages.WithDefaults(typ, stages.Params{})}
+		if n := ex.MaxPerItem(inst); n < 0 {
+			add("MaxPerItem = %d, want >= 0", n)
+		}
+		for _, name := range ex.ExpandInputs() {
+			if p, ok := params[name]; !ok || p.Kind != stages.Input {
+				add("ExpandInputs names %q, which is not an Input param", name)
+			}
+		}
+	}
+	return out
+}
+
+// panicError is a panic in Layout, recovered so that one broken stage type
+// fails its own subtest instead of the whole test binary.
+type panicError struct{ value any }
+
+func (e panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
+
+// layout calls typ.Layout, turning a panic into a panicError.
+func layout(typ stages.Type, inst *stages.Instance) (nodes []stages.Node, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			nodes, err = nil, panicError{v}
+		}
+	}()
+	return typ.Layout(inst)
+}
+
+// fakeType is a stage type built to break the contract in chosen ways.
+type fakeType struct {
+	version string
+	params  []stages.Param
+	layout  func(*stages.Instance) ([]stages.Node, error)
+}
+
+func (f fakeType) Name() string                                        { return "fake" }
+func (f fakeType) Version() string                                     { return f.version }
+func (f fakeType) Params() []stages.Param                              { return f.params }
+func (f fakeType) Layout(inst *stages.Instance) ([]stages.Node, error) { return f.layout(inst) }
+
+type fakeExpander struct {
+	fakeType
+	inputs []string
+	max    int
+}
+
+func (f fakeExpander) ExpandInputs() []string          { return f.inputs }
+func (f fakeExpander) MaxPerItem(*stages.Instance) int { return f.max }
+func (f fakeExpander) Expand(*stages.Instance, string, []stages.In) ([]stages.Node, error) {
+	return nil, nil
+}
+
+// TestContractProblems shows the checker catches each breach it looks for.
+func TestContractProblems(t *testing.T) {
+	refuse := func(*stages.Instance) ([]stages.Node, error) { return nil, stages.ParamErrorf("in", "in is required") }
+	in := stages.Param{Name: "in", Kind: stages.Input, Required: true, Doc: "the input"}
+	tests := []struct {
+		name string
+		typ  stages.Type
+		want []string
+	}{
+		{"keeps the contract", fakeType{version: "1", params: []stages.Param{in,
+			{Name: "n", Kind: stages.Int, Default: 3, Doc: "d"},
+			{Name: "x", Kind: stages.Number, Default: 0.5, Doc: "d"},
+			{Name: "s", Kind: stages.Template, Default: "t", Doc: "d"},
+			{Name: "b", Kind: stages.Bool, Default: true, Doc: "d"},
+			{Name: "l", Kind: stages.StringList, Default: []string{"a"}, Doc: "d"},
+			{Name: "m", Kind: stages.ModelRef, Generator: true, Doc: "d"},
+		}, layout: refuse}, nil},
+		{"no version", fakeType{params: []stages.Param{in}, layout: refuse}, []string{"Version() is empty"}},
+		{"bad params", fakeType{version: "1", params: []stages.Param{in,
+			{Name: "n", Kind: stages.Int, Default: int64(3), Doc: "d"},
+			{Name: "x", Kind: stages.Number, Default: 1, Doc: "d"},
+			{Name: "l", Kind: stages.StringList, Default: []any{"a"}, Doc: "d"},
+			{Name: "q", Kind: stages.QualityRef, Default: "novelty", Doc: "d"},
+			{Name: "doc", Kind: stages.String, Doc: "  "},
+			{Name: "req", Kind: stages.String, Required: true, Default: "a", Doc: "d"},
+			{Name: "judge", Kind: stages.Input, Generator: true, Doc: "d"},
+			{Name: "n", Kind: stages.Int, Doc: "d"},
+		}, layout: refuse}, []string{
+			"param n (number (whole)) has Default of type int64, want int",
+			"param x (number) has Default of type int, want float64",
+			"param l (list of strings) has Default of type []interface {}, want []string",
+			`param q (quality reference) has Default "novelty"; a quality reference param cannot have one`,
+			"param doc has no Doc",
+			"param req is Required and has a Default, which is never used",
+			"param judge is a Generator of kind dataset or stage reference; only a model reference can be",
+			"param n is declared twice",
+		}},
+		{"accepts empty params", fakeType{version: "1", layout: func(*stages.Instance) ([]stages.Node, error) { return []stages.Node{{}}, nil }},
+			[]string{"Layout with empty Params returns 1 nodes and no error", "Layout with WithDefaults of empty Params returns 1 nodes and no error"}},
+		{"panics", fakeType{version: "1", params: []stages.Param{in}, layout: func(inst *stages.Instance) ([]stages.Node, error) {
+			return make([]stages.Node, inst.Params.Input("in").Nodes[0].Slot), nil // nil *Upstream
+		}}, []string{
+			"Layout with empty Params panics: runtime error: invalid memory address or nil pointer dereference",
+			"Layout with WithDefaults of empty Params panics: runtime error: invalid memory address or nil pointer dereference",
+		}},
+		{"good expander", fakeExpander{fakeType: fakeType{version: "1", params: []stages.Param{in}, layout: refuse}, inputs: []string{"in"}}, nil},
+		{"bad expander", fakeExpander{fakeType: fakeType{version: "1", params: []stages.Param{in,
+			{Name: "all", Kind: stages.Inputs, Doc: "d"},
+		}, layout: refuse}, inputs: []string{"in", "all", "nope"}, max: -1}, []string{
+			"MaxPerItem = -1, want >= 0",
+			`ExpandInputs names "all", which is not an Input param`,
+			`ExpandInputs names "nope", which is not an Input param`,
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := contractProblems(tc.typ); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
 	}
 }

@@ -43,8 +43,8 @@ type Spec struct {
 // Answer is a parsed answer; only the member matching Spec.Kind is set.
 type Answer struct {
 	Text        string         `json:"text,omitempty"`
-	Ideas       []string       `json:"ideas,omitempty"`
-	Ranking     []string       `json:"ranking,omitempty"` // letters, best first, each exactly once
+	Ideas       []string       `json:"ideas,omitempty"`   // exactly Spec.N (N == 0: at least one), each trimmed and non-empty
+	Ranking     []string       `json:"ranking,omitempty"` // upper-case letters, best first: each of Spec.Letters exactly once
 	Fields      map[string]int `json:"fields,omitempty"`
 	Letter      string         `json:"letter,omitempty"`
 	Rating      int            `json:"rating,omitempty"`

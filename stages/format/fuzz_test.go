@@ -63,8 +63,8 @@ func checkInvariants(t *testing.T, spec Spec, a *Answer) {
 			t.Fatalf("got %d ideas for n=%d", len(a.Ideas), spec.N)
 		}
 		for _, idea := range a.Ideas {
-			if strings.TrimSpace(idea) == "" {
-				t.Fatalf("empty idea in %q", a.Ideas)
+			if idea == "" || idea != strings.TrimSpace(idea) {
+				t.Fatalf("empty or untrimmed idea in %q", a.Ideas)
 			}
 		}
 	case Ranking:
@@ -73,7 +73,7 @@ func checkInvariants(t *testing.T, spec Spec, a *Answer) {
 		}
 		seen := map[string]bool{}
 		for _, l := range a.Ranking {
-			if seen[l] || !strings.Contains(spec.Letters, l) {
+			if len(l) != 1 || seen[l] || !strings.Contains(spec.Letters, l) {
 				t.Fatalf("ranking %v is not a permutation of %s", a.Ranking, spec.Letters)
 			}
 			seen[l] = true

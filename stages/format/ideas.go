@@ -75,6 +75,13 @@ func parseIdeas(spec Spec, text string) (*Answer, error) {
 // numbered them (or listed them in JSON): then "the first N" is well defined.
 // Unnumbered extras (bullets, headings) may be notes rather than ideas, so they
 // are an error.
+//
+// Every Ideas answer Parse returns passes through here, so this is where the
+// guarantee stages build on is made: exactly spec.N ideas (at least one when
+// N is 0), each trimmed and non-empty. A stage's Call.Output may then convert
+// the answer without checking it: anything short of that is a parse error,
+// which the model layer answers with a repair re-ask, while an Output error
+// would fail the node outright.
 func countIdeas(spec Spec, ideas []string, enumerated bool) (*Answer, error) {
 	if spec.N > 0 && len(ideas) > spec.N {
 		if !enumerated {
@@ -82,15 +89,17 @@ func countIdeas(spec Spec, ideas []string, enumerated bool) (*Answer, error) {
 		}
 		ideas = ideas[:spec.N]
 	}
-	if spec.N > 0 && len(ideas) < spec.N {
+	if len(ideas) == 0 || len(ideas) < spec.N {
 		return nil, fmt.Errorf("found %s, expected %s", ideaCount(len(ideas)), expectedIdeas(spec.N))
 	}
+	out := make([]string, len(ideas))
 	for i, idea := range ideas {
-		if idea == "" {
+		out[i] = strings.TrimSpace(idea)
+		if out[i] == "" {
 			return nil, fmt.Errorf("idea %d is empty", i+1)
 		}
 	}
-	return &Answer{Ideas: ideas}, nil
+	return &Answer{Ideas: out}, nil
 }
 
 func ideaCount(n int) string {

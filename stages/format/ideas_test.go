@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -88,6 +89,18 @@ func TestParseIdeas(t *testing.T) {
 		{name: "empty numbered idea", spec: Spec{Kind: Ideas, N: 2},
 			text:   "1.\n2. beta",
 			errSub: "idea 1 is empty"},
+		{name: "blank numbered idea", spec: three,
+			text:   "1. alpha\n2.    \n3. gamma",
+			errSub: "idea 2 is empty"},
+		{name: "markdown-only idea", spec: Spec{Kind: Ideas, N: 2},
+			text:   "1. alpha\n2. ** **",
+			errSub: "idea 2 is empty"},
+		{name: "fewer than asked in JSON", spec: three,
+			text:   `{"ideas": ["alpha idea", "beta idea"]}`,
+			errSub: "found 2 ideas, expected 3 ideas"},
+		{name: "empty JSON list with any count", spec: Spec{Kind: Ideas},
+			text:   `{"ideas": []}`,
+			errSub: "found no numbered ideas, expected at least 1 idea"},
 		{name: "prose only", spec: three,
 			text:   "Here are three ideas: we could study enhancers, screen molecules or build an atlas.",
 			errSub: "found no numbered ideas, expected 3 ideas"},
@@ -127,6 +140,46 @@ func TestParseIdeasGolden(t *testing.T) {
 			}
 			got, err := Parse(Spec{Kind: Ideas, N: len(want)}, string(text))
 			checkParse(t, got, err, &Answer{Ideas: want}, "", false)
+		})
+	}
+}
+
+// TestCountIdeas pins the guarantee every Ideas answer passes through: exactly
+// N trimmed, non-empty ideas (at least one when N is 0), so that a stage's
+// Call.Output can convert an answer without checking it.
+func TestCountIdeas(t *testing.T) {
+	tests := []struct {
+		name       string
+		n          int
+		ideas      []string
+		enumerated bool
+		want       []string
+		err        string
+	}{
+		{"exact count", 2, []string{"a", "b"}, false, []string{"a", "b"}, ""},
+		{"trimmed", 2, []string{" a\n", "\tb "}, false, []string{"a", "b"}, ""},
+		{"numbered surplus dropped", 1, []string{"a", "b"}, true, []string{"a"}, ""},
+		{"empty beyond n dropped with the surplus", 1, []string{"a", ""}, true, []string{"a"}, ""},
+		{"unnumbered surplus", 1, []string{"a", "b"}, false, nil, "found 2 unnumbered ideas, expected 1 idea"},
+		{"too few", 3, []string{"a", "b"}, true, nil, "found 2 ideas, expected 3 ideas"},
+		{"none", 2, nil, true, nil, "found 0 ideas, expected 2 ideas"},
+		{"none with any count", 0, nil, true, nil, "found 0 ideas, expected at least 1 idea"},
+		{"any count", 0, []string{"a", "b", "c"}, false, []string{"a", "b", "c"}, ""},
+		{"empty", 2, []string{"a", ""}, true, nil, "idea 2 is empty"},
+		{"blank", 2, []string{" \n\t", "b"}, true, nil, "idea 1 is empty"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := countIdeas(Spec{Kind: Ideas, N: tc.n}, tc.ideas, tc.enumerated)
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Fatalf("countIdeas = %#v, %v; want error %q", got, err, tc.err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, &Answer{Ideas: tc.want}) {
+				t.Fatalf("countIdeas = %#v, %v; want ideas %q", got, err, tc.want)
+			}
 		})
 	}
 }

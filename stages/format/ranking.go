@@ -364,7 +364,10 @@ func splitTop(s string, sep byte) []string {
 	return append(parts, s[start:])
 }
 
-// checkRanking accepts a ranking only if it uses every allowed letter exactly once.
+// checkRanking accepts a ranking only if it uses every allowed letter exactly
+// once. Every Ranking answer Parse returns passes through here, so a stage's
+// Call.Output may rely on it: the answer is a permutation of the spec's
+// letters, in upper case.
 func checkRanking(got []byte, letters string) (*Answer, error) {
 	count := map[byte]int{}
 	var unknown, dup, missing []string

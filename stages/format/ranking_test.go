@@ -49,6 +49,8 @@ func TestParseRanking(t *testing.T) {
 			want: ranking("K", "I", "A", "B", "C", "D", "E", "F", "G", "H", "J")},
 		{name: "missing letter", spec: abcd, text: "Ranking: B > A > D", errSub: "ranking B > A > D is invalid: missing C"},
 		{name: "duplicate letter", spec: abcd, text: "Ranking: B > A > B > C", errSub: "repeated B; missing D"},
+		{name: "duplicate letter beyond a complete ranking", spec: abcd, text: "Ranking: B > A > D > C > A",
+			errSub: "ranking B > A > D > C > A is invalid: repeated A (use each of A, B, C, D exactly once)"},
 		{name: "unknown letter", spec: abcd, text: "Ranking: B > A > E > C > D", errSub: "unknown E"},
 		{name: "incomplete numbered list", spec: abcd, text: "1. B\n2. A\n3. C", errSub: "missing D"},
 		{name: "analysis in presentation order is not a ranking", spec: abcd,

@@ -62,7 +62,7 @@ func BenchmarkRankLayout(b *testing.B) {
 		items[i] = fmt.Sprintf("item-%d", i)
 	}
 	f := newRankFixture(b, stages.Params{"n": 3}, stages.Params{}, items...)
-	params := stages.Params{"ideas": f.ideas, "judge": testJudge, "quality": novelty, "permutations": 3}
+	params := stages.WithDefaults(rankType{}, stages.Params{"ideas": f.ideas, "judge": testJudge, "quality": novelty, "permutations": 3})
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

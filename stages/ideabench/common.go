@@ -16,30 +16,8 @@ func init() {
 	stages.Register(insightType{})
 }
 
-// The engine fills unset params with their declared defaults; reading through
-// these helpers keeps a stage correct when called with a sparse Params too
-// (tests, other callers).
-
-func intParam(p stages.Params, name string, def int) int {
-	if p.Has(name) {
-		return p.Int(name)
-	}
-	return def
-}
-
-func stringParam(p stages.Params, name, def string) string {
-	if p.Has(name) {
-		return p.String(name)
-	}
-	return def
-}
-
-func stringsParam(p stages.Params, name string, def []string) []string {
-	if p.Has(name) {
-		return p.Strings(name)
-	}
-	return def
-}
+// Errors about one parameter are *stages.ParamError, so the engine can point
+// at that attribute in the experiment file.
 
 func oneOf(param, value string, allowed ...string) error {
 	for _, a := range allowed {
@@ -47,7 +25,7 @@ func oneOf(param, value string, allowed ...string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%s = %q is not one of %s", param, value, quoteAll(allowed))
+	return stages.ParamErrorf(param, "%s = %q is not one of %s", param, value, quoteAll(allowed))
 }
 
 func quoteAll(ss []string) string {
@@ -61,9 +39,19 @@ func quoteAll(ss []string) string {
 func requireInput(p stages.Params, name string) (*stages.Upstream, error) {
 	u := p.Input(name)
 	if u == nil {
-		return nil, fmt.Errorf("%s is required", name)
+		return nil, stages.ParamErrorf(name, "%s is required", name)
 	}
 	return u, nil
+}
+
+// render renders the template held by param. A broken template is that
+// param's fault, whether found at layout (sample data) or in a node.
+func render(param, name, text string, data any) (string, error) {
+	s, err := stages.Render(name, text, data)
+	if err != nil {
+		return "", &stages.ParamError{Param: param, Err: err}
+	}
+	return s, nil
 }
 
 // userMessage joins a rendered prompt and the answer-format instructions.

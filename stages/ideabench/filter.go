@@ -41,27 +41,29 @@ type filterSettings struct {
 }
 
 func decodeFilter(p stages.Params) (*filterSettings, error) {
-	mode := stringParam(p, "mode", "filtered")
+	mode := p.String("mode")
 	if err := oneOf("mode", mode, "filtered", "all"); err != nil {
 		return nil, err
 	}
 	s := &filterSettings{
 		All:           mode == "all",
-		MinCitations:  intParam(p, "min_citations", 5),
-		ExcludeTypes:  stringsParam(p, "exclude_types", DefaultExcludeTypes),
-		RequireIntent: stringParam(p, "require_intent", "background"),
-		Limit:         intParam(p, "limit", 0),
-		MinReferences: intParam(p, "min_references", 3),
+		MinCitations:  p.Int("min_citations"),
+		ExcludeTypes:  p.Strings("exclude_types"),
+		RequireIntent: p.String("require_intent"),
+		Limit:         p.Int("limit"),
+		MinReferences: p.Int("min_references"),
 	}
 	switch {
 	case s.MinCitations < 0:
-		return nil, fmt.Errorf("min_citations = %d must not be negative", s.MinCitations)
+		return nil, stages.ParamErrorf("min_citations", "min_citations = %d must not be negative", s.MinCitations)
 	case s.Limit < 0:
-		return nil, fmt.Errorf("limit = %d must not be negative (0 means no limit)", s.Limit)
+		return nil, stages.ParamErrorf("limit", "limit = %d must not be negative (0 means no limit)", s.Limit)
 	case s.MinReferences < 0:
-		return nil, fmt.Errorf("min_references = %d must not be negative", s.MinReferences)
+		return nil, stages.ParamErrorf("min_references", "min_references = %d must not be negative", s.MinReferences)
 	case s.Limit > 0 && s.Limit < s.MinReferences:
-		return nil, fmt.Errorf("limit = %d is below min_references = %d, so every target would be dropped", s.Limit, s.MinReferences)
+		// Blamed on limit: min_references is the paper's rule, limit the knob
+		// a researcher turns for the low-resource setting.
+		return nil, stages.ParamErrorf("limit", "limit = %d is below min_references = %d, so every target would be dropped", s.Limit, s.MinReferences)
 	}
 	return s, nil
 }

@@ -48,7 +48,7 @@ func TestFilterKeep(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := decodeFilter(tc.params)
+			s, err := decodeFilter(stages.WithDefaults(filterType{}, tc.params))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +82,7 @@ func TestFilterApply(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := decodeFilter(tc.params)
+			s, err := decodeFilter(stages.WithDefaults(filterType{}, tc.params))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,20 +117,19 @@ func TestFilterApply(t *testing.T) {
 func TestFilterParamErrors(t *testing.T) {
 	tests := []struct {
 		params stages.Params
+		param  string
 		want   string
 	}{
-		{stages.Params{"mode": "some"}, `mode = "some" is not one of "filtered", "all"`},
-		{stages.Params{"min_citations": -1}, "min_citations = -1 must not be negative"},
-		{stages.Params{"limit": -2}, "limit = -2 must not be negative (0 means no limit)"},
-		{stages.Params{"min_references": -1}, "min_references = -1 must not be negative"},
-		{stages.Params{"limit": 2}, "limit = 2 is below min_references = 3, so every target would be dropped"},
-		{stages.Params{}, "dataset is required"},
+		{stages.Params{"mode": "some"}, "mode", `mode = "some" is not one of "filtered", "all"`},
+		{stages.Params{"min_citations": -1}, "min_citations", "min_citations = -1 must not be negative"},
+		{stages.Params{"limit": -2}, "limit", "limit = -2 must not be negative (0 means no limit)"},
+		{stages.Params{"min_references": -1}, "min_references", "min_references = -1 must not be negative"},
+		{stages.Params{"limit": 2}, "limit", "limit = 2 is below min_references = 3, so every target would be dropped"},
+		{stages.Params{}, "dataset", "dataset is required"},
 	}
 	for _, tc := range tests {
-		_, err := filterType{}.Layout(&stages.Instance{Address: "stage.filter_references.low", Params: tc.params})
-		if err == nil || err.Error() != tc.want {
-			t.Errorf("%v: error %v, want %q", tc.params, err, tc.want)
-		}
+		_, err := filterType{}.Layout(&stages.Instance{Address: "stage.filter_references.low", Params: stages.WithDefaults(filterType{}, tc.params)})
+		checkParamError(t, err, tc.param, tc.want)
 	}
 }
 

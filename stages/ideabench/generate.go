@@ -17,7 +17,7 @@ func (generateType) Version() string { return "1" }
 func (generateType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "references", Kind: stages.Input, Required: true, Accepts: []string{"filter_references"}, Doc: "the filtered references of each target"},
-		{Name: "model", Kind: stages.ModelRef, Required: true, Doc: "the model that generates ideas"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that generates ideas"},
 		{Name: "n", Kind: stages.Int, Default: 3, Doc: "ideas per target (the paper: 3)"},
 		{Name: "mode", Kind: stages.String, Default: "independent", Doc: `"independent" (one request per idea; raising n reuses samples) or "batch" (one request for n ideas, as the paper does)`},
 		{Name: "domain", Kind: stages.String, Default: "biomedical", Doc: "the research field the generator is profiled in (template data .Domain)"},
@@ -96,23 +96,23 @@ func newGenerator(inst *stages.Instance) (*generator, error) {
 	p := inst.Params
 	g := &generator{
 		model:      p.Model("model"),
-		n:          intParam(p, "n", 3),
-		domain:     stringParam(p, "domain", "biomedical"),
-		system:     stringParam(p, "system", DefaultGenerateSystem),
-		prompt:     stringParam(p, "prompt", DefaultGeneratePrompt),
+		n:          p.Int("n"),
+		domain:     p.String("domain"),
+		system:     p.String("system"),
+		prompt:     p.String("prompt"),
 		systemName: inst.Address + " system",
 		promptName: inst.Address + " prompt",
 	}
-	mode := stringParam(p, "mode", "independent")
+	mode := p.String("mode")
 	if err := oneOf("mode", mode, "independent", "batch"); err != nil {
 		return nil, err
 	}
 	g.batch = mode == "batch"
 	if g.model == nil {
-		return nil, fmt.Errorf("model is required")
+		return nil, stages.ParamErrorf("model", "model is required")
 	}
 	if g.n < 1 {
-		return nil, fmt.Errorf("n = %d must be at least 1", g.n)
+		return nil, stages.ParamErrorf("n", "n = %d must be at least 1", g.n)
 	}
 	// Render once with sample data so a broken template fails the plan, not
 	// every node of the run.
@@ -131,11 +131,11 @@ func (g *generator) ideasPerRequest() int {
 }
 
 func (g *generator) render(data *GenerateData) ([]llm.Message, error) {
-	system, err := stages.Render(g.systemName, g.system, data)
+	system, err := render("system", g.systemName, g.system, data)
 	if err != nil {
 		return nil, err
 	}
-	prompt, err := stages.Render(g.promptName, g.prompt, data)
+	prompt, err := render("prompt", g.promptName, g.prompt, data)
 	if err != nil {
 		return nil, err
 	}
@@ -173,21 +173,14 @@ func (g *generator) prepare(sample int) func(in []stages.In) (*stages.Work, erro
 		return &stages.Work{Call: &stages.Call{
 			Model:   g.model,
 			Request: g.model.Request(msgs, sample, spec),
-			Output:  func(a *format.Answer) ([]byte, error) { return ideasOutput(a, spec.N) },
+			Output:  ideasOutput,
 		}}, nil
 	}
 }
 
-func ideasOutput(a *format.Answer, n int) ([]byte, error) {
-	if len(a.Ideas) != n {
-		return nil, fmt.Errorf("got %d ideas, want %d", len(a.Ideas), n)
-	}
-	ideas := make([]string, n)
-	for i, idea := range a.Ideas {
-		ideas[i] = strings.TrimSpace(idea)
-		if ideas[i] == "" {
-			return nil, fmt.Errorf("idea %d is empty", i+1)
-		}
-	}
-	return marshal(IdeasOutput{Ideas: ideas})
+// ideasOutput converts a parsed answer. It checks nothing: for an Ideas spec
+// with N >= 1 the parser guarantees exactly N trimmed, non-empty ideas, and
+// refusing here would fail the node where a parse error gets a repair re-ask.
+func ideasOutput(a *format.Answer) ([]byte, error) {
+	return marshal(IdeasOutput{Ideas: a.Ideas})
 }

@@ -71,22 +71,24 @@ func TestGenerateParamErrors(t *testing.T) {
 	up := &stages.Upstream{Address: "stage.filter_references.low", Type: "filter_references", Nodes: ds.Nodes, Source: ds}
 	tests := []struct {
 		params stages.Params
+		param  string
 		want   string
 	}{
-		{stages.Params{"references": up, "model": testModel, "mode": "parallel"}, `mode = "parallel" is not one of "independent", "batch"`},
-		{stages.Params{"references": up, "model": testModel, "n": 0}, "n = 0 must be at least 1"},
-		{stages.Params{"references": up}, "model is required"},
-		{stages.Params{"model": testModel}, "references is required"},
-		{stages.Params{"references": up, "model": testModel, "prompt": "{{.References"}, "parse template stage.generate_ideas.x prompt:"},
+		{stages.Params{"references": up, "model": testModel, "mode": "parallel"}, "mode", `mode = "parallel" is not one of "independent", "batch"`},
+		{stages.Params{"references": up, "model": testModel, "n": 0}, "n", "n = 0 must be at least 1"},
+		{stages.Params{"references": up}, "model", "model is required"},
+		{stages.Params{"model": testModel}, "references", "references is required"},
+		{stages.Params{"references": up, "model": testModel, "prompt": "{{.References"}, "prompt",
+			`parse template stage.generate_ideas.x prompt: template: stage.generate_ideas.x prompt:1: unclosed action`},
 		// The target is not template data: a prompt cannot leak it.
-		{stages.Params{"references": up, "model": testModel, "prompt": "{{.Target.Abstract}}"}, "can't evaluate field Target"},
-		{stages.Params{"references": up, "model": testModel, "system": "{{.Abstract}}"}, "render template stage.generate_ideas.x system:"},
+		{stages.Params{"references": up, "model": testModel, "prompt": "{{.Target.Abstract}}"}, "prompt",
+			`render template stage.generate_ideas.x prompt: template: stage.generate_ideas.x prompt:1:9: executing "stage.generate_ideas.x prompt" at <.Target.Abstract>: can't evaluate field Target in type *ideabench.GenerateData`},
+		{stages.Params{"references": up, "model": testModel, "system": "{{.Abstract}}"}, "system",
+			`render template stage.generate_ideas.x system: template: stage.generate_ideas.x system:1:2: executing "stage.generate_ideas.x system" at <.Abstract>: can't evaluate field Abstract in type *ideabench.GenerateData`},
 	}
 	for _, tc := range tests {
-		_, err := generateType{}.Layout(&stages.Instance{Address: "stage.generate_ideas.x", Params: tc.params})
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("error %v, want it to contain %q", err, tc.want)
-		}
+		_, err := generateType{}.Layout(&stages.Instance{Address: "stage.generate_ideas.x", Params: stages.WithDefaults(generateType{}, tc.params)})
+		checkParamError(t, err, tc.param, tc.want)
 	}
 }
 
@@ -177,34 +179,80 @@ func TestGenerateDroppedTarget(t *testing.T) {
 	}
 }
 
+// TestGenerateOutput runs answers through what the engine does with them:
+// format.Parse against the request's spec, then Call.Output on what parsed.
+// Everything ideasOutput used to refuse (too few ideas, an empty one) is now
+// a parse error, which gets a repair re-ask; Output never fails on a parsed
+// answer.
 func TestGenerateOutput(t *testing.T) {
 	tests := []struct {
-		name    string
-		ideas   []string
-		n       int
-		want    string
-		wantErr string
+		name     string
+		n        int
+		answer   string
+		want     string // node output
+		parseErr string // exact parse error
 	}{
-		{"one idea", []string{"  An idea.\n"}, 1, `{"ideas":["An idea."]}`, ""},
-		{"three ideas", []string{"a", "b", "c"}, 3, `{"ideas":["a","b","c"]}`, ""},
-		{"too few", []string{"a", "b"}, 3, "", "got 2 ideas, want 3"},
-		{"too many", []string{"a", "b"}, 1, "", "got 2 ideas, want 1"},
-		{"empty idea", []string{"a", " "}, 2, "", "idea 2 is empty"},
+		{"one idea", 1, "  An idea.\n", `{"ideas":["An idea."]}`, ""},
+		{"three ideas", 3, "1. a\n2. b\n3. c", `{"ideas":["a","b","c"]}`, ""},
+		{"ideas are trimmed", 2, "1.   a  \n2.\tb\t", `{"ideas":["a","b"]}`, ""},
+		{"numbered surplus keeps the first n", 1, "1. a\n2. b", `{"ideas":["a"]}`, ""},
+		{"too few", 3, "1. a\n2. b", "", "found 2 ideas, expected 3 ideas"},
+		{"too few in JSON", 3, `["a", "b"]`, "", "found 2 ideas, expected 3 ideas"},
+		{"unnumbered surplus", 2, "- a\n- b\n- c", "", "found 3 unnumbered ideas, expected 2 ideas"},
+		{"empty idea", 2, "1. a\n2.", "", "idea 2 is empty"},
+		{"blank idea", 2, "1. a\n2.    ", "", "idea 2 is empty"},
+		{"markdown-only idea", 2, "1. a\n2. ** **", "", "idea 2 is empty"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			nodes := generateNodes(t, stages.Params{"mode": "batch", "n": tc.n}, "p1")
 			c := call(t, nodes[0], genIn(t, nodes[0], filterOut(t, "p1", 2, false)))
-			out, err := c.Output(&format.Answer{Ideas: tc.ideas})
-			if tc.wantErr != "" {
-				if err == nil || err.Error() != tc.wantErr {
-					t.Errorf("error %v, want %q", err, tc.wantErr)
+			if spec := c.Request.Format; spec.Kind != format.Ideas || spec.N != tc.n {
+				t.Fatalf("request format %+v, want ideas with n = %d", spec, tc.n)
+			}
+			a, err := format.Parse(c.Request.Format, tc.answer)
+			if tc.parseErr != "" {
+				if err == nil || err.Error() != tc.parseErr {
+					t.Errorf("parse: %#v, %v; want error %q", a, err, tc.parseErr)
 				}
 				return
 			}
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			out, err := c.Output(a)
 			if err != nil || string(out) != tc.want {
 				t.Errorf("output %s, %v; want %s", out, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestGeneratorParams: generate_ideas' model produces the ideas downstream
+// stages judge; rank_ideas' judge only ranks them, so it must not count as a
+// generator (a judge stage keeps itself independent of the generator).
+func TestGeneratorParams(t *testing.T) {
+	tests := []struct {
+		typ  stages.Type
+		want []string
+	}{
+		{generateType{}, []string{"model"}},
+		{rankType{}, nil},
+		{filterType{}, nil},
+		{insightType{}, nil},
+	}
+	for _, tc := range tests {
+		var got []string
+		for _, p := range tc.typ.Params() {
+			if p.Generator {
+				got = append(got, p.Name)
+				if p.Kind != stages.ModelRef {
+					t.Errorf("%s.%s is a generator of kind %s, want %s", tc.typ.Name(), p.Name, p.Kind, stages.ModelRef)
+				}
+			}
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s generator params %v, want %v", tc.typ.Name(), got, tc.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package ideabench
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -94,9 +95,11 @@ func stageUp(address, typ, key string, nodes []stages.Node, source *stages.Upstr
 	return u
 }
 
+// layout lays out an instance of typ. params may be sparse: unset params get
+// their declared defaults, as the engine gives them.
 func layout(t testing.TB, typ stages.Type, address string, params stages.Params) []stages.Node {
 	t.Helper()
-	nodes, err := typ.Layout(&stages.Instance{Address: address, Params: params})
+	nodes, err := typ.Layout(&stages.Instance{Address: address, Params: stages.WithDefaults(typ, params)})
 	if err != nil {
 		t.Fatalf("layout %s: %v", address, err)
 	}
@@ -152,4 +155,19 @@ func merge(a, b stages.Params) stages.Params {
 		out[k] = v
 	}
 	return out
+}
+
+// checkParamError asserts err is a *stages.ParamError about param with
+// exactly the message want, as the engine will see it.
+func checkParamError(t testing.TB, err error, param, want string) {
+	t.Helper()
+	var pe *stages.ParamError
+	switch {
+	case err == nil:
+		t.Errorf("no error, want %s error %q", param, want)
+	case !errors.As(err, &pe):
+		t.Errorf("error %q is a %T, not a *stages.ParamError (want param %s)", err, err, param)
+	case pe.Param != param || err.Error() != want:
+		t.Errorf("error on %s: %q\nwant on %s: %q", pe.Param, err, param, want)
+	}
 }

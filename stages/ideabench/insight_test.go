@@ -123,3 +123,8 @@ func TestInsightLayoutAndOutput(t *testing.T) {
 		t.Errorf("output\n got %s\nwant %s", out, wantOut)
 	}
 }
+
+func TestInsightParamErrors(t *testing.T) {
+	_, err := insightType{}.Layout(&stages.Instance{Address: "stage.insight_score.x", Params: stages.Params{}})
+	checkParamError(t, err, "ranks", "ranks is required")
+}

@@ -81,10 +81,16 @@ func (rankType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	r.targetInput = "target"
 	if target == nil {
 		if ideas.Source == nil {
-			return nil, fmt.Errorf("ideas (%s) has no source dataset to take target ideas from; set target", ideas.Address)
+			return nil, stages.ParamErrorf("ideas", "ideas (%s) has no source dataset to take target ideas from; set target", ideas.Address)
 		}
 		target = ideas.Source
 		r.targetInput = target.Address
+	}
+	// A bad target node count is the fault of whichever param supplies the
+	// target: target itself, else ideas (through its source dataset).
+	targetParam := "target"
+	if r.targetInput != "target" {
+		targetParam = "ideas"
 	}
 	labels := make([]string, perms)
 	prepares := make([]func([]stages.In) (*stages.Work, error), perms)
@@ -97,13 +103,13 @@ func (rankType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	for _, item := range items {
 		tn := target.ItemNodes(item)
 		if len(tn) != 1 {
-			return nil, fmt.Errorf("target (%s) has %d nodes for item %q; need exactly one", target.Address, len(tn), item)
+			return nil, stages.ParamErrorf(targetParam, "target (%s) has %d nodes for item %q; need exactly one", target.Address, len(tn), item)
 		}
 		idx := ideas.ItemNodes(item)
 		// Independent samples are one node each, so too many ideas to letter
 		// are known now; batch answers are checked when they arrive.
 		if len(idx) >= len(letters) {
-			return nil, fmt.Errorf("ideas gives %d ideas per target; a ranking letters the target and the ideas A-Z, so n can be at most %d", len(idx), len(letters)-1)
+			return nil, stages.ParamErrorf("ideas", "ideas gives %d ideas per target; a ranking letters the target and the ideas A-Z, so n can be at most %d", len(idx), len(letters)-1)
 		}
 		deps := make([]stages.Dep, 0, len(idx)+1)
 		for _, i := range idx {
@@ -121,32 +127,32 @@ func newRanker(inst *stages.Instance) (*ranker, int, error) {
 	p := inst.Params
 	r := &ranker{
 		judge:      p.Model("judge"),
-		seed:       intParam(p, "seed", 0),
-		prompt:     stringParam(p, "prompt", DefaultRankPrompt),
+		seed:       p.Int("seed"),
+		prompt:     p.String("prompt"),
 		promptName: inst.Address + " prompt",
 	}
 	q := p.Quality("quality")
 	switch {
 	case r.judge == nil:
-		return nil, 0, fmt.Errorf("judge is required")
+		return nil, 0, stages.ParamErrorf("judge", "judge is required")
 	case q == nil:
-		return nil, 0, fmt.Errorf("quality is required")
+		return nil, 0, stages.ParamErrorf("quality", "quality is required")
 	}
 	r.quality = Quality{Name: q.Name, Definition: strings.TrimSpace(q.Definition)}
-	order := stringParam(p, "order", "shuffle")
+	order := p.String("order")
 	if err := oneOf("order", order, "shuffle", "target_first"); err != nil {
 		return nil, 0, err
 	}
 	r.shuffle = order == "shuffle"
-	perms := intParam(p, "permutations", 1)
+	perms := p.Int("permutations")
 	if perms < 1 {
-		return nil, 0, fmt.Errorf("permutations = %d must be at least 1", perms)
+		return nil, 0, stages.ParamErrorf("permutations", "permutations = %d must be at least 1", perms)
 	}
 	if !r.shuffle && perms != 1 {
-		return nil, 0, fmt.Errorf(`order = "target_first" always gives the same letter order, so permutations must be 1 (got %d)`, perms)
+		return nil, 0, stages.ParamErrorf("permutations", `order = "target_first" always gives the same letter order, so permutations must be 1 (got %d)`, perms)
 	}
 	sample := &RankData{Quality: r.quality, Ideas: []Candidate{{"A", "x"}, {"B", "y"}}, Letters: "AB", N: 1}
-	if _, err := stages.Render(r.promptName, r.prompt, sample); err != nil {
+	if _, err := render("prompt", r.promptName, r.prompt, sample); err != nil {
 		return nil, 0, err
 	}
 	return r, perms, nil
@@ -204,7 +210,7 @@ func (r *ranker) prepare(p int) func(in []stages.In) (*stages.Work, error) {
 				targetLetter = l
 			}
 		}
-		prompt, err := stages.Render(r.promptName, r.prompt, data)
+		prompt, err := render("prompt", r.promptName, r.prompt, data)
 		if err != nil {
 			return nil, err
 		}
@@ -216,34 +222,30 @@ func (r *ranker) prepare(p int) func(in []stages.In) (*stages.Work, error) {
 			// happen to draw the same order stay two independent rankings.
 			Request: r.judge.Request(msgs, p, spec),
 			Output: func(a *format.Answer) ([]byte, error) {
-				return rankOutput(a.Ranking, data.Letters, labels, targetLetter, n)
+				return rankOutput(a.Ranking, labels, targetLetter, n)
 			},
 		}}, nil
 	}
 }
 
-func rankOutput(ranking []string, allowed string, labels map[string]string, targetLetter string, n int) ([]byte, error) {
-	if len(ranking) != len(allowed) {
-		return nil, fmt.Errorf("ranking has %d letters, want all of %s", len(ranking), allowed)
-	}
-	seen := make(map[string]bool, len(ranking))
-	order := make([]string, len(ranking))
+// rankOutput converts a parsed ranking. The parser guarantees a Ranking
+// answer is every letter of the spec exactly once, in upper case, so the
+// target's letter is always found; refusing a ranking here would fail the
+// node where a parse error gets a repair re-ask. The one check left guards the
+// benchmark against an answer that did not come from the parser: a target
+// rank of 0 would otherwise be recorded as data.
+func rankOutput(ranking []string, labels map[string]string, targetLetter string, n int) ([]byte, error) {
 	rank := 0
 	for i, l := range ranking {
-		l = strings.ToUpper(strings.TrimSpace(l))
-		if len(l) != 1 || !strings.Contains(allowed, l) {
-			return nil, fmt.Errorf("ranking has %q, not one of the letters %s", ranking[i], allowed)
-		}
-		if seen[l] {
-			return nil, fmt.Errorf("ranking lists %s twice", l)
-		}
-		seen[l] = true
-		order[i] = l
 		if l == targetLetter {
 			rank = i + 1
+			break
 		}
 	}
-	return marshal(RankOutput{Order: order, Labels: labels, TargetLetter: targetLetter, TargetRank: rank, N: n})
+	if rank == 0 {
+		return nil, fmt.Errorf("ranking %s lacks the target's letter %s, which the ranking parser guarantees (an internal error)", strings.Join(ranking, " > "), targetLetter)
+	}
+	return marshal(RankOutput{Order: ranking, Labels: labels, TargetLetter: targetLetter, TargetRank: rank, N: n})
 }
 
 func identity(k int) []int {

@@ -119,25 +119,31 @@ func TestRankParamErrors(t *testing.T) {
 		}
 		return p
 	}
+	// The source dataset itself has two nodes for p1: blamed on ideas, the
+	// param it comes through, since no target param is set.
+	dsTwice := &stages.Upstream{Address: "dataset.targets", Type: "dataset", Nodes: twice.Nodes}
+	dsTwice.Source = dsTwice
+	viaTwice := &stages.Upstream{Address: "stage.generate_ideas.main", Type: "generate_ideas", Nodes: ds.Nodes, Source: dsTwice}
 	tests := []struct {
 		params stages.Params
+		param  string
 		want   string
 	}{
-		{base(stages.Params{"order": "target_first", "permutations": 3}), `order = "target_first" always gives the same letter order, so permutations must be 1 (got 3)`},
-		{base(stages.Params{"order": "random"}), `order = "random" is not one of "shuffle", "target_first"`},
-		{base(stages.Params{"permutations": 0}), "permutations = 0 must be at least 1"},
-		{stages.Params{"ideas": ideas, "quality": novelty}, "judge is required"},
-		{stages.Params{"ideas": ideas, "judge": testJudge}, "quality is required"},
-		{stages.Params{"judge": testJudge, "quality": novelty}, "ideas is required"},
-		{base(stages.Params{"ideas": orphan}), "ideas (stage.generate_ideas.main) has no source dataset to take target ideas from; set target"},
-		{base(stages.Params{"target": twice}), `target (stage.x.y) has 2 nodes for item "p1"; need exactly one`},
-		{base(stages.Params{"prompt": "{{.Target}}"}), "can't evaluate field Target"},
+		{base(stages.Params{"order": "target_first", "permutations": 3}), "permutations", `order = "target_first" always gives the same letter order, so permutations must be 1 (got 3)`},
+		{base(stages.Params{"order": "random"}), "order", `order = "random" is not one of "shuffle", "target_first"`},
+		{base(stages.Params{"permutations": 0}), "permutations", "permutations = 0 must be at least 1"},
+		{stages.Params{"ideas": ideas, "quality": novelty}, "judge", "judge is required"},
+		{stages.Params{"ideas": ideas, "judge": testJudge}, "quality", "quality is required"},
+		{stages.Params{"judge": testJudge, "quality": novelty}, "ideas", "ideas is required"},
+		{base(stages.Params{"ideas": orphan}), "ideas", "ideas (stage.generate_ideas.main) has no source dataset to take target ideas from; set target"},
+		{base(stages.Params{"target": twice}), "target", `target (stage.x.y) has 2 nodes for item "p1"; need exactly one`},
+		{base(stages.Params{"ideas": viaTwice}), "ideas", `target (dataset.targets) has 2 nodes for item "p1"; need exactly one`},
+		{base(stages.Params{"prompt": "{{.Target}}"}), "prompt",
+			`render template stage.rank_ideas.novelty prompt: template: stage.rank_ideas.novelty prompt:1:2: executing "stage.rank_ideas.novelty prompt" at <.Target>: can't evaluate field Target in type *ideabench.RankData`},
 	}
 	for _, tc := range tests {
-		_, err := rankType{}.Layout(&stages.Instance{Address: "stage.rank_ideas.novelty", Params: tc.params})
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("error %v, want it to contain %q", err, tc.want)
-		}
+		_, err := rankType{}.Layout(&stages.Instance{Address: "stage.rank_ideas.novelty", Params: stages.WithDefaults(rankType{}, tc.params)})
+		checkParamError(t, err, tc.param, tc.want)
 	}
 }
 
@@ -198,32 +204,50 @@ func TestRankPrepareGolden(t *testing.T) {
 	}
 }
 
+// TestRankOutput runs answers through format.Parse against the request's
+// spec, then Call.Output. Everything rankOutput used to refuse (a missing,
+// repeated or unknown letter) is now a parse error, which gets a repair
+// re-ask; Output never fails on a parsed answer.
 func TestRankOutput(t *testing.T) {
 	f := newRankFixture(t, stages.Params{"n": 2}, stages.Params{"order": "target_first"}, "p1")
 	c := call(t, f.rank[0], f.inputs(t, f.rank[0], [][]string{{"i0"}, {"i1"}}, record(t, "p1")))
+	if spec := c.Request.Format; spec.Kind != format.Ranking || spec.Letters != "ABC" {
+		t.Fatalf("request format %+v, want a ranking over ABC", spec)
+	}
 	tests := []struct {
-		ranking []string
-		want    string
-		wantErr string
+		answer   string
+		want     string // node output
+		parseErr string // exact parse error
 	}{
-		{[]string{"B", "A", "C"}, `{"order":["B","A","C"],"labels":{"A":"target","B":"idea 0","C":"idea 1"},"target_letter":"A","target_rank":2,"n":2}`, ""},
-		{[]string{"a", "b", "c"}, `{"order":["A","B","C"],"labels":{"A":"target","B":"idea 0","C":"idea 1"},"target_letter":"A","target_rank":1,"n":2}`, ""},
-		{[]string{"C", "B", "A"}, `{"order":["C","B","A"],"labels":{"A":"target","B":"idea 0","C":"idea 1"},"target_letter":"A","target_rank":3,"n":2}`, ""},
-		{[]string{"B", "A"}, "", "ranking has 2 letters, want all of ABC"},
-		{[]string{"B", "A", "B"}, "", "ranking lists B twice"},
-		{[]string{"B", "A", "D"}, "", `ranking has "D", not one of the letters ABC`},
+		{"Ranking: B > A > C", `{"order":["B","A","C"],"labels":{"A":"target","B":"idea 0","C":"idea 1"},"target_letter":"A","target_rank":2,"n":2}`, ""},
+		{"ranking: a > b > c", `{"order":["A","B","C"],"labels":{"A":"target","B":"idea 0","C":"idea 1"},"target_letter":"A","target_rank":1,"n":2}`, ""},
+		{"1. C\n2. B\n3. A", `{"order":["C","B","A"],"labels":{"A":"target","B":"idea 0","C":"idea 1"},"target_letter":"A","target_rank":3,"n":2}`, ""},
+		{"Ranking: B > A", "", "ranking B > A is invalid: missing C (use each of A, B, C exactly once)"},
+		{"Ranking: B > A > B", "", "ranking B > A > B is invalid: repeated B; missing C (use each of A, B, C exactly once)"},
+		{"Ranking: B > A > D", "", "ranking B > A > D is invalid: unknown D; missing C (use each of A, B, C exactly once)"},
+		{"Ranking: B > A > C > A", "", "ranking B > A > C > A is invalid: repeated A (use each of A, B, C exactly once)"},
 	}
 	for _, tc := range tests {
-		out, err := c.Output(&format.Answer{Ranking: tc.ranking})
-		if tc.wantErr != "" {
-			if err == nil || err.Error() != tc.wantErr {
-				t.Errorf("%v: error %v, want %q", tc.ranking, err, tc.wantErr)
+		a, err := format.Parse(c.Request.Format, tc.answer)
+		if tc.parseErr != "" {
+			if err == nil || err.Error() != tc.parseErr {
+				t.Errorf("%q: parse %#v, %v; want error %q", tc.answer, a, err, tc.parseErr)
 			}
 			continue
 		}
-		if err != nil || string(out) != tc.want {
-			t.Errorf("%v: output %s, %v\nwant %s", tc.ranking, out, err, tc.want)
+		if err != nil {
+			t.Errorf("%q: parse: %v", tc.answer, err)
+			continue
 		}
+		out, err := c.Output(a)
+		if err != nil || string(out) != tc.want {
+			t.Errorf("%q: output %s, %v\nwant %s", tc.answer, out, err, tc.want)
+		}
+	}
+	// Only an answer that did not come from the parser can lack the target.
+	if _, err := c.Output(&format.Answer{Ranking: []string{"B", "C"}}); err == nil ||
+		err.Error() != "ranking B > C lacks the target's letter A, which the ranking parser guarantees (an internal error)" {
+		t.Errorf("unparsed ranking without the target: %v", err)
 	}
 }
 
@@ -343,7 +367,5 @@ func TestRankLayoutRefusesMoreIdeasThanLetters(t *testing.T) {
 		"ideas": ideas, "judge": judge, "quality": &stages.Quality{Name: "q", Definition: "d"},
 		"permutations": 1, "order": "shuffle", "seed": 0, "prompt": DefaultRankPrompt,
 	}})
-	if err == nil || !strings.Contains(err.Error(), "n can be at most 25") {
-		t.Fatalf("26 ideas per target: err = %v", err)
-	}
+	checkParamError(t, err, "ideas", "ideas gives 26 ideas per target; a ranking letters the target and the ideas A-Z, so n can be at most 25")
 }

@@ -38,21 +38,22 @@ type filled struct {
 	notes []string
 }
 
-func (t *table) fill(in []stages.In) (*filled, error) {
+// fill resolves each cell from scores, the inputs by column instance address.
+func (t *table) fill(scores map[string]*stages.In) (*filled, error) {
 	f := &filled{table: t, cells: make([][]cell, len(t.rows))}
 	for r := range t.rows {
 		f.cells[r] = make([]cell, len(t.columns))
 		for c := range t.columns {
 			cl := &f.cells[r][c]
-			d := t.source[r][c]
+			addr := t.source[r][c]
 			switch {
-			case d < 0:
+			case addr == "":
 				cl.status = statusAbsent
-			case in[d].Output == nil:
+			case scores[addr].Output == nil:
 				cl.status = statusFailed
 			default:
 				var s stages.Score
-				if err := json.Unmarshal(in[d].Output, &s); err != nil {
+				if err := json.Unmarshal(scores[addr].Output, &s); err != nil {
 					return nil, fmt.Errorf("column %s, row %s: not a score: %w", t.columns[c], t.rows[r], err)
 				}
 				cl.status, cl.score = statusOK, &s
@@ -110,12 +111,12 @@ func value3(v float64) string {
 	return s
 }
 
-func (t *table) render(in []stages.In) (*Output, error) {
-	f, err := t.fill(in)
+func (t *table) render(scores map[string]*stages.In) (*stages.Files, error) {
+	f, err := t.fill(scores)
 	if err != nil {
 		return nil, err
 	}
-	out := &Output{Files: map[string]string{}}
+	out := &stages.Files{Files: map[string]string{}}
 	for _, format := range t.formats {
 		var text string
 		switch format {

@@ -1,8 +1,10 @@
 // Package report implements the "report" stage type: a table whose rows are
 // stage instances (typically one per model) and whose columns are aggregate
 // metrics (any stage producing stages.Score), written as Markdown, CSV, JSON
-// and LaTeX. The engine turns each HCL `report "NAME"` block into an
-// instance of it and writes the files of its output.
+// and LaTeX. Its one node writes files (stages.Node.WritesFiles): its output
+// is a stages.Files, which the engine writes to the experiment's results
+// folder. Files of an instance fed by a mock provider (Instance.Synthetic)
+// are labelled SYNTHETIC.
 package report
 
 import (
@@ -30,13 +32,7 @@ func (reportType) Params() []stages.Param {
 		{Name: "columns", Kind: stages.Inputs, Required: true, Doc: "aggregate stages (insight_score, ...), one column per stage"},
 		{Name: "formats", Kind: stages.StringList, Default: []string{"markdown", "csv"}, Doc: `files to write: "markdown", "csv", "json", "latex"`},
 		{Name: "title", Kind: stages.String, Doc: "table title; default: the report name"},
-		{Name: "synthetic", Kind: stages.Bool, Doc: "set by the engine when a mock model fed the report; labels every file SYNTHETIC"},
 	}
-}
-
-// Output is a report node's output: file name -> content.
-type Output struct {
-	Files map[string]string `json:"files"`
 }
 
 // table is a report laid out: which dep feeds which cell.
@@ -47,9 +43,12 @@ type table struct {
 	formats   []string
 	rows      []string // labels
 	columns   []string // labels, e.g. "insight_score.novelty"
-	// source[r][c] is the dep index of the cell's score, or -1 when no
-	// instance of the column's stage matches the row.
-	source [][]int
+	// source[r][c] is the address of the column instance whose score fills
+	// the cell, or "" when no instance of the column's stage matches the row.
+	// Inputs are matched to it by In.From, never by their position.
+	source [][]string
+	// inputs counts the column instances, one dep each.
+	inputs int
 }
 
 func (reportType) Layout(inst *stages.Instance) ([]stages.Node, error) {
@@ -60,9 +59,14 @@ func (reportType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	return []stages.Node{{
 		Deps:         deps,
 		AllowMissing: true,
+		WritesFiles:  true,
 		Prepare: func(in []stages.In) (*stages.Work, error) {
+			scores, err := t.index(in)
+			if err != nil {
+				return nil, err
+			}
 			return &stages.Work{Compute: func() ([]byte, error) {
-				out, err := t.render(in)
+				out, err := t.render(scores)
 				if err != nil {
 					return nil, err
 				}
@@ -78,28 +82,25 @@ func (reportType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 
 func layoutTable(inst *stages.Instance) (*table, []stages.Dep, error) {
 	p := inst.Params
-	t := &table{name: reportName(inst.Address), title: p.String("title"), synthetic: p.Bool("synthetic")}
+	t := &table{name: reportName(inst.Address), title: p.String("title"), synthetic: inst.Synthetic}
 	if t.title == "" {
 		t.title = t.name
 	}
-	t.formats = []string{"markdown", "csv"}
-	if p.Has("formats") {
-		t.formats = p.Strings("formats")
-	}
+	t.formats = p.Strings("formats")
 	if len(t.formats) == 0 {
-		return nil, nil, fmt.Errorf("formats is empty; give at least one of %s", formatList())
+		return nil, nil, stages.ParamErrorf("formats", "formats is empty; give at least one of %s", formatList())
 	}
 	for _, f := range t.formats {
 		if _, ok := extensions[f]; !ok {
-			return nil, nil, fmt.Errorf("formats: unknown format %q (known: %s)", f, formatList())
+			return nil, nil, stages.ParamErrorf("formats", "formats: unknown format %q (known: %s)", f, formatList())
 		}
 	}
 	rows, cols := p.Inputs("rows"), p.Inputs("columns")
 	if len(rows) == 0 {
-		return nil, nil, fmt.Errorf("rows is empty; give the stage whose instances are the rows")
+		return nil, nil, stages.ParamErrorf("rows", "rows is empty; give the stage whose instances are the rows")
 	}
 	if len(cols) == 0 {
-		return nil, nil, fmt.Errorf("columns is empty; give at least one aggregate stage")
+		return nil, nil, stages.ParamErrorf("columns", "columns is empty; give at least one aggregate stage")
 	}
 
 	rowKeys := make([]string, len(rows))
@@ -110,18 +111,19 @@ func layoutTable(inst *stages.Instance) (*table, []stages.Dep, error) {
 			label = r.Address
 		}
 		if seenRow[label] {
-			return nil, nil, fmt.Errorf("rows: two rows are labelled %q; list each instance once", label)
+			return nil, nil, stages.ParamErrorf("rows", "rows: two rows are labelled %q; list each instance once", label)
 		}
 		seenRow[label] = true
 		t.rows = append(t.rows, label)
 		rowKeys[i] = r.Key
 	}
 
-	// Group column instances by stage (address without instance key); deps
-	// count across the listed instances' nodes in list order.
+	// Group column instances by stage (address without instance key). Each
+	// instance has one node and gets one dep; Dep.Index counts across the
+	// listed instances' nodes in list order, as the Dep contract says.
 	type group struct {
 		label string
-		byKey map[string]int // instance key -> dep index
+		byKey map[string]string // instance key -> instance address
 	}
 	var groups []*group
 	byAddr := map[string]*group{}
@@ -129,38 +131,67 @@ func layoutTable(inst *stages.Instance) (*table, []stages.Dep, error) {
 	offset := 0
 	for _, c := range cols {
 		if len(c.Nodes) != 1 || c.Nodes[0].Item != "" {
-			return nil, nil, fmt.Errorf("columns: %s has %d nodes; a column must be an aggregate stage with one node (insight_score, ...)", c.Address, len(c.Nodes))
+			return nil, nil, stages.ParamErrorf("columns", "columns: %s has %d nodes; a column must be an aggregate stage with one node (insight_score, ...)", c.Address, len(c.Nodes))
 		}
 		addr := stageAddress(c.Address)
 		g := byAddr[addr]
 		if g == nil {
-			g = &group{label: strings.TrimPrefix(addr, "stage."), byKey: map[string]int{}}
+			g = &group{label: strings.TrimPrefix(addr, "stage."), byKey: map[string]string{}}
 			byAddr[addr] = g
 			groups = append(groups, g)
 		}
 		if _, dup := g.byKey[c.Key]; dup {
-			return nil, nil, fmt.Errorf("columns: %s is listed twice", c.Address)
+			return nil, nil, stages.ParamErrorf("columns", "columns: %s is listed twice", c.Address)
 		}
-		g.byKey[c.Key] = len(deps)
+		g.byKey[c.Key] = c.Address
 		deps = append(deps, stages.Dep{Input: "columns", Index: offset})
 		offset += len(c.Nodes)
 	}
 	for _, g := range groups {
 		t.columns = append(t.columns, g.label)
 	}
-	t.source = make([][]int, len(rows))
+	t.inputs = len(deps)
+	t.source = make([][]string, len(rows))
 	for r := range rows {
-		t.source[r] = make([]int, len(groups))
+		t.source[r] = make([]string, len(groups))
 		for c, g := range groups {
-			t.source[r][c] = -1
-			if d, ok := g.byKey[""]; ok && len(g.byKey) == 1 {
-				t.source[r][c] = d // a column stage without instances applies to every row
-			} else if d, ok := g.byKey[rowKeys[r]]; ok {
-				t.source[r][c] = d
+			if a, ok := g.byKey[""]; ok && len(g.byKey) == 1 {
+				t.source[r][c] = a // a column stage without instances applies to every row
+			} else if a, ok := g.byKey[rowKeys[r]]; ok {
+				t.source[r][c] = a
 			}
 		}
 	}
 	return t, deps, nil
+}
+
+// index maps each column instance's address to its input, by In.From: the
+// engine names the upstream every input belongs to, so the report need not
+// work it out again from dep offsets. An input without From, or one the
+// layout did not ask for, is an engine error and is reported as such.
+func (t *table) index(in []stages.In) (map[string]*stages.In, error) {
+	if len(in) != t.inputs {
+		return nil, fmt.Errorf("report got %d inputs, want %d (one per column instance)", len(in), t.inputs)
+	}
+	scores := make(map[string]*stages.In, len(in))
+	for i := range in {
+		x := &in[i]
+		if x.From == nil {
+			return nil, fmt.Errorf("input %d (%s node %d) does not say which column instance it comes from (In.From is nil)", i, x.Input, x.Index)
+		}
+		if _, dup := scores[x.From.Address]; dup {
+			return nil, fmt.Errorf("input %d: two inputs come from %s; each column instance has one", i, x.From.Address)
+		}
+		scores[x.From.Address] = x
+	}
+	for _, row := range t.source {
+		for _, addr := range row {
+			if _, ok := scores[addr]; addr != "" && !ok {
+				return nil, fmt.Errorf("no input comes from column instance %s", addr)
+			}
+		}
+	}
+	return scores, nil
 }
 
 // reportName is NAME in "report.NAME", used for file names.

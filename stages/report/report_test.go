@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -61,7 +62,7 @@ func score(t *testing.T, s stages.Score) []byte {
 // table1 is a report over two models with three metric stages: novelty for
 // both, feasibility only for gpt-4o (whose llama instance is absent), and a
 // keyless overall stage that applies to every row. llama's novelty failed.
-func table1(t *testing.T, extra stages.Params) (stages.Node, []stages.In) {
+func table1(t *testing.T, synthetic bool) (stages.Node, []stages.In) {
 	t.Helper()
 	cols := []*stages.Upstream{
 		aggregate("stage.insight_score.novelty", "gpt-4o"),
@@ -75,10 +76,7 @@ func table1(t *testing.T, extra stages.Params) (stages.Node, []stages.In) {
 		"formats": []string{"markdown", "csv", "json", "latex"},
 		"title":   "Insight Scores (n = 3)",
 	}
-	for k, v := range extra {
-		params[k] = v
-	}
-	nodes, err := reportType{}.Layout(&stages.Instance{Address: "report.table1", Params: params})
+	nodes, err := reportType{}.Layout(&stages.Instance{Address: "report.table1", Params: params, Synthetic: synthetic})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,15 +89,35 @@ func table1(t *testing.T, extra stages.Params) (stages.Node, []stages.In) {
 		score(t, stages.Score{Value: 0.125, Count: 3, Missing: 1}),
 		score(t, stages.Score{Value: -0.00001, Count: 1}),
 	}
-	n := nodes[0]
-	var in []stages.In
-	for i, d := range n.Deps {
-		in = append(in, stages.In{Dep: d, Output: outputs[i]})
-	}
-	return n, in
+	return nodes[0], inputs(t, params, nodes[0], outputs)
 }
 
-func render(t *testing.T, n stages.Node, in []stages.In) Output {
+// inputs resolves n's deps the way the engine does: an Inputs param's
+// Dep.Index counts across the listed upstreams' nodes in list order, and
+// In.From is the upstream the node falls in. outputs[i] is dep i's output.
+func inputs(t *testing.T, params stages.Params, n stages.Node, outputs [][]byte) []stages.In {
+	t.Helper()
+	if len(outputs) != len(n.Deps) {
+		t.Fatalf("%d outputs for %d deps", len(outputs), len(n.Deps))
+	}
+	in := make([]stages.In, len(n.Deps))
+	for i, d := range n.Deps {
+		idx := d.Index
+		for _, u := range params.Inputs(d.Input) {
+			if idx < len(u.Nodes) {
+				in[i] = stages.In{Dep: d, Node: u.Nodes[idx], From: u, Output: outputs[i]}
+				break
+			}
+			idx -= len(u.Nodes)
+		}
+		if in[i].From == nil {
+			t.Fatalf("dep %+v points at no node of %s", d, d.Input)
+		}
+	}
+	return in
+}
+
+func render(t *testing.T, n stages.Node, in []stages.In) stages.Files {
 	t.Helper()
 	w, err := n.Prepare(in)
 	if err != nil {
@@ -112,7 +130,7 @@ func render(t *testing.T, n stages.Node, in []stages.In) Output {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out Output
+	var out stages.Files
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -120,10 +138,52 @@ func render(t *testing.T, n stages.Node, in []stages.In) Output {
 }
 
 func TestReportLayout(t *testing.T) {
-	n, _ := table1(t, nil)
+	n, _ := table1(t, false)
 	want := []stages.Dep{{Input: "columns", Index: 0}, {Input: "columns", Index: 1}, {Input: "columns", Index: 2}, {Input: "columns", Index: 3}}
-	if n.Item != "" || !n.AllowMissing || !reflect.DeepEqual(n.Deps, want) {
+	if n.Item != "" || !n.AllowMissing || !n.WritesFiles || !reflect.DeepEqual(n.Deps, want) {
 		t.Errorf("node %+v", n)
+	}
+}
+
+// TestReportMatchesInputsByFrom gives the report its inputs in reverse: the
+// cells are found by In.From, so the files are the same.
+func TestReportMatchesInputsByFrom(t *testing.T) {
+	n, in := table1(t, false)
+	want := render(t, n, in)
+	rev := make([]stages.In, len(in))
+	for i := range in {
+		rev[len(in)-1-i] = in[i]
+	}
+	if got := render(t, n, rev); !reflect.DeepEqual(got, want) {
+		t.Errorf("inputs in reverse give\n%q\nwant\n%q", got.Files, want.Files)
+	}
+}
+
+// TestReportInputErrors: inputs that do not match the layout are the engine's
+// fault and fail Prepare with a message saying so.
+func TestReportInputErrors(t *testing.T) {
+	stranger := aggregate("stage.insight_score.other", "")
+	tests := []struct {
+		name string
+		edit func([]stages.In) []stages.In
+		want string
+	}{
+		{"no From", func(in []stages.In) []stages.In { in[1].From = nil; return in },
+			"input 1 (columns node 1) does not say which column instance it comes from (In.From is nil)"},
+		{"From twice", func(in []stages.In) []stages.In { in[1].From = in[0].From; return in },
+			`input 1: two inputs come from stage.insight_score.novelty["gpt-4o"]; each column instance has one`},
+		{"From not a column", func(in []stages.In) []stages.In { in[2].From = stranger; return in },
+			`no input comes from column instance stage.insight_score.feasibility["gpt-4o"]`},
+		{"an input short", func(in []stages.In) []stages.In { return in[:3] },
+			"report got 3 inputs, want 4 (one per column instance)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n, in := table1(t, false)
+			if _, err := n.Prepare(tc.edit(in)); err == nil || err.Error() != tc.want {
+				t.Errorf("Prepare error %v\nwant %q", err, tc.want)
+			}
+		})
 	}
 }
 
@@ -133,7 +193,7 @@ func TestReportGolden(t *testing.T) {
 		synthetic bool
 	}{{"table1", false}, {"table1_synthetic", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			n, in := table1(t, stages.Params{"synthetic": tc.synthetic})
+			n, in := table1(t, tc.synthetic)
 			out := render(t, n, in)
 			var names []string
 			for f := range out.Files {
@@ -164,14 +224,15 @@ func TestReportGolden(t *testing.T) {
 }
 
 func TestReportDefaultFormatsAndTitle(t *testing.T) {
-	nodes, err := reportType{}.Layout(&stages.Instance{Address: "report.main", Params: stages.Params{
+	params := stages.WithDefaults(reportType{}, stages.Params{
 		"rows":    []*stages.Upstream{{Address: "stage.generate_ideas.only", Type: "generate_ideas"}},
 		"columns": []*stages.Upstream{aggregate("stage.insight_score.novelty", "")},
-	}})
+	})
+	nodes, err := reportType{}.Layout(&stages.Instance{Address: "report.main", Params: params})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := render(t, nodes[0], []stages.In{{Dep: nodes[0].Deps[0], Output: []byte(`{"value":0.5,"count":2,"missing":0}`)}})
+	out := render(t, nodes[0], inputs(t, params, nodes[0], [][]byte{[]byte(`{"value":0.5,"count":2,"missing":0}`)}))
 	want := map[string]string{
 		"main.md":  "# main\n\n| | insight_score.novelty |\n|---|---:|\n| stage.generate_ideas.only | 0.500 (2 items) |\n",
 		"main.csv": "row,insight_score.novelty,insight_score.novelty_count,insight_score.novelty_missing,insight_score.novelty_dropped,synthetic\nstage.generate_ideas.only,0.500,2,0,0,false\n",
@@ -187,28 +248,37 @@ func TestReportLayoutErrors(t *testing.T) {
 	perItem := &stages.Upstream{Address: "stage.rank_ideas.x", Nodes: []stages.NodeInfo{{Item: "p1"}, {Item: "p2"}}}
 	tests := []struct {
 		params stages.Params
+		param  string
 		want   string
 	}{
-		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col}, "formats": []string{"markdown", "html"}},
+		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col}, "formats": []string{"markdown", "html"}}, "formats",
 			`formats: unknown format "html" (known: "csv", "json", "latex", "markdown")`},
-		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col}, "formats": []string{}}, `formats is empty; give at least one of "csv", "json", "latex", "markdown"`},
-		{stages.Params{"columns": []*stages.Upstream{col}}, "rows is empty; give the stage whose instances are the rows"},
-		{stages.Params{"rows": rows}, "columns is empty; give at least one aggregate stage"},
-		{stages.Params{"rows": rows, "columns": []*stages.Upstream{perItem}},
+		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col}, "formats": []string{}}, "formats",
+			`formats is empty; give at least one of "csv", "json", "latex", "markdown"`},
+		{stages.Params{"columns": []*stages.Upstream{col}}, "rows", "rows is empty; give the stage whose instances are the rows"},
+		{stages.Params{"rows": rows}, "columns", "columns is empty; give at least one aggregate stage"},
+		{stages.Params{"rows": rows, "columns": []*stages.Upstream{perItem}}, "columns",
 			"columns: stage.rank_ideas.x has 2 nodes; a column must be an aggregate stage with one node (insight_score, ...)"},
-		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col, col}}, `columns: stage.insight_score.novelty["a"] is listed twice`},
-		{stages.Params{"rows": []*stages.Upstream{rowInstance("a"), rowInstance("a")}, "columns": []*stages.Upstream{col}}, `rows: two rows are labelled "a"; list each instance once`},
+		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col, col}}, "columns", `columns: stage.insight_score.novelty["a"] is listed twice`},
+		{stages.Params{"rows": []*stages.Upstream{rowInstance("a"), rowInstance("a")}, "columns": []*stages.Upstream{col}}, "rows",
+			`rows: two rows are labelled "a"; list each instance once`},
 	}
 	for _, tc := range tests {
-		_, err := reportType{}.Layout(&stages.Instance{Address: "report.t", Params: tc.params})
-		if err == nil || err.Error() != tc.want {
-			t.Errorf("error %v\nwant %q", err, tc.want)
+		_, err := reportType{}.Layout(&stages.Instance{Address: "report.t", Params: stages.WithDefaults(reportType{}, tc.params)})
+		var pe *stages.ParamError
+		switch {
+		case err == nil:
+			t.Errorf("no error, want %s error %q", tc.param, tc.want)
+		case !errors.As(err, &pe):
+			t.Errorf("error %q is a %T, not a *stages.ParamError", err, err)
+		case pe.Param != tc.param || err.Error() != tc.want:
+			t.Errorf("error on %s: %q\nwant on %s: %q", pe.Param, err, tc.param, tc.want)
 		}
 	}
 }
 
 func TestReportNotScore(t *testing.T) {
-	n, in := table1(t, nil)
+	n, in := table1(t, false)
 	in[0].Output = []byte(`[]`)
 	w, err := n.Prepare(in)
 	if err != nil {
