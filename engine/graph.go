@@ -147,11 +147,7 @@ func (g *Graph) declare(si *config.StageInstance) *Instance {
 	inst.expander, _ = si.Type.(stages.Expander)
 	var firstInput *Instance
 	var generator *stages.Model
-	hasSyntheticParam := false
 	for _, p := range si.Type.Params() {
-		if p.Name == "synthetic" && p.Kind == stages.Bool {
-			hasSyntheticParam = true
-		}
 		v, ok := si.Params[p.Name]
 		if !ok {
 			continue
@@ -196,10 +192,6 @@ func (g *Graph) declare(si *config.StageInstance) *Instance {
 		}
 	}
 	synthetic := g.usesMock(inst.providers)
-	if hasSyntheticParam {
-		// Stage types written before Instance.Synthetic declared a param for it.
-		inst.Params["synthetic"] = synthetic
-	}
 	inst.Up = &stages.Upstream{Address: inst.Address, Type: inst.Type, Key: inst.Key, Synthetic: synthetic}
 	inherited := false
 	if firstInput != nil {
@@ -216,7 +208,9 @@ func (g *Graph) declare(si *config.StageInstance) *Instance {
 		// key it like one.
 		inst.paramParts = append(inst.paramParts, partOf("upstream.generator", mustJSON([2]string{generator.Name, generator.Family}), generator.Name))
 	}
-	if synthetic && !hasSyntheticParam {
+	if synthetic {
+		// Synthetic-ness is a property of the instance, not a param, yet a
+		// report labels its files with it: key it.
 		inst.paramParts = append(inst.paramParts, partOf("synthetic", []byte("true"), "true"))
 	}
 	inst.memoBase = memoBase(inst)

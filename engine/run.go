@@ -294,7 +294,7 @@ func (w *walker) writeReports(dir string) ([]string, error) {
 	}
 	var paths []string
 	for i, n := range g.Nodes {
-		if !(n.Spec.WritesFiles || n.Inst.Type == "report") || !states[i].known {
+		if !n.Spec.WritesFiles || !states[i].known {
 			continue
 		}
 		var out stages.Files
