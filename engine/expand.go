@@ -181,3 +181,4 @@ func (g *Graph) pending() map[*Instance]pendingExpansion {
 	}
 	return out
 }
+

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -297,6 +298,10 @@ func (w *walker) writeReports(dir string) ([]string, error) {
 		if !n.Spec.WritesFiles || !states[i].known {
 			continue
 		}
+		// A report whose inputs this run did not complete (interrupted, out
+		// of budget, stopped) never replaces a complete one: it is written
+		// beside it, marked partial.
+		partial := w.incomplete(int32(i))
 		var out stages.Files
 		raw, err := w.outputOf(int32(i))
 		if err != nil {
@@ -314,7 +319,17 @@ func (w *walker) writeReports(dir string) ([]string, error) {
 		}
 		sort.Strings(names)
 		for _, name := range names {
-			p := filepath.Join(dir, filepath.Base(name))
+			base := filepath.Base(name)
+			if partial {
+				ext := filepath.Ext(base)
+				base = strings.TrimSuffix(base, ext) + ".partial" + ext
+			}
+			p := filepath.Join(dir, base)
+			if !partial {
+				// A complete report supersedes a partial one left by an earlier run.
+				ext := filepath.Ext(base)
+				_ = os.Remove(filepath.Join(dir, strings.TrimSuffix(base, ext)+".partial"+ext))
+			}
 			if err := os.WriteFile(p, []byte(out.Files[name]), 0o644); err != nil {
 				return paths, fmt.Errorf("write report %s: %w", p, err)
 			}
@@ -322,6 +337,33 @@ func (w *walker) writeReports(dir string) ([]string, error) {
 		}
 	}
 	return paths, nil
+}
+
+// incomplete reports whether any node node i depends on, directly or not,
+// was left undone by this run: interrupted, out of budget, stopped or never
+// reached. Failed nodes were tried: a report counts them as missing.
+func (w *walker) incomplete(i int32) bool {
+	seen := map[int32]bool{i: true}
+	stack := []int32{i}
+	for len(stack) > 0 {
+		j := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, d := range w.g.Nodes[j].Deps {
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			st := &w.states[d]
+			switch {
+			case st.status == StatusPending:
+				return true
+			case st.status == StatusSkipped && st.why.kind != skipInput:
+				return true
+			}
+			stack = append(stack, d)
+		}
+	}
+	return false
 }
 
 func (e *Engine) recordRun(g *Graph, w *walker, sum *Summary, start time.Time, opts RunOptions) {
