@@ -100,6 +100,11 @@ func (e *Engine) dispatch(w *walker, q chan task) {
 			w.skip(t.idx, t.key, why(skipInterrupted, ""))
 			continue
 		}
+		if err := w.storeError(); err != nil {
+			// The cache cannot take results (a full disk): stop paying for calls.
+			w.skip(t.idx, t.key, why(skipStopped, "the cache cannot be written"))
+			continue
+		}
 		n := w.g.Nodes[t.idx]
 		tk, est := newTask(t.key, n.Address, t.work)
 		if !w.budget.reserve(est) {

@@ -103,6 +103,52 @@ type RunOptions struct {
 	OnProgress func(total int) func(address string, status Status)
 	Variables  map[string]string
 	GitCommit  string
+	// Started is when the process started (for the whole wall time) and
+	// LoadSeconds how long loading the experiment, its datasets and the
+	// cache took; zero values leave them out.
+	Started     time.Time
+	LoadSeconds float64
+}
+
+// checkCallable refuses, before any call, a run that cannot make the calls
+// its plan needs: offline with calls not in the cache, or a provider in use
+// whose key is missing.
+func (p *Plan) checkCallable(offline bool) error {
+	if !offline {
+		if diags := p.g.Exp.MissingKeys(p.callProviders()); diags.HasErrors() {
+			return &InputError{Diags: diags}
+		}
+		return nil
+	}
+	var first FailedNode
+	models, services := 0, 0
+	for i, n := range p.g.Nodes {
+		st := &p.states[i]
+		if n.Inst.source || st.status == StatusCached || !(st.isCall || st.isService) {
+			continue
+		}
+		if models+services == 0 {
+			first = FailedNode{Address: n.Address, Error: st.why.String()}
+		}
+		if st.isService {
+			services++
+		} else {
+			models++
+		}
+	}
+	if models+services == 0 {
+		return nil
+	}
+	what := fmt.Sprintf("%d model node(s)", models)
+	switch {
+	case models == 0:
+		what = fmt.Sprintf("%d service node(s)", services)
+	case services > 0:
+		what += fmt.Sprintf(" and %d service node(s)", services)
+	}
+	msg := fmt.Sprintf("%s are not in the cache, e.g. %s (%s); import a cache bundle that holds them or run without --offline",
+		what, first.Address, first.Error)
+	return &InputError{Err: fmt.Errorf("%w: %s", ErrOffline, msg)}
 }
 
 // ErrOffline is returned when an offline run would need a model call.
@@ -132,38 +178,17 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 		return nil, errors.New("engine has no executor")
 	}
 	start := time.Now()
+	if opts.Started.IsZero() {
+		opts.Started = start
+	}
 	plan := e.Plan(g)
 	if plan.Diags.HasErrors() {
 		return nil, &InputError{Diags: plan.Diags}
 	}
-	if opts.Offline {
-		var calls []FailedNode
-		models, services := 0, 0
-		for i, n := range g.Nodes {
-			if st := &plan.states[i]; !n.Inst.source && st.status != StatusCached && (st.isCall || st.isService) {
-				calls = append(calls, FailedNode{Address: n.Address, Error: st.why.String()})
-				if st.isService {
-					services++
-				} else {
-					models++
-				}
-			}
-		}
-		if len(calls) > 0 {
-			what := fmt.Sprintf("%d model node(s)", models)
-			switch {
-			case models == 0:
-				what = fmt.Sprintf("%d service node(s)", services)
-			case services > 0:
-				what += fmt.Sprintf(" and %d service node(s)", services)
-			}
-			msg := fmt.Sprintf("%s are not in the cache, e.g. %s (%s); import a cache bundle that holds them or run without --offline",
-				what, calls[0].Address, calls[0].Error)
-			return nil, &InputError{Err: fmt.Errorf("%w: %s", ErrOffline, msg)}
-		}
-	} else if diags := g.Exp.MissingKeys(plan.callProviders()); diags.HasErrors() {
-		return nil, &InputError{Diags: diags}
+	if err := plan.checkCallable(opts.Offline); err != nil {
+		return nil, err
 	}
+	planned := time.Now()
 	ps := plan.Summary
 	e.Log.Info().Str("experiment", g.Exp.Name).Int("nodes", ps.Nodes.Total).Int("cached", ps.Nodes.Cached).
 		Int("to_run", ps.Nodes.ToRun).Int("est_llm_calls", ps.Estimate.LLMCalls).Float64("est_cost_usd", ps.Estimate.CostUSD).
@@ -211,7 +236,7 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 		}
 	}
 	sum.BudgetExhausted = w.budget.exhausted
-	sum.WallSeconds = time.Since(start).Seconds()
+	ran := time.Now()
 	if w.storeErr != nil {
 		return sum, fmt.Errorf("cache write failed: %w", w.storeErr)
 	}
@@ -220,6 +245,9 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	}
 	paths, err := w.writeReports(opts.ReportDir)
 	sum.Reports = paths
+	end := time.Now()
+	sum.Phases = Phases{Load: opts.LoadSeconds, Plan: planned.Sub(start).Seconds(), Run: ran.Sub(planned).Seconds(), Reports: end.Sub(ran).Seconds()}
+	sum.WallSeconds = end.Sub(opts.Started).Seconds()
 	if err != nil {
 		return sum, err
 	}

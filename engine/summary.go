@@ -74,7 +74,19 @@ type Summary struct {
 	BudgetExhausted bool                      `json:"budget_exhausted,omitempty"`
 	Synthetic       bool                      `json:"synthetic,omitempty"`
 	Reports         []string                  `json:"reports,omitempty"`
-	WallSeconds     float64                   `json:"wall_seconds"`
+	// WallSeconds is the whole wall time, from the process's start when the
+	// caller gives it; Phases splits it.
+	WallSeconds float64 `json:"wall_seconds"`
+	Phases      Phases  `json:"phases"`
+}
+
+// Phases are the seconds a run spent loading (the experiment, datasets and
+// cache), planning, running and writing reports.
+type Phases struct {
+	Load    float64 `json:"load"`
+	Plan    float64 `json:"plan"`
+	Run     float64 `json:"run"`
+	Reports float64 `json:"reports"`
 }
 
 // PlanCounts are per-stage plan counts.

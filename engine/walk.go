@@ -153,10 +153,13 @@ func (w *walker) stopped() bool {
 	if w.plan {
 		return false
 	}
+	return w.ctx.Err() != nil || w.budget.isExhausted() || w.storeError() != nil
+}
+
+func (w *walker) storeError() error {
 	w.errMu.Lock()
-	storeErr := w.storeErr
-	w.errMu.Unlock()
-	return w.ctx.Err() != nil || w.budget.isExhausted() || storeErr != nil
+	defer w.errMu.Unlock()
+	return w.storeErr
 }
 
 // settled and output let the graph grow from what this walk knows.

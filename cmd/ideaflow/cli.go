@@ -34,6 +34,10 @@ const (
 	exitInterrupted = 130
 )
 
+// processStart is when the process started: run summaries report the whole
+// wall time, loading included.
+var processStart = time.Now()
+
 // version is set at build time with -ldflags "-X main.version=...".
 var version = ""
 
@@ -57,6 +61,7 @@ type app struct {
 
 // Main runs the CLI with args and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
+	processStart = time.Now()
 	a := &app{stdout: stdout, stderr: stderr}
 	root := a.rootCmd()
 	root.SetArgs(terraformStyleFlags(args))
@@ -351,7 +356,8 @@ func (a *app) runCmd() *cobra.Command {
 			defer stop()
 			e := &engine.Engine{Store: store, Log: a.log, Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), a.log)}
 			opts := engine.RunOptions{Offline: offline, MaxCost: maxCost, ReportDir: outDir,
-				Variables: variableStrings(g), GitCommit: gitCommit(g.Exp.Dir)}
+				Variables: variableStrings(g), GitCommit: gitCommit(g.Exp.Dir),
+				Started: processStart, LoadSeconds: time.Since(processStart).Seconds()}
 			if isTerminal(a.stderr) {
 				opts.OnProgress = progress(a.stderr)
 			} else {
@@ -423,9 +429,10 @@ func printSummary(w io.Writer, order []string, s *engine.Summary) {
 	if s.ServiceCalls > 0 {
 		services = fmt.Sprintf(", %d service calls", s.ServiceCalls)
 	}
-	fmt.Fprintf(w, "%d nodes: %d cached, %d ran, %d failed, %d skipped. %d model calls%s, %d+%d tokens, $%.4f, %.1fs.\n",
+	ph := s.Phases
+	fmt.Fprintf(w, "%d nodes: %d cached, %d ran, %d failed, %d skipped. %d model calls%s, %d+%d tokens, $%.4f, %.1fs (load %.1f, plan %.1f, run %.1f, reports %.1f).\n",
 		s.Nodes.Total, s.Nodes.Cached, s.Nodes.Ran, s.Nodes.Failed, s.Nodes.Skipped,
-		s.LLMCalls, services, s.Tokens.Input, s.Tokens.Output, s.CostUSD, s.WallSeconds)
+		s.LLMCalls, services, s.Tokens.Input, s.Tokens.Output, s.CostUSD, s.WallSeconds, ph.Load, ph.Plan, ph.Run, ph.Reports)
 	if s.Deduplicated > 0 {
 		fmt.Fprintf(w, "%d node(s) shared another node's identical request: sent once.\n", s.Deduplicated)
 	}

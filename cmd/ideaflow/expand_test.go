@@ -133,6 +133,10 @@ func TestExpansionThroughTheCLI(t *testing.T) {
 	if got := sum.Stages["stage.test_each.search"].Ran; got != 10 {
 		t.Fatalf("children ran: %d, want 10", got)
 	}
+	// The wall time is the whole command's: its phases fit inside it.
+	if ph := sum.Phases; ph.Plan <= 0 || ph.Run <= 0 || sum.WallSeconds < ph.Load+ph.Plan+ph.Run+ph.Reports {
+		t.Fatalf("wall %.3f s, phases %+v", sum.WallSeconds, ph)
+	}
 
 	code, _, stderr = cli(t, "run", exp, "--cache-dir", cacheDir, "--summary-json", sumPath)
 	if sum = readSummary(t, sumPath); code != 0 || srv.Count() != 14 || sum.Nodes.Cached != 18 {
