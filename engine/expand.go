@@ -181,4 +181,3 @@ func (g *Graph) pending() map[*Instance]pendingExpansion {
 	}
 	return out
 }
-
