@@ -23,6 +23,9 @@ import (
 //  5. a miss: a plan estimates (and evaluates compute nodes in memory); a
 //     run computes at once or hands the call to its provider's queue.
 func (w *walker) resolve(i int32) {
+	if w.onResolve != nil {
+		w.onResolve(i)
+	}
 	n := w.g.Nodes[i]
 	st := &w.states[i]
 	digests, ok := w.inputDigests(i)
@@ -219,8 +222,16 @@ func (w *walker) runMiss(i int32, work *stages.Work, key string, parts []namedPa
 	q <- task{idx: i, work: work, key: key, parts: parts, inKey: inKey}
 }
 
-// complete stores a fresh result durably, then settles the node and every
-// node that waited for the same key.
+// complete stores a fresh result, then settles the node and every node
+// that waited for the same key.
+//
+// A call's result is settled only once its record is durable: a crash must
+// not leave a dependent's record without the answer it was built on (the
+// answer would be asked again, and could differ). A compute node is settled
+// at once and written behind: it is pure and cheap, so if a crash loses its
+// record the next run recomputes the same output, and its dependents' keys
+// (built on output digests) still match. Either way the write leaves the
+// caller's goroutine, so a dispatch slot or a resolver is free at once.
 func (w *walker) complete(i int32, inKey [32]byte, key string, parts []namedPart, rec *cache.Record) {
 	n := w.g.Nodes[i]
 	st := &w.states[i]
@@ -236,28 +247,33 @@ func (w *walker) complete(i int32, inKey [32]byte, key string, parts []namedPart
 	st.key, st.digest = key, digest
 	st.synthetic = rec.Synthetic
 	st.servedModel = rec.ServedModel
-	// One durable write holds the record, the latest key at this address and
-	// the memo: a crash leaves all three or none.
-	if err := w.store.PutIndexed(rec, w.expKey+n.Address, hex.EncodeToString(inKey[:]), encodeMemo(st)); err != nil {
-		w.setStoreErr(err)
-		w.fail(i, key, why(failCache, err.Error()), "", nil)
+	job := &writeJob{idx: i, inKey: inKey, rec: rec, memo: encodeMemo(st), settleAfter: st.isCall || st.isService}
+	if !job.settleAfter {
+		w.settle(i, rec)
+	}
+	if w.writes == nil { // no writer pool: write in place
+		w.write(job)
 		return
 	}
-	if _, err := w.store.Failure(key); err == nil {
-		_ = w.store.DeleteFailure(key)
-	}
+	w.writes <- job
+}
+
+// settle marks node i ran with rec's output and releases it and the nodes
+// that waited for its key.
+func (w *walker) settle(i int32, rec *cache.Record) {
+	st := &w.states[i]
 	st.status, st.known, st.output = StatusRan, true, rec.Output
 	st.usage = rec.Usage
-	w.flights.markRan(key)
-	waiters := w.flights.land(key)
+	w.flights.markRan(rec.Key)
+	waiters := w.flights.land(rec.Key)
 	w.finish(i)
 	for _, wt := range waiters {
 		ws := &w.states[wt.idx]
 		ws.status, ws.known, ws.dedup = StatusRan, true, true
-		ws.key, ws.digest, ws.output = key, digest, rec.Output
+		ws.key, ws.digest, ws.output = rec.Key, st.digest, rec.Output
 		ws.synthetic, ws.servedModel = rec.Synthetic, rec.ServedModel
 		w.setMemo(wt.inKey, ws)
-		w.markLatest(w.g.Nodes[wt.idx], key)
+		w.markLatest(w.g.Nodes[wt.idx], rec.Key)
 		w.finish(wt.idx)
 	}
 }

@@ -224,10 +224,12 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 		}
 	}
 	e.startWorkers(w, toRun)
+	w.startWriters()
 	w.walk(e.Resolvers)
 	for _, q := range w.queues {
 		close(q)
 	}
+	w.stopWriters()
 	sum := w.summarize()
 	sum.Interrupted = ctx.Err() != nil
 	for _, inst := range g.Instances {

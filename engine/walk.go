@@ -31,7 +31,11 @@ type walker struct {
 
 	states    []nodeState
 	remaining []int32
-	ready     chan int32
+	// Ready nodes wait in two queues: nodes of instances that make calls
+	// first, since calls are the critical path and cheap deterministic nodes
+	// must never hold them back.
+	readyCalls chan int32
+	ready      chan int32
 	finished  atomic.Int64
 	total     int64
 	done      chan struct{}
@@ -41,7 +45,10 @@ type walker struct {
 	budget     *budget
 	queues     map[string]chan task
 	onProgress func(*Node, *nodeState)
+	onResolve  func(i int32) // tests: the order nodes are resolved in
 	flights    flights
+	writes     chan *writeJob // nil: write in place
+	writersWG  sync.WaitGroup
 	errMu      sync.Mutex
 	storeErr   error
 
@@ -112,6 +119,7 @@ func (w *walker) walkRound(from, resolvers int) {
 		return
 	}
 	w.ready = make(chan int32, w.total)
+	w.readyCalls = make(chan int32, w.total)
 	w.done = make(chan struct{})
 	for i := from; i < len(nodes); i++ {
 		if !visit(int32(i)) {
@@ -125,7 +133,7 @@ func (w *walker) walkRound(from, resolvers int) {
 		}
 		w.remaining[i] = pendingDeps
 		if pendingDeps == 0 {
-			w.ready <- int32(i)
+			w.enqueue(int32(i))
 		}
 	}
 	var wg sync.WaitGroup
@@ -134,7 +142,15 @@ func (w *walker) walkRound(from, resolvers int) {
 		go func() {
 			defer wg.Done()
 			for {
+				select { // calls first
+				case i := <-w.readyCalls:
+					w.resolve(i)
+					continue
+				default:
+				}
 				select {
+				case i := <-w.readyCalls:
+					w.resolve(i)
 				case i := <-w.ready:
 					w.resolve(i)
 				case <-w.done:
@@ -188,7 +204,7 @@ func (w *walker) finish(i int32) {
 	}
 	for _, j := range w.g.Dependents(int(i)) {
 		if atomic.AddInt32(&w.remaining[j], -1) == 0 {
-			w.ready <- j
+			w.enqueue(j)
 		}
 	}
 	// total and done are read before the count: once the count reaches
@@ -197,6 +213,16 @@ func (w *walker) finish(i int32) {
 	if w.finished.Add(1) == total {
 		close(done)
 	}
+}
+
+// enqueue hands a ready node to the resolvers: a node of an instance that
+// makes calls goes ahead of deterministic ones.
+func (w *walker) enqueue(i int32) {
+	if w.g.Nodes[i].Inst.calls {
+		w.readyCalls <- i
+		return
+	}
+	w.ready <- i
 }
 
 // outputOf returns node d's output, reading it from the cache when the walk

@@ -424,3 +424,74 @@ func TestVerifyFindsChangedDeterministicOutput(t *testing.T) {
 		t.Fatalf("verify made calls: %d", exec.count())
 	}
 }
+
+// Calls are the critical path: a node of a calling instance that is ready is
+// resolved before any deterministic node that is ready too.
+func TestCallsAreResolvedBeforeDeterministicNodes(t *testing.T) {
+	dir := t.TempDir()
+	var items strings.Builder
+	for i := 0; i < 50; i++ {
+		fmt.Fprintf(&items, "{\"id\":\"t%d\",\"title\":\"T\",\"abstract\":\"A\",\"references\":[]}\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "targets.jsonl"), []byte(items.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hcl := `
+provider "fake" {
+  kind = "mock"
+}
+model "m" {
+  provider = provider.fake
+  name     = "fake-model"
+}
+dataset "targets" {
+  format = "ideabench"
+  path   = "targets.jsonl"
+}
+stage "filter_references" "f" {
+  dataset = dataset.targets
+}
+stage "test_list" "l" {
+  items = dataset.targets
+  model = model.m
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "exp.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exp, diags := config.Load(dir, config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	g, _ := Build(exp)
+	answers := map[string]string{}
+	for i := 0; i < 50; i++ {
+		answers[fmt.Sprintf("t%d", i)] = "x"
+	}
+	e := &Engine{Store: cache.NewMemory(), Exec: newFakeExec(lists(answers)), Resolvers: 1}
+	plan := e.Plan(g)
+	w := newWalker(g, e.Store, false)
+	w.ctx, w.budget, w.states = context.Background(), &budget{}, plan.states
+	for i := range w.states {
+		if w.states[i].status != StatusCached {
+			w.states[i] = nodeState{}
+		}
+	}
+	var order []string
+	w.onResolve = func(i int32) { order = append(order, g.Nodes[i].Inst.Type) }
+	e.startWorkers(w, len(g.Nodes))
+	w.startWriters()
+	w.walk(1)
+	for _, q := range w.queues {
+		close(q)
+	}
+	w.stopWriters()
+	if len(order) != 100 {
+		t.Fatalf("resolved %d nodes, want 100", len(order))
+	}
+	for k, typ := range order {
+		if (k < 50) != (typ == "test_list") {
+			t.Fatalf("resolve order %v: calls must all come first", order)
+		}
+	}
+}
