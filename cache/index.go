@@ -35,7 +35,7 @@ func (s *store) SetMemo(inputKey string, value []byte) error {
 	}
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
-	if err := s.b.apply([]op{setOp(prefixMemo+inputKey, value)}); err != nil {
+	if err := s.apply([]op{setOp(prefixMemo+inputKey, value)}); err != nil {
 		return fmt.Errorf("set memo %s: %w", inputKey, err)
 	}
 	return nil

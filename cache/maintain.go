@@ -104,7 +104,7 @@ func (s *store) GC(keep map[string]bool) (int, error) {
 	if len(units) == 0 {
 		return 0, nil
 	}
-	if err := s.b.apply(units...); err != nil {
+	if err := s.apply(units...); err != nil {
 		return 0, fmt.Errorf("gc: delete %d entries: %w", len(units), err)
 	}
 	if err := s.b.reclaim(); err != nil {

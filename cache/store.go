@@ -57,13 +57,21 @@ type backend interface {
 // store implements Store over a backend.
 type store struct {
 	b backend
+	// where names the store in errors: its directory, or "memory".
+	where string
 	// gcMu lets GC see and delete a stable set: writers hold it shared.
 	gcMu sync.RWMutex
 	now  func() time.Time
 }
 
-func newStore(b backend) store {
-	return store{b: b, now: func() time.Time { return time.Now().UTC() }}
+func newStore(b backend, where string) store {
+	return store{b: b, where: where, now: func() time.Time { return time.Now().UTC() }}
+}
+
+// apply is every write's way to the backend, so that a full disk is reported
+// as ErrDiskFull whichever layer noticed it.
+func (s *store) apply(units ...[]op) error {
+	return classifyWriteErr(s.where, s.b.apply(units...))
 }
 
 func checkID(what, id string) error {
@@ -139,7 +147,7 @@ func (s *store) put(rec *Record, extra ...op) error {
 	}
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
-	if err := s.b.apply(append(recordOps(rec), extra...)); err != nil {
+	if err := s.apply(append(recordOps(rec), extra...)); err != nil {
 		return fmt.Errorf("put record %s: %w", rec.Key, err)
 	}
 	return nil
@@ -179,7 +187,7 @@ func (s *store) SetLatest(address, key string) error {
 	}
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
-	if err := s.b.apply([]op{setOp(prefixLatest+address, []byte(key))}); err != nil {
+	if err := s.apply([]op{setOp(prefixLatest+address, []byte(key))}); err != nil {
 		return fmt.Errorf("set latest of %s: %w", address, err)
 	}
 	return nil
@@ -201,7 +209,7 @@ func (s *store) PutFailure(f *Failure) error {
 	}
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
-	if err := s.b.apply([]op{setOp(prefixFailure+f.Key, v)}); err != nil {
+	if err := s.apply([]op{setOp(prefixFailure+f.Key, v)}); err != nil {
 		return fmt.Errorf("put failure %s: %w", f.Key, err)
 	}
 	return nil
@@ -227,7 +235,7 @@ func (s *store) DeleteFailure(key string) error {
 	}
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
-	if err := s.b.apply([]op{delOp(prefixFailure + key)}); err != nil {
+	if err := s.apply([]op{delOp(prefixFailure + key)}); err != nil {
 		return fmt.Errorf("delete failure %s: %w", key, err)
 	}
 	return nil
@@ -246,7 +254,7 @@ func (s *store) PutRun(r *RunRecord) error {
 	}
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
-	if err := s.b.apply([]op{setOp(prefixRun+r.ID, v)}); err != nil {
+	if err := s.apply([]op{setOp(prefixRun+r.ID, v)}); err != nil {
 		return fmt.Errorf("put run %s: %w", r.ID, err)
 	}
 	return nil

@@ -64,7 +64,7 @@ func (s *store) Import(r io.Reader) (int, error) {
 		if len(units) == 0 {
 			return nil
 		}
-		if err := s.b.apply(units...); err != nil {
+		if err := s.apply(units...); err != nil {
 			return err
 		}
 		imported += len(units)

@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -20,11 +23,81 @@ func (a *app) cacheCmd() *cobra.Command {
 	return cmd
 }
 
+// cacheMode is how a command opens the cache. Only the commands that fill a
+// cache create one; commands that only read open it read-only, so they work
+// on shared read-only copies and can never make Badger rewrite a damaged log.
+type cacheMode int
+
+const (
+	cacheReadOnly cacheMode = iota // existing cache, no writes (plan, stats, ls, verify, export)
+	cacheExisting                  // existing cache, read-write (gc, verify --repair)
+	cacheCreate                    // create if missing (run, import)
+)
+
+// openCacheReadOnly is the open for commands that only read the cache (plan).
+func (a *app) openCacheReadOnly() (*cache.Badger, error) {
+	return a.openCacheMode(cacheReadOnly)
+}
+
+func (a *app) cacheDirPath() string {
+	wd, _ := os.Getwd()
+	return cache.ResolveDir(a.cacheDir, wd)
+}
+
+func (a *app) openCacheMode(mode cacheMode) (*cache.Badger, error) {
+	dir := a.cacheDirPath()
+	opts := []cache.Option{cache.WithLogger(a.log)}
+	var st *cache.Badger
+	var err error
+	switch mode {
+	case cacheReadOnly:
+		st, err = cache.OpenReadOnly(dir, opts...)
+	case cacheExisting:
+		st, err = cache.Open(dir, opts...)
+	default:
+		st, err = cache.Create(dir, opts...)
+		if err != nil && isPermission(err) {
+			// A cache the user may not write (a mounted shared copy) still
+			// serves cached results; writes then fail with ErrReadOnly.
+			if ro, rerr := cache.OpenReadOnly(dir, opts...); rerr == nil {
+				a.log.Warn().Str("cache", dir).Err(err).Msg("cache is not writable; opened read-only: results computed now will not be saved")
+				return ro, nil
+			}
+		}
+	}
+	if err != nil {
+		return nil, &exitError{exitBadInput, cacheOpenError(err)}
+	}
+	return st, nil
+}
+
+func isPermission(err error) bool {
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
+}
+
+// cacheOpenError adds what to do to the cache package's what and where.
+func cacheOpenError(err error) error {
+	var hint string
+	switch {
+	case errors.Is(err, cache.ErrNoCache):
+		hint = "check --cache-dir and $" + cache.EnvDir + "; `ideaflow run` (or `ideaflow cache import`) creates a cache"
+	case errors.Is(err, cache.ErrLocked):
+		hint = "a run is using the cache: wait for it to finish (or stop it), then try again"
+	case errors.Is(err, cache.ErrNeedsRecovery):
+		hint = "run `ideaflow cache verify --repair` (or the next `ideaflow run`) once to replay the log, then read-only commands work again"
+	case errors.Is(err, cache.ErrDiskFull):
+		hint = "free some space on that file system and try again"
+	default:
+		return err
+	}
+	return fmt.Errorf("%w\n  what to do: %s", err, hint)
+}
+
 // withCache makes a command body that needs the cache: the cache is open
 // for the length of the body.
-func (a *app) withCache(body func(store *cache.Badger, args []string) error) func(*cobra.Command, []string) error {
+func (a *app) withCache(mode cacheMode, body func(store *cache.Badger, args []string) error) func(*cobra.Command, []string) error {
 	return func(_ *cobra.Command, args []string) error {
-		store, err := a.openCache()
+		store, err := a.openCacheMode(mode)
 		if err != nil {
 			return err
 		}
@@ -39,7 +112,7 @@ func (a *app) cacheStatsCmd() *cobra.Command {
 		Use:   "stats",
 		Short: "Count records, bytes, and what the stored results cost to compute",
 		Args:  cobra.NoArgs,
-		RunE: a.withCache(func(store *cache.Badger, _ []string) error {
+		RunE: a.withCache(cacheReadOnly, func(store *cache.Badger, _ []string) error {
 			s, err := store.Stats()
 			if err != nil {
 				return &exitError{exitFailedNodes, err}
@@ -62,7 +135,7 @@ func (a *app) cacheLsCmd() *cobra.Command {
 		Use:   "ls",
 		Short: "List cached records (key, stage, node address, size)",
 		Args:  cobra.NoArgs,
-		RunE: a.withCache(func(store *cache.Badger, _ []string) error {
+		RunE: a.withCache(cacheReadOnly, func(store *cache.Badger, _ []string) error {
 			enc := json.NewEncoder(a.stdout)
 			err := store.List(func(e cache.Entry) error {
 				if asJSON {
@@ -102,7 +175,7 @@ func (a *app) cacheGCCmd() *cobra.Command {
 		Use:   "gc EXPERIMENT...",
 		Short: "Delete every record the named experiments do not reach",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: a.withCache(func(store *cache.Badger, args []string) error {
+		RunE: a.withCache(cacheExisting, func(store *cache.Badger, args []string) error {
 			keep, err := a.reachable(store, args)
 			if err != nil {
 				return err
@@ -125,7 +198,7 @@ func (a *app) cacheExportCmd() *cobra.Command {
 		Use:   "export FILE",
 		Short: "Write a portable cache bundle (all records, or only what --experiment reaches)",
 		Args:  cobra.ExactArgs(1),
-		RunE: a.withCache(func(store *cache.Badger, args []string) error {
+		RunE: a.withCache(cacheReadOnly, func(store *cache.Badger, args []string) error {
 			var keys map[string]bool
 			if len(experiments) > 0 {
 				var err error
@@ -159,7 +232,7 @@ func (a *app) cacheImportCmd() *cobra.Command {
 		Use:   "import FILE",
 		Short: "Import a cache bundle; a corrupt bundle is refused whole",
 		Args:  cobra.ExactArgs(1),
-		RunE: a.withCache(func(store *cache.Badger, args []string) error {
+		RunE: a.withCache(cacheCreate, func(store *cache.Badger, args []string) error {
 			f, err := os.Open(args[0])
 			if err != nil {
 				return &exitError{exitBadInput, fmt.Errorf("open bundle: %w", err)}
@@ -180,7 +253,7 @@ func (a *app) cacheVerifyCmd() *cobra.Command {
 		Use:   "verify",
 		Short: "Check every stored record against its checksum",
 		Args:  cobra.NoArgs,
-		RunE: a.withCache(func(store *cache.Badger, _ []string) error {
+		RunE: a.withCache(cacheReadOnly, func(store *cache.Badger, _ []string) error {
 			bad, err := store.Verify()
 			if err != nil {
 				return &exitError{exitFailedNodes, err}

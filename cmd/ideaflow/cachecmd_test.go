@@ -97,8 +97,8 @@ func TestCacheDirFromEnvironment(t *testing.T) {
 		t.Fatalf("stats with IDEAFLOW_CACHE_DIR:\n%s", stdout)
 	}
 	flagDir := filepath.Join(t.TempDir(), "from-flag")
-	code, stdout, _ = cli(t, "cache", "stats", "--cache-dir", flagDir)
-	if code != 0 || !strings.Contains(stdout, "records:   0") {
-		t.Fatalf("--cache-dir must win over the environment:\n%s", stdout)
+	code, _, stderr := cli(t, "cache", "stats", "--cache-dir", flagDir)
+	if code != exitBadInput || !strings.Contains(stderr, "no cache at "+flagDir) {
+		t.Fatalf("--cache-dir must win over the environment: exit %d\n%s", code, stderr)
 	}
 }
