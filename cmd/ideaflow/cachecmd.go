@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -210,7 +212,7 @@ func (a *app) cacheExportCmd() *cobra.Command {
 			if err != nil {
 				return &exitError{exitBadInput, fmt.Errorf("create bundle: %w", err)}
 			}
-			n, err := store.Export(f, keys)
+			res, err := store.Export(f, keys)
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}
@@ -218,7 +220,15 @@ func (a *app) cacheExportCmd() *cobra.Command {
 				os.Remove(args[0])
 				return &exitError{exitFailedNodes, fmt.Errorf("export: %w", err)}
 			}
-			fmt.Fprintf(a.stdout, "exported %d records to %s\n", n, args[0])
+			fmt.Fprintf(a.stdout, "exported %d records to %s\ndigest: sha256:%s\n", res.Written, args[0], res.Digest)
+			fmt.Fprintf(a.stdout, "  (send the digest by a channel other than the bundle; the importer checks it with `ideaflow cache import %s --expect sha256:%s`)\n",
+				args[0], res.Digest)
+			if len(res.Skipped) > 0 {
+				for _, k := range res.Skipped {
+					fmt.Fprintf(a.stdout, "skipped corrupt: %s\n", k)
+				}
+				return &exitError{exitFailedNodes, fmt.Errorf("%d corrupt record(s) were left out of %s; run `ideaflow cache verify --repair`, then re-run the experiment to recompute them", len(res.Skipped), args[0])}
+			}
 			return nil
 		}),
 	}
@@ -228,44 +238,90 @@ func (a *app) cacheExportCmd() *cobra.Command {
 }
 
 func (a *app) cacheImportCmd() *cobra.Command {
-	return &cobra.Command{
+	var expect string
+	cmd := &cobra.Command{
 		Use:   "import FILE",
-		Short: "Import a cache bundle; a corrupt bundle is refused whole",
+		Short: "Import a cache bundle; a corrupt bundle, or one whose digest is not --expect, is refused whole",
 		Args:  cobra.ExactArgs(1),
-		RunE: a.withCache(cacheCreate, func(store *cache.Badger, args []string) error {
+		RunE: func(_ *cobra.Command, args []string) error {
 			f, err := os.Open(args[0])
 			if err != nil {
 				return &exitError{exitBadInput, fmt.Errorf("open bundle: %w", err)}
 			}
 			defer f.Close()
-			n, err := store.Import(f)
+			// Check the whole bundle before the cache is created or opened,
+			// so a refused bundle leaves no trace.
+			digest, _, err := cache.BundleDigest(f)
+			if err == nil && expect != "" && normDigest(expect) != digest {
+				err = fmt.Errorf("%w: bundle has sha256:%s, expected sha256:%s", cache.ErrDigestMismatch, digest, normDigest(expect))
+			}
 			if err != nil {
 				return &exitError{exitBadInput, fmt.Errorf("import %s: %w (nothing was imported)", args[0], err)}
 			}
-			fmt.Fprintf(a.stdout, "imported %d records from %s\n", n, args[0])
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return &exitError{exitBadInput, fmt.Errorf("import %s: %w", args[0], err)}
+			}
+			store, err := a.openCacheMode(cacheCreate)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			// ImportExpect checks the digest again on the bytes it writes from.
+			n, err := store.ImportExpect(f, digest)
+			if err != nil {
+				return &exitError{exitBadInput, fmt.Errorf("import %s: %w (nothing was imported)", args[0], err)}
+			}
+			fmt.Fprintf(a.stdout, "imported %d records from %s (digest sha256:%s)\n", n, args[0], digest)
+			if expect == "" {
+				fmt.Fprintln(a.stdout, "  note: without --expect the bundle was checked for damage, not for who made it")
+			}
 			return nil
-		}),
+		},
 	}
+	cmd.Flags().StringVar(&expect, "expect", "", "refuse the bundle unless its digest is this (as `cache export` printed it)")
+	return cmd
+}
+
+func normDigest(d string) string {
+	return strings.ToLower(strings.TrimPrefix(strings.TrimSpace(d), "sha256:"))
 }
 
 func (a *app) cacheVerifyCmd() *cobra.Command {
-	return &cobra.Command{
+	var repair bool
+	cmd := &cobra.Command{
 		Use:   "verify",
-		Short: "Check every stored record against its checksum",
+		Short: "Check every stored record against its checksum (--repair drops the ones that fail)",
 		Args:  cobra.NoArgs,
-		RunE: a.withCache(cacheReadOnly, func(store *cache.Badger, _ []string) error {
-			bad, err := store.Verify()
-			if err != nil {
-				return &exitError{exitFailedNodes, err}
+		RunE: func(c *cobra.Command, args []string) error {
+			mode := cacheReadOnly
+			if repair {
+				mode = cacheExisting
 			}
-			for _, k := range bad {
-				fmt.Fprintf(a.stdout, "corrupt: %s\n", k)
-			}
-			if len(bad) > 0 {
-				return &exitError{exitFailedNodes, fmt.Errorf("%d corrupt record(s); re-run the experiment to recompute them, or gc to delete them", len(bad))}
-			}
-			fmt.Fprintln(a.stdout, "all records verified")
-			return nil
-		}),
+			return a.withCache(mode, func(store *cache.Badger, _ []string) error {
+				bad, err := store.Verify()
+				if err != nil {
+					return &exitError{exitFailedNodes, err}
+				}
+				for _, k := range bad {
+					fmt.Fprintf(a.stdout, "corrupt: %s\n", k)
+				}
+				if repair {
+					res, err := store.Repair(bad)
+					if err != nil {
+						return &exitError{exitFailedNodes, err}
+					}
+					fmt.Fprintf(a.stdout, "repaired: dropped %d unreadable record(s), %d latest entr(ies) and %d memo(s) naming them or damaged; the next run recomputes them\n",
+						res.Records, res.Latest, res.Memos)
+					return nil
+				}
+				if len(bad) > 0 {
+					return &exitError{exitFailedNodes, fmt.Errorf("%d corrupt record(s); run `ideaflow cache verify --repair` to drop them so the next run recomputes them", len(bad))}
+				}
+				fmt.Fprintln(a.stdout, "all records verified")
+				return nil
+			})(c, args)
+		},
 	}
+	cmd.Flags().BoolVar(&repair, "repair", false, "drop every record that fails (and the index entries naming it), so the next run recomputes it")
+	return cmd
 }
