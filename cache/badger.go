@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -31,6 +32,10 @@ var (
 	// files but no MANIFEST. Badger would start an empty cache beside the data
 	// (and delete its tables), so the next run would silently pay again.
 	ErrNoManifest = errors.New("cache has data files but no MANIFEST")
+	// ErrNotWritable is wrapped by Open and Create errors when the folder or
+	// its file system refuses writes (permissions, a read-only mount);
+	// OpenReadOnly still works there.
+	ErrNotWritable = errors.New("cache folder is not writable")
 	// ErrDiskFull is wrapped by write errors when the file system holding the
 	// cache is full, or too full to write safely (see diskReserve).
 	ErrDiskFull = errors.New("disk full")
@@ -213,6 +218,9 @@ func open(dir string, create bool, opts []Option) (*Badger, error) {
 			return nil, fmt.Errorf("%s %s: %w%s", mode, dir, ErrLocked, lockHolder(dir))
 		case o.readOnly && strings.Contains(msg, "truncate required"):
 			return nil, fmt.Errorf("%s %s: %w", mode, dir, ErrNeedsRecovery)
+		case !o.readOnly && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) ||
+			strings.Contains(msg, "read-only file system") || strings.Contains(msg, "permission denied")):
+			return nil, fmt.Errorf("%s %s: %w (%v)", mode, dir, ErrNotWritable, err)
 		}
 		return nil, fmt.Errorf("%s %s: %w", mode, dir, classifyWriteErr(dir, err))
 	}

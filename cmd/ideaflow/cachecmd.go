@@ -74,7 +74,7 @@ func (a *app) openCacheMode(mode cacheMode) (*cache.Badger, error) {
 }
 
 func isPermission(err error) bool {
-	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
+	return errors.Is(err, cache.ErrNotWritable) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
 }
 
 // cacheOpenError adds what to do to the cache package's what and where.
