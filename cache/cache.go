@@ -8,11 +8,22 @@
 // Store is the seam for tiering: the local Badger store is one tier today; a
 // shared remote store can sit in front of it later behind the same interface.
 //
-// Open returns the Badger store (ResolveDir says where it lives); NewMemory
-// returns an in-memory Store with the same rules, for tests. Writes are
-// durable when they return: concurrent Puts share one sync (group commit), so
-// a kill -9 loses only Puts that have not returned. Export and Import move
-// records between caches as a checked single-file bundle (bundle.go).
+// Create opens the Badger store, making it if needed (for commands that fill
+// the cache); Open opens an existing one and OpenReadOnly opens an existing
+// one without ever writing (for commands that only read). ResolveDir says
+// where it lives. NewMemory returns an in-memory Store with the same rules,
+// for tests. Writes are durable when they return: concurrent Puts share one
+// sync (group commit), so a kill -9 loses only Puts that have not returned.
+// Export and Import move records between caches as a checked single-file
+// bundle (bundle.go, which also states what a bundle's digest does and does
+// not prove).
+//
+// Failure envelope: a damaged value is ErrCorrupt for its key alone (repair
+// by overwriting it, Drop, or Repair over what Verify returns); a missing or
+// MANIFEST-less cache is ErrNoCache or ErrNoManifest, never a new empty cache;
+// a held cache is ErrLocked naming the holder; a full disk is ErrDiskFull;
+// a record over MaxRecordBytes is ErrTooLarge; writes to a read-only store
+// are ErrReadOnly. See Badger for what a read-write open of a damaged log does.
 package cache
 
 import (

@@ -240,6 +240,9 @@ func (s *store) PutFailure(f *Failure) error {
 	if err != nil {
 		return fmt.Errorf("put failure %s: %w", f.Key, err)
 	}
+	if len(v) > MaxRecordBytes {
+		return fmt.Errorf("put failure %s: %w: %d bytes, over the %d MiB limit", f.Key, ErrTooLarge, len(v), MaxRecordBytes>>20)
+	}
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
 	if err := s.apply([]op{setOp(prefixFailure+f.Key, v)}); err != nil {
