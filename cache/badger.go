@@ -94,11 +94,6 @@ func withMemTableSize(n int64) Option {
 	return func(o *openOptions) { o.memTableSize = n }
 }
 
-// withCloseTimeout lets tests shorten the bound on Close.
-func withCloseTimeout(d time.Duration) Option {
-	return func(o *openOptions) { o.closeTimeout = d }
-}
-
 // withFreeSpace replaces the file-system free-space probe, so tests can fill
 // the disk without filling it.
 func withFreeSpace(fn func(dir string) (int64, error)) Option {
