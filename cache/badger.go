@@ -9,18 +9,36 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/rs/zerolog"
 )
 
 var (
-	// ErrLocked is wrapped by Open's error when another process has the cache open.
+	// ErrLocked is wrapped by Open's error when another process has the cache
+	// open; the error names that process when Badger's LOCK file says.
 	ErrLocked = errors.New("cache is in use by another process")
 	// ErrNeedsRecovery is wrapped by a ReadOnly Open's error for a cache that
 	// was not closed cleanly: one writable Open replays its log, after which
 	// read-only opens work again.
 	ErrNeedsRecovery = errors.New("cache was not closed cleanly and needs a writable open to recover")
+	// ErrNoCache is wrapped by Open and OpenReadOnly for a folder that does not
+	// exist or holds no cache files. Only Create makes a cache: a typo in a
+	// path must not become an empty cache that reports "all verified".
+	ErrNoCache = errors.New("no cache")
+	// ErrNoManifest is wrapped by every open of a folder that holds Badger data
+	// files but no MANIFEST. Badger would start an empty cache beside the data
+	// (and delete its tables), so the next run would silently pay again.
+	ErrNoManifest = errors.New("cache has data files but no MANIFEST")
+	// ErrNotWritable is wrapped by Open and Create errors when the folder or
+	// its file system refuses writes (permissions, a read-only mount);
+	// OpenReadOnly still works there.
+	ErrNotWritable = errors.New("cache folder is not writable")
+	// ErrDiskFull is wrapped by write errors when the file system holding the
+	// cache is full, or too full to write safely (see diskReserve).
+	ErrDiskFull = errors.New("disk full")
 )
 
 // Memory budget. Badger's defaults (five 64 MiB memtables, a 256 MiB block
@@ -42,26 +60,30 @@ const (
 	valueLogFileSize = 64 << 20
 )
 
-// Option configures Open.
+// Option configures Open, Create and OpenReadOnly.
 type Option func(*openOptions)
 
 type openOptions struct {
 	logger       *zerolog.Logger
 	readOnly     bool
 	memTableSize int64
+	closeTimeout time.Duration
+	freeSpace    func(dir string) (int64, error)
 }
 
 // WithLogger routes Badger's own logging to l: errors and warnings at their
-// levels, Badger's chatty info at debug. Without it Badger logs nothing.
+// levels, Badger's chatty info at debug. Without it Badger logs nothing. The
+// cache's own warnings (data Badger dropped while recovering) go to l too.
 func WithLogger(l zerolog.Logger) Option {
 	return func(o *openOptions) { o.logger = &l }
 }
 
 // ReadOnly opens an existing cache under a shared lock, for inspection
-// (stats, ls, verify, export) beside other readers. Writes return ErrReadOnly.
-// Open fails with ErrLocked while a writer holds the cache, and with
-// ErrNeedsRecovery after an unclean shutdown until a writable Open has
-// replayed the log.
+// (stats, ls, verify, export, plan) beside other readers; OpenReadOnly is
+// Open with this option. Writes return ErrReadOnly. Open fails with ErrLocked
+// while a writer holds the cache, and with ErrNeedsRecovery after an unclean
+// shutdown until a writable Open has replayed the log. A read-only open never
+// changes a file in the folder, so it is safe on damaged or shared caches.
 func ReadOnly() Option {
 	return func(o *openOptions) { o.readOnly = true }
 }
@@ -72,33 +94,89 @@ func withMemTableSize(n int64) Option {
 	return func(o *openOptions) { o.memTableSize = n }
 }
 
+// withFreeSpace replaces the file-system free-space probe, so tests can fill
+// the disk without filling it.
+func withFreeSpace(fn func(dir string) (int64, error)) Option {
+	return func(o *openOptions) { o.freeSpace = fn }
+}
+
 // Badger is the on-disk Store. Writes go through a group committer and are
 // synced before they return. GC gives freed space back to the file system,
 // except what sits in the value-log file this process has been writing to;
 // GC in a process of its own (as `ideaflow cache gc` is) reclaims it all.
+//
+// Safety envelope. Every value carries a CRC (wire.go) checked on every read,
+// and Badger is told to check its own value-log checksums too, so damage
+// surfaces as ErrCorrupt on the damaged keys only, never as a wrong value, a
+// panic or a hang. Opening never creates a cache except through Create, and a
+// read-only open never writes. A read-write open of a damaged value log lets
+// Badger cut the log at the damage (it cannot do otherwise); Open measures
+// what was cut and logs it (Recovery). Writes are refused with ErrDiskFull
+// before the file system is too full for Badger's memory-mapped files, which
+// would otherwise kill the process with SIGBUS.
 type Badger struct {
 	store
-	dir string
-	db  *badger.DB
+	dir      string
+	db       *badger.DB
+	recovery Recovery
 }
 
 var _ Store = (*Badger)(nil)
 
-// Open opens (creating if needed) the cache in dir.
+// Open opens the existing cache in dir for reading and writing. A folder that
+// does not exist or holds no cache is ErrNoCache; use Create to make one.
 func Open(dir string, opts ...Option) (*Badger, error) {
-	o := openOptions{memTableSize: defaultMemTableSize}
+	return open(dir, false, opts)
+}
+
+// Create opens the cache in dir, creating the folder and an empty cache if
+// there is none yet. It is for the commands that fill a cache (run, import).
+func Create(dir string, opts ...Option) (*Badger, error) {
+	return open(dir, true, opts)
+}
+
+// OpenReadOnly opens the existing cache in dir without writing to it: see
+// ReadOnly. It works on a folder without write permission (a mounted shared
+// copy) and beside other readers.
+func OpenReadOnly(dir string, opts ...Option) (*Badger, error) {
+	return open(dir, false, append(opts, ReadOnly()))
+}
+
+// defaultCloseTimeout bounds Close. Badger's close waits for locks that a
+// damaged value log has been seen to leave held; a command that has done its
+// work should then fail with a clear error rather than hang.
+const defaultCloseTimeout = 30 * time.Second
+
+func open(dir string, create bool, opts []Option) (*Badger, error) {
+	o := openOptions{memTableSize: defaultMemTableSize, closeTimeout: defaultCloseTimeout, freeSpace: freeBytes}
 	for _, fn := range opts {
 		fn(&o)
 	}
 	if dir == "" {
 		return nil, errors.New("open cache: empty directory")
 	}
+	mode := "open cache"
 	if o.readOnly {
-		if _, err := os.Stat(dir); err != nil {
-			return nil, fmt.Errorf("open cache %s read-only: %w", dir, err)
+		mode = "open cache read-only"
+	}
+	st, err := probe(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", mode, err)
+	}
+	switch {
+	case st.dataFiles > 0 && !st.manifest:
+		return nil, fmt.Errorf("%s %s: %w (%d data files, %d bytes): opening it would start an empty cache and discard them; restore MANIFEST from a backup, or move the folder aside to start a new cache",
+			mode, dir, ErrNoManifest, st.dataFiles, st.dataBytes)
+	case !st.manifest && !create:
+		what := "the folder holds no cache"
+		if !st.exists {
+			what = "the folder does not exist"
 		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create cache directory: %w", err)
+		return nil, fmt.Errorf("%s: %w at %s: %s", mode, ErrNoCache, dir, what)
+	case !st.exists:
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create cache directory: %w", classifyWriteErr(dir, err))
+		}
 	}
 	bopts := badger.DefaultOptions(dir).
 		WithLogger(nil).
@@ -113,39 +191,68 @@ func Open(dir string, opts ...Option) (*Badger, error) {
 		WithBlockCacheSize(blockCacheSize).
 		WithNumCompactors(2).
 		WithValueThreshold(valueThreshold).
-		WithValueLogFileSize(valueLogFileSize)
+		WithValueLogFileSize(valueLogFileSize).
+		// Without this Badger decodes a damaged value-log entry's header as
+		// is: seen to panic in a prefetch goroutine (unrecoverable) and to leak
+		// a file lock that makes Close hang forever. With it, damage is a
+		// checksum mismatch that Badger logs and reads as an empty value, which
+		// our own CRC then reports as ErrCorrupt. The CRC is hardware-assisted.
+		WithVerifyValueChecksum(true)
 	if o.logger != nil {
 		bopts = bopts.WithLogger(badgerLogger{*o.logger})
+	}
+	var before []logExtent
+	if !o.readOnly && st.manifest {
+		before = logExtents(dir)
 	}
 	db, err := badger.Open(bopts)
 	if err != nil {
 		// Badger formats these errors as text, so they can only be matched as text.
 		switch msg := err.Error(); {
 		case strings.Contains(msg, "Cannot acquire directory lock"):
-			return nil, fmt.Errorf("open cache %s: %w", dir, ErrLocked)
+			return nil, fmt.Errorf("%s %s: %w%s", mode, dir, ErrLocked, lockHolder(dir))
 		case o.readOnly && strings.Contains(msg, "truncate required"):
-			return nil, fmt.Errorf("open cache %s read-only: %w", dir, ErrNeedsRecovery)
+			return nil, fmt.Errorf("%s %s: %w", mode, dir, ErrNeedsRecovery)
+		case !o.readOnly && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) ||
+			strings.Contains(msg, "read-only file system") || strings.Contains(msg, "permission denied")):
+			return nil, fmt.Errorf("%s %s: %w (%v)", mode, dir, ErrNotWritable, err)
 		}
-		return nil, fmt.Errorf("open cache %s: %w", dir, err)
+		return nil, fmt.Errorf("%s %s: %w", mode, dir, classifyWriteErr(dir, err))
 	}
-	bb := &badgerBackend{db: db, dir: dir, readOnly: o.readOnly}
+	bb := &badgerBackend{db: db, dir: dir, readOnly: o.readOnly, closeTimeout: o.closeTimeout, freeSpace: o.freeSpace,
+		reserve: diskReserve(o.memTableSize)}
 	if !o.readOnly {
 		bb.commit = newCommitter(db)
 	}
-	return &Badger{store: newStore(bb), dir: dir, db: db}, nil
+	b := &Badger{store: newStore(bb, dir), dir: dir, db: db}
+	if before != nil {
+		b.recovery = b.measureRecovery(before)
+		if b.recovery.BytesDropped > 0 && o.logger != nil {
+			o.logger.Warn().Str("cache", dir).Strs("files", b.recovery.Files).
+				Int64("bytes_dropped", b.recovery.BytesDropped).Int("records_unreadable", b.recovery.RecordsUnreadable).
+				Msg("cache: Badger cut a damaged log on open; the unreadable records will be recomputed (run `ideaflow cache verify --repair` to drop them now)")
+		}
+	}
+	return b, nil
 }
 
 // Dir is the directory the cache lives in.
 func (b *Badger) Dir() string { return b.dir }
 
+// Recovery says what a read-write open had Badger drop from a damaged log.
+func (b *Badger) Recovery() Recovery { return b.recovery }
+
 type badgerBackend struct {
-	db        *badger.DB
-	dir       string
-	readOnly  bool
-	commit    *committer // nil when read-only
-	closed    atomic.Bool
-	closeOnce sync.Once
-	closeErr  error
+	db           *badger.DB
+	dir          string
+	readOnly     bool
+	closeTimeout time.Duration
+	freeSpace    func(dir string) (int64, error)
+	reserve      int64
+	commit       *committer // nil when read-only
+	closed       atomic.Bool
+	closeOnce    sync.Once
+	closeErr     error
 }
 
 func (bb *badgerBackend) has(key []byte) (bool, error) {
@@ -213,7 +320,10 @@ func (bb *badgerBackend) apply(units ...[]op) error {
 	case bb.closed.Load():
 		return ErrClosed
 	case bb.readOnly:
-		return ErrReadOnly
+		return fmt.Errorf("%w (%s)", ErrReadOnly, bb.dir)
+	}
+	if err := bb.checkSpace(units); err != nil {
+		return err
 	}
 	return bb.commit.submit(units)
 }
@@ -273,8 +383,17 @@ func (bb *badgerBackend) close() error {
 			bb.commit.stop()
 		}
 		bb.closed.Store(true)
-		if err := bb.db.Close(); err != nil {
-			bb.closeErr = fmt.Errorf("close cache %s: %w", bb.dir, err)
+		done := make(chan error, 1)
+		go func() { done <- bb.db.Close() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				bb.closeErr = fmt.Errorf("close cache %s: %w", bb.dir, err)
+			}
+		case <-time.After(bb.closeTimeout):
+			// The goroutine stays blocked; the process is about to exit anyway,
+			// and every write had been synced before Close was called.
+			bb.closeErr = fmt.Errorf("close cache %s: Badger did not finish closing within %s, which a damaged value log can cause; run `ideaflow cache verify` to find the damage", bb.dir, bb.closeTimeout)
 		}
 	})
 	return bb.closeErr

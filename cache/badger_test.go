@@ -15,7 +15,7 @@ import (
 
 func TestDurableAcrossReopen(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir)
+	s, err := Create(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestGroupCommitIsolatesOversizedUnit(t *testing.T) {
 
 func TestOpenTwiceIsLocked(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir)
+	s, err := Create(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestOpenTwiceIsLocked(t *testing.T) {
 
 func TestReadOnly(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir)
+	s, err := Create(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestBadgerLogging(t *testing.T) {
 // value-log GC can reclaim.
 func TestGCShrinksDisk(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir)
+	s, err := Create(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

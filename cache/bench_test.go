@@ -93,7 +93,7 @@ func reportRate(b *testing.B, unit string) {
 func BenchmarkGet(b *testing.B) {
 	const n = 20000
 	dir := b.TempDir()
-	s, err := Open(dir)
+	s, err := Create(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func BenchmarkRerun(b *testing.B) {
 		}
 	}
 	dir := b.TempDir()
-	s, err := Open(dir)
+	s, err := Create(dir)
 	if err != nil {
 		b.Fatal(err)
 	}

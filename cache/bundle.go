@@ -7,12 +7,14 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
 	"io"
 	"os"
+	"strings"
 )
 
 // A bundle is one gzip member holding, uncompressed:
@@ -25,6 +27,18 @@ import (
 // their OutputDigest on import, and the trailer catches dropped, reordered or
 // altered bytes that a per-record check cannot. Gzip's own CRC adds nothing we
 // rely on but makes damage to compressed bytes surface early.
+//
+// Trust model. The trailer digest is also the bundle's identity: Export
+// returns it (`cache export` prints it) and ImportExpect refuses a bundle
+// whose digest differs, before writing anything. Without an expected digest,
+// the checks above only catch accidental damage: anyone can write a bundle
+// whose records and trailer are self-consistent, and an imported record is
+// served as a cache hit for its key, so a forged bundle can plant any output
+// under any key (cache poisoning). The digest authenticates a bundle only if
+// it reaches the importer by a channel the exporter controls (a signed
+// message, the paper's artifact page, a chat with the colleague), separate
+// from the bundle file itself. Bundles are not signed or encrypted; they hold
+// model outputs and raw answers in the clear (never API keys).
 const (
 	bundleMagic   = "ideaflow-cache-bundle"
 	bundleVersion = 1
@@ -40,6 +54,9 @@ var (
 	ErrBundleCorrupt = errors.New("bundle corrupt")
 	// ErrBundleTruncated is wrapped by Import errors for a bundle that ends early.
 	ErrBundleTruncated = errors.New("bundle truncated")
+	// ErrDigestMismatch is wrapped by ImportExpect errors for a sound bundle
+	// that is not the one expected.
+	ErrDigestMismatch = errors.New("bundle digest does not match the expected digest")
 )
 
 type bundleWriter struct {
@@ -75,24 +92,41 @@ func (bw *bundleWriter) write(rec *Record) error {
 	return nil
 }
 
-func (bw *bundleWriter) close() error {
+// close writes the trailer and returns the bundle's digest (hex).
+func (bw *bundleWriter) close() (string, error) {
 	trailer := binary.BigEndian.AppendUint64([]byte{frameTrailer}, uint64(bw.count))
 	if _, err := bw.out.Write(trailer); err != nil {
-		return fmt.Errorf("write bundle trailer: %w", err)
+		return "", fmt.Errorf("write bundle trailer: %w", err)
 	}
-	if _, err := bw.gz.Write(bw.h.Sum(nil)); err != nil {
-		return fmt.Errorf("write bundle trailer: %w", err)
+	sum := bw.h.Sum(nil)
+	if _, err := bw.gz.Write(sum); err != nil {
+		return "", fmt.Errorf("write bundle trailer: %w", err)
 	}
 	if err := bw.gz.Close(); err != nil {
-		return fmt.Errorf("finish bundle: %w", err)
+		return "", fmt.Errorf("finish bundle: %w", err)
 	}
-	return nil
+	return hex.EncodeToString(sum), nil
+}
+
+// BundleDigest checks a whole bundle, as Import does before writing, and
+// returns its digest (what Export returned for it) and record count.
+func BundleDigest(r io.Reader) (digest string, records int, err error) {
+	var n int
+	digest, err = scanBundle(r, func(*Record) error { n++; return nil })
+	return digest, n, err
+}
+
+// normDigest accepts a digest as printed ("sha256:" and hex) or bare hex.
+func normDigest(d string) string {
+	return strings.ToLower(strings.TrimPrefix(strings.TrimSpace(d), "sha256:"))
 }
 
 // readBundle checks the whole bundle before calling fn for any record, so a
 // damaged bundle is refused with nothing applied. It reads the input twice:
 // by seeking back when r can seek, otherwise from a spooled temporary copy.
-func readBundle(r io.Reader, fn func(*Record) error) error {
+// When expect is not empty, a bundle with another digest is refused after the
+// first pass, before fn sees any record.
+func readBundle(r io.Reader, expect string, fn func(*Record) error) error {
 	replay, cleanup, err := replayable(r)
 	if err != nil {
 		return err
@@ -102,14 +136,23 @@ func readBundle(r io.Reader, fn func(*Record) error) error {
 	if err != nil {
 		return err
 	}
-	if err := scanBundle(first, nil); err != nil {
+	digest, err := scanBundle(first, nil)
+	if err != nil {
 		return err
+	}
+	if expect != "" && normDigest(expect) != digest {
+		return fmt.Errorf("%w: bundle has sha256:%s, expected sha256:%s", ErrDigestMismatch, digest, normDigest(expect))
 	}
 	second, err := replay()
 	if err != nil {
 		return err
 	}
-	return scanBundle(second, fn)
+	again, err := scanBundle(second, fn)
+	if err == nil && again != digest {
+		// A spooled copy cannot change, but a seekable file can between passes.
+		err = fmt.Errorf("%w: bundle changed while it was read", ErrBundleCorrupt)
+	}
+	return err
 }
 
 // replayable returns a func that yields r from its start on each call.
@@ -185,59 +228,60 @@ func classifyRead(err error, where string) error {
 }
 
 // scanBundle checks a bundle frame by frame and hands each verified record to
-// fn (when fn is not nil). Records are numbered from 1 in errors.
-func scanBundle(src io.Reader, fn func(*Record) error) error {
+// fn (when fn is not nil), and returns the bundle's digest (hex). Records are
+// numbered from 1 in errors.
+func scanBundle(src io.Reader, fn func(*Record) error) (string, error) {
 	// gzip reads a bufio.Reader without buffering it again, so after the gzip
 	// member ends, raw holds exactly the bytes that follow it.
 	raw := bufio.NewReader(src)
 	zr, err := gzip.NewReader(raw)
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("%w: stream ends inside the gzip header", ErrBundleTruncated)
+		return "", fmt.Errorf("%w: stream ends inside the gzip header", ErrBundleTruncated)
 	case errors.Is(err, gzip.ErrHeader):
-		return fmt.Errorf("%w: not gzip data (a bundle is a gzip stream)", ErrBundleCorrupt)
+		return "", fmt.Errorf("%w: not gzip data (a bundle is a gzip stream)", ErrBundleCorrupt)
 	case err != nil:
-		return fmt.Errorf("read bundle: %w", err)
+		return "", fmt.Errorf("read bundle: %w", err)
 	}
 	zr.Multistream(false)
 	br := &bundleReader{raw: raw, r: bufio.NewReaderSize(zr, 64<<10), h: sha256.New()}
 	header := make([]byte, len(bundleMagic)+1)
 	if err := br.read(header, "inside the header"); err != nil {
-		return err
+		return "", err
 	}
 	if string(header[:len(bundleMagic)]) != bundleMagic {
-		return fmt.Errorf("%w: not an ideaflow cache bundle (header %q)", ErrBundleCorrupt, header[:len(bundleMagic)])
+		return "", fmt.Errorf("%w: not an ideaflow cache bundle (header %q)", ErrBundleCorrupt, header[:len(bundleMagic)])
 	}
 	if v := header[len(bundleMagic)]; v != bundleVersion {
 		// Damage can garble the version byte too; only a stream that passes
 		// gzip's CRC is reported as a newer format.
 		if _, err := io.Copy(io.Discard, br.r); err != nil {
-			return classifyRead(err, "after the header")
+			return "", classifyRead(err, "after the header")
 		}
-		return fmt.Errorf("bundle format version %d is not supported (this ideaflow reads version %d)", v, bundleVersion)
+		return "", fmt.Errorf("bundle format version %d is not supported (this ideaflow reads version %d)", v, bundleVersion)
 	}
 	tag := make([]byte, 1)
 	for {
 		next := br.records + 1
 		if err := br.read(tag, fmt.Sprintf("after record %d, before the trailer", br.records)); err != nil {
-			return err
+			return "", err
 		}
 		switch tag[0] {
 		case frameRecord:
 			rec, err := br.record(next)
 			if err != nil {
-				return err
+				return "", err
 			}
 			br.records++
 			if fn != nil {
 				if err := fn(rec); err != nil {
-					return err
+					return "", err
 				}
 			}
 		case frameTrailer:
 			return br.trailer()
 		default:
-			return fmt.Errorf("%w: unknown frame type 0x%02x after record %d", ErrBundleCorrupt, tag[0], br.records)
+			return "", fmt.Errorf("%w: unknown frame type 0x%02x after record %d", ErrBundleCorrupt, tag[0], br.records)
 		}
 	}
 }
@@ -270,35 +314,35 @@ func (br *bundleReader) record(n int) (*Record, error) {
 	return &rec, nil
 }
 
-func (br *bundleReader) trailer() error {
+func (br *bundleReader) trailer() (string, error) {
 	where := "inside the trailer"
 	var count [8]byte
 	if err := br.read(count[:], where); err != nil {
-		return err
+		return "", err
 	}
 	want := br.h.Sum(nil)
 	got := make([]byte, sha256.Size)
 	if _, err := io.ReadFull(br.r, got); err != nil {
-		return classifyRead(err, where)
+		return "", classifyRead(err, where)
 	}
 	if !bytes.Equal(got, want) {
-		return fmt.Errorf("%w: trailer checksum mismatch: the %d records and header do not hash to the recorded digest", ErrBundleCorrupt, br.records)
+		return "", fmt.Errorf("%w: trailer checksum mismatch: the %d records and header do not hash to the recorded digest", ErrBundleCorrupt, br.records)
 	}
 	if n := binary.BigEndian.Uint64(count[:]); n != uint64(br.records) {
-		return fmt.Errorf("%w: trailer counts %d records, bundle holds %d", ErrBundleCorrupt, n, br.records)
+		return "", fmt.Errorf("%w: trailer counts %d records, bundle holds %d", ErrBundleCorrupt, n, br.records)
 	}
 	// Reading to the end of the gzip member makes gzip check its CRC and length.
 	switch _, err := br.r.ReadByte(); {
 	case err == nil:
-		return fmt.Errorf("%w: data after the trailer", ErrBundleCorrupt)
+		return "", fmt.Errorf("%w: data after the trailer", ErrBundleCorrupt)
 	case !errors.Is(err, io.EOF):
-		return classifyRead(err, "after the trailer")
+		return "", classifyRead(err, "after the trailer")
 	}
 	switch _, err := br.raw.ReadByte(); {
 	case err == nil:
-		return fmt.Errorf("%w: data after the end of the gzip stream", ErrBundleCorrupt)
+		return "", fmt.Errorf("%w: data after the end of the gzip stream", ErrBundleCorrupt)
 	case !errors.Is(err, io.EOF):
-		return fmt.Errorf("read bundle: %w", err)
+		return "", fmt.Errorf("read bundle: %w", err)
 	}
-	return nil
+	return hex.EncodeToString(want), nil
 }

@@ -22,11 +22,11 @@ var update = flag.Bool("update", false, "rewrite testdata golden files")
 func exportAll(t *testing.T, s Store, keys map[string]bool) ([]byte, int) {
 	t.Helper()
 	var buf bytes.Buffer
-	n, err := s.Export(&buf, keys)
+	res, err := s.Export(&buf, keys)
 	if err != nil {
 		t.Fatalf("Export: %v", err)
 	}
-	return buf.Bytes(), n
+	return buf.Bytes(), res.Written
 }
 
 func TestExportImportRoundTrip(t *testing.T) {
@@ -85,7 +85,7 @@ func TestExportSubsetInKeyOrder(t *testing.T) {
 		t.Fatalf("Export wrote %d, want 2", n)
 	}
 	var order []string
-	if err := scanBundle(bytes.NewReader(bundle), func(r *Record) error { order = append(order, r.Key); return nil }); err != nil {
+	if _, err := scanBundle(bytes.NewReader(bundle), func(r *Record) error { order = append(order, r.Key); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{sampleRecord(1).Key, sampleRecord(5).Key}; !slices.Equal(order, want) {
@@ -109,13 +109,64 @@ func TestExportIsDeterministic(t *testing.T) {
 	}
 }
 
-func TestExportRefusesCorruptRecord(t *testing.T) {
+// TestExportSkipsCorruptRecords: one damaged record used to refuse the
+// whole export; now it is left out and named, and the rest moves.
+func TestExportSkipsCorruptRecords(t *testing.T) {
 	s := NewMemory()
-	mustPut(t, s, sampleRecord(0))
+	mustPut(t, s, sampleRecord(0), sampleRecord(1), sampleRecord(2))
 	corruptMemory(s, prefixRecord+sampleRecord(0).Key)
-	_, err := s.Export(io.Discard, nil)
-	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), sampleRecord(0).Key) {
-		t.Fatalf("Export of a corrupt record: err = %v, want ErrCorrupt naming the key", err)
+	corruptMemory(s, prefixParts+sampleRecord(2).Key)
+	var buf bytes.Buffer
+	res, err := s.Export(&buf, nil)
+	if err != nil {
+		t.Fatalf("Export: %v", err)
+	}
+	if want := []string{sampleRecord(0).Key, sampleRecord(2).Key}; res.Written != 1 || !slices.Equal(res.Skipped, want) {
+		t.Fatalf("Export = %+v; want 1 written, skipped %v", res, want)
+	}
+	digest, n, err := BundleDigest(bytes.NewReader(buf.Bytes()))
+	if err != nil || n != 1 || digest != res.Digest {
+		t.Fatalf("BundleDigest = %s %d %v; want %s, 1 record", digest, n, err, res.Digest)
+	}
+	// The subset path skips the same way.
+	res, err = s.Export(io.Discard, map[string]bool{sampleRecord(0).Key: true, sampleRecord(1).Key: true})
+	if err != nil || res.Written != 1 || !slices.Equal(res.Skipped, []string{sampleRecord(0).Key}) {
+		t.Fatalf("Export subset = %+v, %v", res, err)
+	}
+}
+
+// TestImportExpectDigest: a bundle is imported only if it is the one the
+// exporter announced; a mismatch writes nothing.
+func TestImportExpectDigest(t *testing.T) {
+	src := NewMemory()
+	mustPut(t, src, sampleRecord(0), sampleRecord(1))
+	var buf bytes.Buffer
+	res, err := src.Export(&buf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Digest) != 64 {
+		t.Fatalf("digest %q is not hex SHA-256", res.Digest)
+	}
+	other := NewMemory()
+	mustPut(t, other, sampleRecord(2))
+	var forged bytes.Buffer
+	if _, err := other.Export(&forged, nil); err != nil {
+		t.Fatal(err)
+	}
+	dst := NewMemory()
+	n, err := dst.ImportExpect(bytes.NewReader(forged.Bytes()), res.Digest)
+	if !errors.Is(err, ErrDigestMismatch) || n != 0 || !strings.Contains(err.Error(), res.Digest) {
+		t.Fatalf("ImportExpect of another bundle = %d, %v; want ErrDigestMismatch", n, err)
+	}
+	if keys := recordKeys(t, dst); len(keys) != 0 {
+		t.Fatalf("a refused bundle wrote %v", keys)
+	}
+	for _, expect := range []string{res.Digest, "sha256:" + res.Digest, strings.ToUpper(res.Digest)} {
+		n, err := NewMemory().ImportExpect(bytes.NewReader(buf.Bytes()), expect)
+		if err != nil || n != 2 {
+			t.Fatalf("ImportExpect(%q) = %d, %v", expect, n, err)
+		}
 	}
 }
 

@@ -8,11 +8,22 @@
 // Store is the seam for tiering: the local Badger store is one tier today; a
 // shared remote store can sit in front of it later behind the same interface.
 //
-// Open returns the Badger store (ResolveDir says where it lives); NewMemory
-// returns an in-memory Store with the same rules, for tests. Writes are
-// durable when they return: concurrent Puts share one sync (group commit), so
-// a kill -9 loses only Puts that have not returned. Export and Import move
-// records between caches as a checked single-file bundle (bundle.go).
+// Create opens the Badger store, making it if needed (for commands that fill
+// the cache); Open opens an existing one and OpenReadOnly opens an existing
+// one without ever writing (for commands that only read). ResolveDir says
+// where it lives. NewMemory returns an in-memory Store with the same rules,
+// for tests. Writes are durable when they return: concurrent Puts share one
+// sync (group commit), so a kill -9 loses only Puts that have not returned.
+// Export and Import move records between caches as a checked single-file
+// bundle (bundle.go, which also states what a bundle's digest does and does
+// not prove).
+//
+// Failure envelope: a damaged value is ErrCorrupt for its key alone (repair
+// by overwriting it, Drop, or Repair over what Verify returns); a missing or
+// MANIFEST-less cache is ErrNoCache or ErrNoManifest, never a new empty cache;
+// a held cache is ErrLocked naming the holder; a full disk is ErrDiskFull;
+// a record over MaxRecordBytes is ErrTooLarge; writes to a read-only store
+// are ErrReadOnly. See Badger for what a read-write open of a damaged log does.
 package cache
 
 import (
@@ -134,7 +145,9 @@ type Stats struct {
 
 // Store is a content-addressed result store.
 type Store interface {
-	// Get returns the record stored under key, or ErrNotFound. Parts is left nil:
+	// Get returns the record stored under key, or ErrNotFound, or an error
+	// wrapping ErrCorrupt when the stored value fails its checksum or does not
+	// decode (Parts, Memo, Failure and Runs report damage the same way). Parts is left nil:
 	// parts are stored apart from the record so the hot path (a cache hit) does
 	// not pay for decoding them; call Parts when explaining a miss.
 	Get(key string) (*Record, error)
@@ -142,6 +155,8 @@ type Store interface {
 	// record was stored without parts), or ErrNotFound if there is no record.
 	Parts(key string) ([]Part, error)
 	// Put stores rec durably (synced before return): a crash after Put keeps it.
+	// A record over MaxRecordBytes is refused with ErrTooLarge; a full disk is
+	// ErrDiskFull; a read-only store is ErrReadOnly.
 	// An empty OutputDigest or zero CreatedAt is filled in on rec; a non-empty
 	// OutputDigest that does not match Output is refused.
 	Put(rec *Record) error
@@ -151,7 +166,13 @@ type Store interface {
 	Latest(address string) (key string, ok bool, err error)
 	SetLatest(address, key string) error
 
-	// Has reports whether a record is stored under key, without reading it.
+	// Drop deletes the record under key with its parts (absent is not an
+	// error). A record whose Get fails with ErrCorrupt can also simply be
+	// overwritten by Put or PutIndexed: the new value replaces the damaged one.
+	Drop(key string) error
+
+	// Has reports whether a record is stored under key, without reading it
+	// (so without checking it: a damaged record still "has"; Get tells).
 	Has(key string) (bool, error)
 	// Memo/SetMemo keep an index from a node's input state (a digest the
 	// engine computes) to what it knows about the node's key. The value must
@@ -176,8 +197,10 @@ type Store interface {
 	// Failures whose key is not in keep go too; runs are history and stay. removed
 	// counts records only.
 	GC(keep map[string]bool) (removed int, err error)
-	// Export writes a portable bundle of the records whose key is in keys (all records if keys is nil).
-	Export(w io.Writer, keys map[string]bool) (written int, err error)
+	// Export writes a portable bundle of the records whose key is in keys (all
+	// records if keys is nil). Records that fail their checks are left out and
+	// listed in the result; the result's Digest identifies the bundle.
+	Export(w io.Writer, keys map[string]bool) (ExportResult, error)
 	// Import reads a bundle, verifying every record; a corrupt bundle is refused whole with a clear error.
 	Import(r io.Reader) (imported int, err error)
 	// Verify checks every stored record against its checksum and returns the keys that fail.

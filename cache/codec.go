@@ -24,15 +24,36 @@ const (
 	// compressMin is the body size below which compression is not tried.
 	compressMin   = 256
 	flagSynthetic = 1 << 0
+	// flagRawRefs marks records whose attempts refer to raw text stored once
+	// (see attempts); records written before it copy every attempt's raw.
+	flagRawRefs = 1 << 1
 	// maxRecordBody refuses to inflate a damaged length prefix into a huge allocation.
 	maxRecordBody = 1 << 30
 )
 
-func (e *encoder) attempts(as []Attempt) {
+// Attempt raw texts are written as a reference when they repeat text the
+// record already holds: the accepted answer is normally Record.Raw and also
+// the last attempt's Raw, and a repair re-ask repeats the previous answer, so
+// copying each would store the largest field two or three times and push big
+// answers toward Badger's value limit.
+const (
+	rawLiteral = 0 // a string follows
+	rawIsFinal = 1 // same as Record.Raw
+	// rawIsAttempt+i: same as attempt i's raw
+	rawIsAttempt = 2
+)
+
+func (e *encoder) attempts(final string, as []Attempt) {
 	e.uvarint(uint64(len(as)))
-	for _, a := range as {
+	for i, a := range as {
 		e.str(a.Error)
-		e.str(a.Raw)
+		switch ref := rawRef(final, as[:i], a.Raw); ref {
+		case rawLiteral:
+			e.uvarint(rawLiteral)
+			e.str(a.Raw)
+		default:
+			e.uvarint(uint64(ref))
+		}
 		e.varint(int64(a.Status))
 		if a.Repair {
 			e.byte(1)
@@ -43,7 +64,24 @@ func (e *encoder) attempts(as []Attempt) {
 	}
 }
 
-func (d *decoder) attempts() []Attempt {
+// rawRef finds raw among what is already stored; empty raws stay literal
+// (they cost one byte either way).
+func rawRef(final string, earlier []Attempt, raw string) int {
+	if raw == "" {
+		return rawLiteral
+	}
+	if raw == final {
+		return rawIsFinal
+	}
+	for j, p := range earlier {
+		if p.Raw == raw {
+			return rawIsAttempt + j
+		}
+	}
+	return rawLiteral
+}
+
+func (d *decoder) attempts(final string, refs bool) []Attempt {
 	n := d.uvarint()
 	// Each attempt takes at least 5 bytes, which bounds n before allocating.
 	if n == 0 || n > uint64(len(d.s))/5 {
@@ -55,7 +93,20 @@ func (d *decoder) attempts() []Attempt {
 	as := make([]Attempt, n)
 	for i := range as {
 		as[i].Error = d.str()
-		as[i].Raw = d.str()
+		if !refs {
+			as[i].Raw = d.str()
+		} else {
+			switch ref := d.uvarint(); {
+			case ref == rawLiteral:
+				as[i].Raw = d.str()
+			case ref == rawIsFinal:
+				as[i].Raw = final
+			case ref-rawIsAttempt < uint64(i):
+				as[i].Raw = as[ref-rawIsAttempt].Raw
+			default:
+				d.fail(fmt.Errorf("attempt %d refers to raw text %d", i, ref))
+			}
+		}
 		as[i].Status = int(d.varint())
 		as[i].Repair = d.byte() == 1
 		as[i].Duration = d.varint()
@@ -109,7 +160,7 @@ func openRecord(v []byte) (body []byte, owned bool, err error) {
 func encodeRecord(rec *Record) []byte {
 	e := encoder{buf: make([]byte, 0, 96+len(rec.Key)+len(rec.Output)+len(rec.Raw)+len(rec.Reasoning))}
 	e.byte(recordPlain)
-	var flags byte
+	var flags byte = flagRawRefs
 	if rec.Synthetic {
 		flags |= flagSynthetic
 	}
@@ -131,7 +182,7 @@ func encodeRecord(rec *Record) []byte {
 	e.str(rec.Fingerprint)
 	e.str(rec.Raw)
 	e.str(rec.Reasoning)
-	e.attempts(rec.Attempts)
+	e.attempts(rec.Raw, rec.Attempts)
 	if body := e.buf[1:]; len(body) >= compressMin {
 		limit := s2.MaxEncodedLen(len(body))
 		packed := make([]byte, 1+limit, 1+limit+crcSize)
@@ -213,8 +264,8 @@ func decodeRecord(v []byte) (*Record, error) {
 		Fingerprint:  d.str(),
 		Raw:          d.str(),
 		Reasoning:    d.str(),
-		Attempts:     d.attempts(),
 	}
+	rec.Attempts = d.attempts(rec.Raw, flags&flagRawRefs != 0)
 	switch {
 	case len(output) == 0:
 	case owned:

@@ -1,8 +1,11 @@
 package cache
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -102,7 +105,7 @@ func TestSummaryMatchesRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := summary{
-		Flags: flagSynthetic, Key: rec.Key, Stage: rec.Stage, Address: rec.Address,
+		Flags: flagSynthetic | flagRawRefs, Key: rec.Key, Stage: rec.Stage, Address: rec.Address,
 		CreatedAt: rec.CreatedAt, Usage: rec.Usage, OutputDigest: rec.OutputDigest, OutputLen: len(rec.Output),
 	}
 	if !reflect.DeepEqual(sum, want) {
@@ -200,5 +203,71 @@ func TestPartsCodec(t *testing.T) {
 				t.Fatalf("flipped byte: err = %v, want ErrCorrupt", err)
 			}
 		})
+	}
+}
+
+// TestRawTextStoredOnce: the accepted answer is Record.Raw and the last
+// attempt's raw, and a re-ask can repeat an earlier answer; each is stored
+// once.
+func TestRawTextStoredOnce(t *testing.T) {
+	noise := make([]byte, 5000)
+	rand.New(rand.NewSource(1)).Read(noise)
+	raw := hex.EncodeToString(noise) // s2 finds no matches in it, only across copies
+	rec := sampleRecord(1)
+	rec.Raw = raw
+	rec.Attempts = []Attempt{
+		{Raw: "not json", Status: 200},
+		{Raw: "not json", Status: 200, Repair: true},
+		{Raw: raw, Status: 200, Repair: true},
+		{Error: "timeout", Status: 0},
+	}
+	body := encodeRecord(rec)
+	if body[0] == recordS2 {
+		t.Fatal("test needs an uncompressed value to count bytes")
+	}
+	if n := strings.Count(string(body), raw); n != 1 {
+		t.Fatalf("raw text stored %d times, want 1", n)
+	}
+	if n := strings.Count(string(body), "not json"); n != 1 {
+		t.Fatalf("repeated attempt raw stored %d times, want 1", n)
+	}
+	got, err := decodeRecord(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, withoutParts(rec)) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got.Attempts, rec.Attempts)
+	}
+}
+
+// TestDecodesRecordsBeforeRawRefs reads a value written before attempts
+// referred to Record.Raw (testdata, produced by that encoder).
+func TestDecodesRecordsBeforeRawRefs(t *testing.T) {
+	h, err := os.ReadFile("testdata/record-v1-attempts.hex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := hex.DecodeString(strings.TrimSpace(string(h)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sampleRecord(3)
+	want.Attempts = []Attempt{{Raw: "first try", Status: 200, Duration: 5}, {Raw: want.Raw, Status: 200, Repair: true, Duration: 7}}
+	got, err := decodeRecord(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, withoutParts(want)) {
+		t.Fatalf("old record:\n got %+v\nwant %+v", got, withoutParts(want))
+	}
+}
+
+func TestRawRefOutOfRangeIsCorrupt(t *testing.T) {
+	e := encoder{}
+	e.attempts("final", []Attempt{{Raw: "a"}})
+	// Point attempt 0 at attempt 0 (only earlier attempts may be named).
+	d := decoder{s: string([]byte{1, 0, rawIsAttempt, 0, 0, 0})}
+	if as := d.attempts("final", true); d.err == nil {
+		t.Fatalf("self-reference decoded as %+v", as)
 	}
 }

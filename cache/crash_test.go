@@ -90,7 +90,7 @@ func TestCrashSafety(t *testing.T) {
 
 // crashChild writes until killed; it never returns normally.
 func crashChild(dir string) {
-	s, err := Open(dir)
+	s, err := Create(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		os.Exit(2)

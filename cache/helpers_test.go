@@ -60,7 +60,7 @@ func backends(t *testing.T, fn func(t *testing.T, s Store)) {
 
 func openTemp(t testing.TB, opts ...Option) *Badger {
 	t.Helper()
-	s, err := Open(t.TempDir(), opts...)
+	s, err := Create(t.TempDir(), opts...)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

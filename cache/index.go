@@ -2,9 +2,39 @@ package cache
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 )
+
+// Memo values are stored as
+//
+//	value | NUL | 'M' | CRC-32C of value (4 bytes, LE)
+//
+// so a damaged memo reads as ErrCorrupt instead of pointing a warm run at a
+// wrong key. The NUL keeps memoRecordKey (used by GC) reading the record key
+// of the stored form. Memos written before the trailer existed fail the check
+// and cost one re-render, as any lost memo does.
+const memoTrailer = 2 + crcSize
+
+func sealMemo(v []byte) []byte {
+	out := make([]byte, 0, len(v)+memoTrailer)
+	out = append(append(out, v...), 0, 'M')
+	return binary.LittleEndian.AppendUint32(out, crc32.Checksum(v, castagnoli))
+}
+
+func unsealMemo(stored []byte) ([]byte, error) {
+	n := len(stored) - memoTrailer
+	if n < 0 || stored[n] != 0 || stored[n+1] != 'M' {
+		return nil, fmt.Errorf("%w: memo of %d bytes has no checksum trailer", ErrCorrupt, len(stored))
+	}
+	v := stored[:n]
+	if got, want := crc32.Checksum(v, castagnoli), binary.LittleEndian.Uint32(stored[n+2:]); got != want {
+		return nil, fmt.Errorf("%w: memo checksum %08x, stored %08x", ErrCorrupt, got, want)
+	}
+	return v, nil
+}
 
 func (s *store) Has(key string) (bool, error) {
 	ok, err := s.b.has([]byte(prefixRecord + key))
@@ -16,9 +46,10 @@ func (s *store) Has(key string) (bool, error) {
 
 func (s *store) Memo(inputKey string) ([]byte, bool, error) {
 	var out []byte
-	err := s.b.get([]byte(prefixMemo+inputKey), func(v []byte) error {
+	err := s.b.get([]byte(prefixMemo+inputKey), func(stored []byte) error {
+		v, err := unsealMemo(stored)
 		out = append([]byte(nil), v...)
-		return nil
+		return err
 	})
 	switch {
 	case errors.Is(err, errNoKey):
@@ -35,7 +66,7 @@ func (s *store) SetMemo(inputKey string, value []byte) error {
 	}
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
-	if err := s.b.apply([]op{setOp(prefixMemo+inputKey, value)}); err != nil {
+	if err := s.apply([]op{setOp(prefixMemo+inputKey, sealMemo(value))}); err != nil {
 		return fmt.Errorf("set memo %s: %w", inputKey, err)
 	}
 	return nil
@@ -53,7 +84,7 @@ func (s *store) PutIndexed(rec *Record, address, inputKey string, memo []byte) e
 		if err := checkMemo(inputKey, memo); err != nil {
 			return fmt.Errorf("put record: %w", err)
 		}
-		extra = append(extra, setOp(prefixMemo+inputKey, memo))
+		extra = append(extra, setOp(prefixMemo+inputKey, sealMemo(memo)))
 	}
 	return s.put(rec, extra...)
 }

@@ -104,7 +104,7 @@ func (s *store) GC(keep map[string]bool) (int, error) {
 	if len(units) == 0 {
 		return 0, nil
 	}
-	if err := s.b.apply(units...); err != nil {
+	if err := s.apply(units...); err != nil {
 		return 0, fmt.Errorf("gc: delete %d entries: %w", len(units), err)
 	}
 	if err := s.b.reclaim(); err != nil {
@@ -161,4 +161,63 @@ func (s *store) fullRecord(key string) (*Record, error) {
 		return nil, s.lookupErr("read record", key, err)
 	}
 	return rec, nil
+}
+
+// RepairResult counts what Repair deleted.
+type RepairResult struct {
+	Records int `json:"records"` // records (with their parts) dropped
+	Latest  int `json:"latest"`  // latest-key entries that named them
+	Memos   int `json:"memos"`   // memos that named them or were damaged themselves
+}
+
+// Repair drops the records in bad (as Verify returns them), the latest-key
+// entries and memos that name them, and every memo that fails its own
+// checksum, in one write, so that the next run recomputes exactly those
+// records instead of failing on them or trusting an index that points at
+// them. Records not in bad are never touched.
+func (s *store) Repair(bad []string) (RepairResult, error) {
+	var res RepairResult
+	drop := make(map[string]bool, len(bad))
+	var ops []op
+	for _, k := range bad {
+		if !drop[k] {
+			drop[k] = true
+			ops = append(ops, delOp(prefixRecord+k), delOp(prefixParts+k))
+			res.Records++
+		}
+	}
+	s.gcMu.Lock()
+	defer s.gcMu.Unlock()
+	err := s.b.scan(prefixLatest, false, func(k, v []byte) error {
+		if drop[string(v)] {
+			ops = append(ops, delOp(string(k)))
+			res.Latest++
+		}
+		return nil
+	})
+	if err == nil {
+		err = s.b.scan(prefixMemo, false, func(k, v []byte) error {
+			if _, merr := unsealMemo(v); merr != nil || drop[memoRecordKey(v)] {
+				ops = append(ops, delOp(string(k)))
+				res.Memos++
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return RepairResult{}, fmt.Errorf("repair: scan: %w", err)
+	}
+	if len(ops) == 0 {
+		return res, nil
+	}
+	// One unit per entry: the deletions need not be atomic together, and
+	// small units let the committer split a large repair across transactions.
+	units := make([][]op, len(ops))
+	for i := range ops {
+		units[i] = ops[i : i+1]
+	}
+	if err := s.apply(units...); err != nil {
+		return RepairResult{}, fmt.Errorf("repair: delete %d entries: %w", len(ops), err)
+	}
+	return res, nil
 }

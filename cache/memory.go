@@ -20,7 +20,7 @@ var _ Store = (*Memory)(nil)
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
 	mb := &memBackend{kv: map[string][]byte{}}
-	return &Memory{store: newStore(mb), mem: mb}
+	return &Memory{store: newStore(mb, "memory"), mem: mb}
 }
 
 type memBackend struct {

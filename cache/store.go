@@ -24,6 +24,16 @@ const (
 // and anything near that is a bug upstream, not a cache key.
 const maxIDLen = 4096
 
+// MaxRecordBytes caps a stored record value (after compression). Badger
+// refuses values over its value-log file size (64 MiB here) with an error
+// that names neither the record nor the limit, and a value near that size
+// would fill a value-log file by itself; 32 MiB is far above any real answer
+// (raw text is stored once, see codec.go) and leaves that headroom.
+const MaxRecordBytes = 32 << 20
+
+// ErrTooLarge is wrapped by Put errors for a record over MaxRecordBytes.
+var ErrTooLarge = errors.New("record too large for the cache")
+
 // errNoKey is a backend's "absent", translated to ErrNotFound by store.
 var errNoKey = errors.New("key absent")
 
@@ -57,13 +67,21 @@ type backend interface {
 // store implements Store over a backend.
 type store struct {
 	b backend
+	// where names the store in errors: its directory, or "memory".
+	where string
 	// gcMu lets GC see and delete a stable set: writers hold it shared.
 	gcMu sync.RWMutex
 	now  func() time.Time
 }
 
-func newStore(b backend) store {
-	return store{b: b, now: func() time.Time { return time.Now().UTC() }}
+func newStore(b backend, where string) store {
+	return store{b: b, where: where, now: func() time.Time { return time.Now().UTC() }}
+}
+
+// apply is every write's way to the backend, so that a full disk is reported
+// as ErrDiskFull whichever layer noticed it.
+func (s *store) apply(units ...[]op) error {
+	return classifyWriteErr(s.where, s.b.apply(units...))
 }
 
 func checkID(what, id string) error {
@@ -137,10 +155,33 @@ func (s *store) put(rec *Record, extra ...op) error {
 	if rec.CreatedAt.IsZero() {
 		rec.CreatedAt = s.now()
 	}
+	ops := recordOps(rec)
+	for _, o := range ops {
+		if len(o.val) > MaxRecordBytes {
+			return fmt.Errorf("put record %s: %w: %s is %d bytes after compression, over the %d-byte (%d MiB) limit; output %d bytes, raw text %d bytes, %d attempts",
+				rec.Key, ErrTooLarge, o.key[:2], len(o.val), MaxRecordBytes, MaxRecordBytes>>20, len(rec.Output), len(rec.Raw), len(rec.Attempts))
+		}
+	}
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
-	if err := s.b.apply(append(recordOps(rec), extra...)); err != nil {
+	if err := s.apply(append(ops, extra...)); err != nil {
 		return fmt.Errorf("put record %s: %w", rec.Key, err)
+	}
+	return nil
+}
+
+// Drop deletes the record under key and its parts, so that the next run
+// recomputes it: the repair for a record that reads as ErrCorrupt. Index
+// entries naming key are left; they cost a miss (Has reports false), and
+// Repair removes them. Dropping an absent key is not an error.
+func (s *store) Drop(key string) error {
+	if err := checkID("record key", key); err != nil {
+		return fmt.Errorf("drop record: %w", err)
+	}
+	s.gcMu.RLock()
+	defer s.gcMu.RUnlock()
+	if err := s.apply([]op{delOp(prefixRecord + key), delOp(prefixParts + key)}); err != nil {
+		return fmt.Errorf("drop record %s: %w", key, err)
 	}
 	return nil
 }
@@ -179,7 +220,7 @@ func (s *store) SetLatest(address, key string) error {
 	}
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
-	if err := s.b.apply([]op{setOp(prefixLatest+address, []byte(key))}); err != nil {
+	if err := s.apply([]op{setOp(prefixLatest+address, []byte(key))}); err != nil {
 		return fmt.Errorf("set latest of %s: %w", address, err)
 	}
 	return nil
@@ -199,9 +240,12 @@ func (s *store) PutFailure(f *Failure) error {
 	if err != nil {
 		return fmt.Errorf("put failure %s: %w", f.Key, err)
 	}
+	if len(v) > MaxRecordBytes {
+		return fmt.Errorf("put failure %s: %w: %d bytes, over the %d MiB limit", f.Key, ErrTooLarge, len(v), MaxRecordBytes>>20)
+	}
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
-	if err := s.b.apply([]op{setOp(prefixFailure+f.Key, v)}); err != nil {
+	if err := s.apply([]op{setOp(prefixFailure+f.Key, v)}); err != nil {
 		return fmt.Errorf("put failure %s: %w", f.Key, err)
 	}
 	return nil
@@ -227,7 +271,7 @@ func (s *store) DeleteFailure(key string) error {
 	}
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
-	if err := s.b.apply([]op{delOp(prefixFailure + key)}); err != nil {
+	if err := s.apply([]op{delOp(prefixFailure + key)}); err != nil {
 		return fmt.Errorf("delete failure %s: %w", key, err)
 	}
 	return nil
@@ -246,7 +290,7 @@ func (s *store) PutRun(r *RunRecord) error {
 	}
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
-	if err := s.b.apply([]op{setOp(prefixRun+r.ID, v)}); err != nil {
+	if err := s.apply([]op{setOp(prefixRun+r.ID, v)}); err != nil {
 		return fmt.Errorf("put run %s: %w", r.ID, err)
 	}
 	return nil

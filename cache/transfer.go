@@ -7,13 +7,27 @@ import (
 	"sort"
 )
 
-func (s *store) Export(w io.Writer, keys map[string]bool) (int, error) {
+// ExportResult is what Export wrote.
+type ExportResult struct {
+	Written int    `json:"written"`
+	Digest  string `json:"digest"` // hex SHA-256 the bundle's trailer holds; see the trust model in bundle.go
+	// Skipped are the keys of records that failed their checks and were left
+	// out, in key order: a damaged record must not stop the rest from moving.
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+func (s *store) Export(w io.Writer, keys map[string]bool) (ExportResult, error) {
+	var res ExportResult
 	bw, err := newBundleWriter(w)
 	if err != nil {
-		return 0, fmt.Errorf("export: %w", err)
+		return res, fmt.Errorf("export: %w", err)
 	}
 	write := func(key string) error {
 		rec, err := s.fullRecord(key)
+		if errors.Is(err, ErrCorrupt) {
+			res.Skipped = append(res.Skipped, key)
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -40,13 +54,14 @@ func (s *store) Export(w io.Writer, keys map[string]bool) (int, error) {
 			}
 		}
 	}
+	res.Written = bw.count
 	if err != nil {
-		return bw.count, fmt.Errorf("export: %w", err)
+		return res, fmt.Errorf("export: %w", err)
 	}
-	if err := bw.close(); err != nil {
-		return bw.count, fmt.Errorf("export: %w", err)
+	if res.Digest, err = bw.close(); err != nil {
+		return res, fmt.Errorf("export: %w", err)
 	}
-	return bw.count, nil
+	return res, nil
 }
 
 // importBatch bounds how many records one apply carries during Import.
@@ -55,7 +70,12 @@ const importBatch = 256
 // Import keeps a local record that passes its checks rather than rewriting it:
 // equal keys mean equal inputs. imported counts records written (new or
 // replacing a damaged local copy).
-func (s *store) Import(r io.Reader) (int, error) {
+func (s *store) Import(r io.Reader) (int, error) { return s.ImportExpect(r, "") }
+
+// ImportExpect is Import that first checks the bundle's digest against
+// expect (hex, "sha256:" optional; empty skips the check) and refuses a
+// mismatch with ErrDigestMismatch before writing anything.
+func (s *store) ImportExpect(r io.Reader, expect string) (int, error) {
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
 	imported := 0
@@ -64,7 +84,7 @@ func (s *store) Import(r io.Reader) (int, error) {
 		if len(units) == 0 {
 			return nil
 		}
-		if err := s.b.apply(units...); err != nil {
+		if err := s.apply(units...); err != nil {
 			return err
 		}
 		imported += len(units)
@@ -72,7 +92,7 @@ func (s *store) Import(r io.Reader) (int, error) {
 		return nil
 	}
 	seen := map[string]bool{}
-	err := readBundle(r, func(rec *Record) error {
+	err := readBundle(r, expect, func(rec *Record) error {
 		if seen[rec.Key] {
 			return nil
 		}

@@ -2,8 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -20,11 +25,81 @@ func (a *app) cacheCmd() *cobra.Command {
 	return cmd
 }
 
+// cacheMode is how a command opens the cache. Only the commands that fill a
+// cache create one; commands that only read open it read-only, so they work
+// on shared read-only copies and can never make Badger rewrite a damaged log.
+type cacheMode int
+
+const (
+	cacheReadOnly cacheMode = iota // existing cache, no writes (plan, stats, ls, verify, export)
+	cacheExisting                  // existing cache, read-write (gc, verify --repair)
+	cacheCreate                    // create if missing (run, import)
+)
+
+// openCacheReadOnly is the open for commands that only read the cache (plan).
+func (a *app) openCacheReadOnly() (*cache.Badger, error) {
+	return a.openCacheMode(cacheReadOnly)
+}
+
+func (a *app) cacheDirPath() string {
+	wd, _ := os.Getwd()
+	return cache.ResolveDir(a.cacheDir, wd)
+}
+
+func (a *app) openCacheMode(mode cacheMode) (*cache.Badger, error) {
+	dir := a.cacheDirPath()
+	opts := []cache.Option{cache.WithLogger(a.log)}
+	var st *cache.Badger
+	var err error
+	switch mode {
+	case cacheReadOnly:
+		st, err = cache.OpenReadOnly(dir, opts...)
+	case cacheExisting:
+		st, err = cache.Open(dir, opts...)
+	default:
+		st, err = cache.Create(dir, opts...)
+		if err != nil && isPermission(err) {
+			// A cache the user may not write (a mounted shared copy) still
+			// serves cached results; writes then fail with ErrReadOnly.
+			if ro, rerr := cache.OpenReadOnly(dir, opts...); rerr == nil {
+				a.log.Warn().Str("cache", dir).Err(err).Msg("cache is not writable; opened read-only: results computed now will not be saved")
+				return ro, nil
+			}
+		}
+	}
+	if err != nil {
+		return nil, &exitError{exitBadInput, cacheOpenError(err)}
+	}
+	return st, nil
+}
+
+func isPermission(err error) bool {
+	return errors.Is(err, cache.ErrNotWritable) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
+}
+
+// cacheOpenError adds what to do to the cache package's what and where.
+func cacheOpenError(err error) error {
+	var hint string
+	switch {
+	case errors.Is(err, cache.ErrNoCache):
+		hint = "check --cache-dir and $" + cache.EnvDir + "; `ideaflow run` (or `ideaflow cache import`) creates a cache"
+	case errors.Is(err, cache.ErrLocked):
+		hint = "a run is using the cache: wait for it to finish (or stop it), then try again"
+	case errors.Is(err, cache.ErrNeedsRecovery):
+		hint = "run `ideaflow cache verify --repair` (or the next `ideaflow run`) once to replay the log, then read-only commands work again"
+	case errors.Is(err, cache.ErrDiskFull):
+		hint = "free some space on that file system and try again"
+	default:
+		return err
+	}
+	return fmt.Errorf("%w\n  what to do: %s", err, hint)
+}
+
 // withCache makes a command body that needs the cache: the cache is open
 // for the length of the body.
-func (a *app) withCache(body func(store *cache.Badger, args []string) error) func(*cobra.Command, []string) error {
+func (a *app) withCache(mode cacheMode, body func(store *cache.Badger, args []string) error) func(*cobra.Command, []string) error {
 	return func(_ *cobra.Command, args []string) error {
-		store, err := a.openCache()
+		store, err := a.openCacheMode(mode)
 		if err != nil {
 			return err
 		}
@@ -39,7 +114,7 @@ func (a *app) cacheStatsCmd() *cobra.Command {
 		Use:   "stats",
 		Short: "Count records, bytes, and what the stored results cost to compute",
 		Args:  cobra.NoArgs,
-		RunE: a.withCache(func(store *cache.Badger, _ []string) error {
+		RunE: a.withCache(cacheReadOnly, func(store *cache.Badger, _ []string) error {
 			s, err := store.Stats()
 			if err != nil {
 				return &exitError{exitFailedNodes, err}
@@ -62,7 +137,7 @@ func (a *app) cacheLsCmd() *cobra.Command {
 		Use:   "ls",
 		Short: "List cached records (key, stage, node address, size)",
 		Args:  cobra.NoArgs,
-		RunE: a.withCache(func(store *cache.Badger, _ []string) error {
+		RunE: a.withCache(cacheReadOnly, func(store *cache.Badger, _ []string) error {
 			enc := json.NewEncoder(a.stdout)
 			err := store.List(func(e cache.Entry) error {
 				if asJSON {
@@ -102,7 +177,7 @@ func (a *app) cacheGCCmd() *cobra.Command {
 		Use:   "gc EXPERIMENT...",
 		Short: "Delete every record the named experiments do not reach",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: a.withCache(func(store *cache.Badger, args []string) error {
+		RunE: a.withCache(cacheExisting, func(store *cache.Badger, args []string) error {
 			keep, err := a.reachable(store, args)
 			if err != nil {
 				return err
@@ -125,7 +200,7 @@ func (a *app) cacheExportCmd() *cobra.Command {
 		Use:   "export FILE",
 		Short: "Write a portable cache bundle (all records, or only what --experiment reaches)",
 		Args:  cobra.ExactArgs(1),
-		RunE: a.withCache(func(store *cache.Badger, args []string) error {
+		RunE: a.withCache(cacheReadOnly, func(store *cache.Badger, args []string) error {
 			var keys map[string]bool
 			if len(experiments) > 0 {
 				var err error
@@ -137,7 +212,7 @@ func (a *app) cacheExportCmd() *cobra.Command {
 			if err != nil {
 				return &exitError{exitBadInput, fmt.Errorf("create bundle: %w", err)}
 			}
-			n, err := store.Export(f, keys)
+			res, err := store.Export(f, keys)
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}
@@ -145,7 +220,15 @@ func (a *app) cacheExportCmd() *cobra.Command {
 				os.Remove(args[0])
 				return &exitError{exitFailedNodes, fmt.Errorf("export: %w", err)}
 			}
-			fmt.Fprintf(a.stdout, "exported %d records to %s\n", n, args[0])
+			fmt.Fprintf(a.stdout, "exported %d records to %s\ndigest: sha256:%s\n", res.Written, args[0], res.Digest)
+			fmt.Fprintf(a.stdout, "  (send the digest by a channel other than the bundle; the importer checks it with `ideaflow cache import %s --expect sha256:%s`)\n",
+				args[0], res.Digest)
+			if len(res.Skipped) > 0 {
+				for _, k := range res.Skipped {
+					fmt.Fprintf(a.stdout, "skipped corrupt: %s\n", k)
+				}
+				return &exitError{exitFailedNodes, fmt.Errorf("%d corrupt record(s) were left out of %s; run `ideaflow cache verify --repair`, then re-run the experiment to recompute them", len(res.Skipped), args[0])}
+			}
 			return nil
 		}),
 	}
@@ -155,44 +238,90 @@ func (a *app) cacheExportCmd() *cobra.Command {
 }
 
 func (a *app) cacheImportCmd() *cobra.Command {
-	return &cobra.Command{
+	var expect string
+	cmd := &cobra.Command{
 		Use:   "import FILE",
-		Short: "Import a cache bundle; a corrupt bundle is refused whole",
+		Short: "Import a cache bundle; a corrupt bundle, or one whose digest is not --expect, is refused whole",
 		Args:  cobra.ExactArgs(1),
-		RunE: a.withCache(func(store *cache.Badger, args []string) error {
+		RunE: func(_ *cobra.Command, args []string) error {
 			f, err := os.Open(args[0])
 			if err != nil {
 				return &exitError{exitBadInput, fmt.Errorf("open bundle: %w", err)}
 			}
 			defer f.Close()
-			n, err := store.Import(f)
+			// Check the whole bundle before the cache is created or opened,
+			// so a refused bundle leaves no trace.
+			digest, _, err := cache.BundleDigest(f)
+			if err == nil && expect != "" && normDigest(expect) != digest {
+				err = fmt.Errorf("%w: bundle has sha256:%s, expected sha256:%s", cache.ErrDigestMismatch, digest, normDigest(expect))
+			}
 			if err != nil {
 				return &exitError{exitBadInput, fmt.Errorf("import %s: %w (nothing was imported)", args[0], err)}
 			}
-			fmt.Fprintf(a.stdout, "imported %d records from %s\n", n, args[0])
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return &exitError{exitBadInput, fmt.Errorf("import %s: %w", args[0], err)}
+			}
+			store, err := a.openCacheMode(cacheCreate)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			// ImportExpect checks the digest again on the bytes it writes from.
+			n, err := store.ImportExpect(f, digest)
+			if err != nil {
+				return &exitError{exitBadInput, fmt.Errorf("import %s: %w (nothing was imported)", args[0], err)}
+			}
+			fmt.Fprintf(a.stdout, "imported %d records from %s (digest sha256:%s)\n", n, args[0], digest)
+			if expect == "" {
+				fmt.Fprintln(a.stdout, "  note: without --expect the bundle was checked for damage, not for who made it")
+			}
 			return nil
-		}),
+		},
 	}
+	cmd.Flags().StringVar(&expect, "expect", "", "refuse the bundle unless its digest is this (as `cache export` printed it)")
+	return cmd
+}
+
+func normDigest(d string) string {
+	return strings.ToLower(strings.TrimPrefix(strings.TrimSpace(d), "sha256:"))
 }
 
 func (a *app) cacheVerifyCmd() *cobra.Command {
-	return &cobra.Command{
+	var repair bool
+	cmd := &cobra.Command{
 		Use:   "verify",
-		Short: "Check every stored record against its checksum",
+		Short: "Check every stored record against its checksum (--repair drops the ones that fail)",
 		Args:  cobra.NoArgs,
-		RunE: a.withCache(func(store *cache.Badger, _ []string) error {
-			bad, err := store.Verify()
-			if err != nil {
-				return &exitError{exitFailedNodes, err}
+		RunE: func(c *cobra.Command, args []string) error {
+			mode := cacheReadOnly
+			if repair {
+				mode = cacheExisting
 			}
-			for _, k := range bad {
-				fmt.Fprintf(a.stdout, "corrupt: %s\n", k)
-			}
-			if len(bad) > 0 {
-				return &exitError{exitFailedNodes, fmt.Errorf("%d corrupt record(s); re-run the experiment to recompute them, or gc to delete them", len(bad))}
-			}
-			fmt.Fprintln(a.stdout, "all records verified")
-			return nil
-		}),
+			return a.withCache(mode, func(store *cache.Badger, _ []string) error {
+				bad, err := store.Verify()
+				if err != nil {
+					return &exitError{exitFailedNodes, err}
+				}
+				for _, k := range bad {
+					fmt.Fprintf(a.stdout, "corrupt: %s\n", k)
+				}
+				if repair {
+					res, err := store.Repair(bad)
+					if err != nil {
+						return &exitError{exitFailedNodes, err}
+					}
+					fmt.Fprintf(a.stdout, "repaired: dropped %d unreadable record(s), %d latest entr(ies) and %d memo(s) naming them or damaged; the next run recomputes them\n",
+						res.Records, res.Latest, res.Memos)
+					return nil
+				}
+				if len(bad) > 0 {
+					return &exitError{exitFailedNodes, fmt.Errorf("%d corrupt record(s); run `ideaflow cache verify --repair` to drop them so the next run recomputes them", len(bad))}
+				}
+				fmt.Fprintln(a.stdout, "all records verified")
+				return nil
+			})(c, args)
+		},
 	}
+	cmd.Flags().BoolVar(&repair, "repair", false, "drop every record that fails (and the index entries naming it), so the next run recomputes it")
+	return cmd
 }

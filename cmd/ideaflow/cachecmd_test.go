@@ -1,8 +1,13 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -61,9 +66,13 @@ func TestShareACacheBundle(t *testing.T) {
 	if code != exitBadInput || !strings.Contains(stderr, "nothing was imported") {
 		t.Fatalf("corrupt import: exit %d\n%s", code, stderr)
 	}
-	code, stdout, _ = cli(t, "cache", "stats", "--cache-dir", empty)
-	if code != 0 || !strings.Contains(stdout, "records:   0") {
-		t.Fatalf("after a refused import:\n%s", stdout)
+	// The bundle is checked before the cache is created: nothing is left behind.
+	if _, err := os.Stat(empty); !os.IsNotExist(err) {
+		t.Fatalf("a refused import created %s (stat: %v)", empty, err)
+	}
+	code, _, stderr = cli(t, "cache", "stats", "--cache-dir", empty)
+	if code != exitBadInput || !strings.Contains(stderr, "no cache at "+empty) {
+		t.Fatalf("stats after a refused import: exit %d\n%s", code, stderr)
 	}
 
 	// gc keeps what the named experiment reaches: the variant's rankings,
@@ -97,8 +106,211 @@ func TestCacheDirFromEnvironment(t *testing.T) {
 		t.Fatalf("stats with IDEAFLOW_CACHE_DIR:\n%s", stdout)
 	}
 	flagDir := filepath.Join(t.TempDir(), "from-flag")
-	code, stdout, _ = cli(t, "cache", "stats", "--cache-dir", flagDir)
-	if code != 0 || !strings.Contains(stdout, "records:   0") {
-		t.Fatalf("--cache-dir must win over the environment:\n%s", stdout)
+	code, _, stderr := cli(t, "cache", "stats", "--cache-dir", flagDir)
+	if code != exitBadInput || !strings.Contains(stderr, "no cache at "+flagDir) {
+		t.Fatalf("--cache-dir must win over the environment: exit %d\n%s", code, stderr)
+	}
+}
+
+// treeDigest hashes every file's name and bytes under dir, to show that a
+// command left a cache exactly as it found it.
+func treeDigest(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %d\n", p, len(b))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// TestNoCommandButRunCreatesACache: a typo in --cache-dir used to become an
+// empty cache that "verified"; now every reading command says there is none.
+func TestNoCommandButRunCreatesACache(t *testing.T) {
+	_, exp, _, _ := newScenario(t)
+	typo := filepath.Join(t.TempDir(), "a", "typo")
+	for _, args := range [][]string{
+		{"cache", "verify"}, {"cache", "verify", "--repair"}, {"cache", "stats"}, {"cache", "ls"},
+		{"cache", "export", filepath.Join(t.TempDir(), "b.bundle")}, {"cache", "gc", exp}, {"plan", exp},
+	} {
+		code, _, stderr := cli(t, append(args, "--cache-dir", typo)...)
+		if code != exitBadInput || !strings.Contains(stderr, "no cache at "+typo) || !strings.Contains(stderr, "what to do:") {
+			t.Fatalf("%v on a missing cache: exit %d\n%s", args, code, stderr)
+		}
+		if _, err := os.Stat(typo); !os.IsNotExist(err) {
+			t.Fatalf("%v created %s", args, typo)
+		}
+	}
+}
+
+// TestDeletedManifestIsNotAnEmptyCache: the data is still there; verify, stats
+// and run must say so rather than report "all records verified" or re-pay.
+func TestDeletedManifestIsNotAnEmptyCache(t *testing.T) {
+	srv, exp, cacheDir, _ := newScenario(t)
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	if err := os.Remove(filepath.Join(cacheDir, "MANIFEST")); err != nil {
+		t.Fatal(err)
+	}
+	before := srv.Count()
+	for _, args := range [][]string{{"cache", "verify"}, {"cache", "stats"}, {"run", exp}} {
+		code, stdout, stderr := cli(t, append(args, "--cache-dir", cacheDir)...)
+		if code == 0 || !strings.Contains(stderr, "no MANIFEST") || !strings.Contains(stderr, cacheDir) || strings.Contains(stdout, "verified") {
+			t.Fatalf("%v without MANIFEST: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+	}
+	if srv.Count() != before {
+		t.Fatal("run re-paid for a cache whose MANIFEST is missing")
+	}
+}
+
+// TestDamagedValueLogIsReportedAndRepaired is the issue's repro: truncate the
+// value log to half, then every command either works around the damage or
+// names it, verify --repair drops it, and the next run recomputes it.
+func TestDamagedValueLogIsReportedAndRepaired(t *testing.T) {
+	srv, exp, cacheDir, _ := newScenario(t)
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	vlog := filepath.Join(cacheDir, "000001.vlog")
+	info, err := os.Stat(vlog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(vlog, info.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	untouched := treeDigest(t, cacheDir)
+
+	code, stdout, stderr := cli(t, "cache", "verify", "--cache-dir", cacheDir)
+	bad := strings.Count(stdout, "corrupt: ")
+	if code != exitFailedNodes || bad == 0 || !strings.Contains(stderr, "verify --repair") {
+		t.Fatalf("verify of a truncated value log: exit %d\n%s%s", code, stdout, stderr)
+	}
+	bundle := filepath.Join(t.TempDir(), "rest.bundle")
+	code, stdout, stderr = cli(t, "cache", "export", bundle, "--cache-dir", cacheDir)
+	if code != exitFailedNodes || strings.Count(stdout, "skipped corrupt: ") != bad || !strings.Contains(stdout, fmt.Sprintf("exported %d records", 48-bad)) {
+		t.Fatalf("export around %d damaged records: exit %d\n%s%s", bad, code, stdout, stderr)
+	}
+	if _, err := os.Stat(bundle); err != nil {
+		t.Fatalf("export kept no bundle of the sound records: %v", err)
+	}
+	if treeDigest(t, cacheDir) != untouched {
+		t.Fatal("a read-only command changed the cache folder")
+	}
+
+	code, stdout, stderr = cli(t, "cache", "verify", "--repair", "--cache-dir", cacheDir)
+	if code != 0 || !strings.Contains(stdout, fmt.Sprintf("dropped %d unreadable record(s)", bad)) {
+		t.Fatalf("verify --repair: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, _ := cli(t, "cache", "verify", "--cache-dir", cacheDir); code != 0 || !strings.Contains(stdout, "all records verified") {
+		t.Fatalf("verify after repair: exit %d\n%s", code, stdout)
+	}
+	before := srv.Count()
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatalf("run after repair: %s", stderr)
+	}
+	if srv.Count() == before {
+		t.Fatal("the run after repair recomputed nothing")
+	}
+	code, stdout, _ = cli(t, "cache", "stats", "--cache-dir", cacheDir)
+	if code != 0 || !strings.Contains(stdout, "records:   48") {
+		t.Fatalf("stats after the repairing run:\n%s", stdout)
+	}
+}
+
+// TestCommandsWhileARunHoldsTheCache: plan and stats name the holder.
+func TestCommandsWhileARunHoldsTheCache(t *testing.T) {
+	_, exp, cacheDir, _ := newScenario(t)
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	holder := openTestCache(t, cacheDir)
+	defer holder.Close()
+	for _, args := range [][]string{{"plan", exp}, {"cache", "stats"}} {
+		code, _, stderr := cli(t, append(args, "--cache-dir", cacheDir)...)
+		want := fmt.Sprintf("pid %d", os.Getpid())
+		if code != exitBadInput || !strings.Contains(stderr, "in use by another process") || !strings.Contains(stderr, want) || !strings.Contains(stderr, "wait for it to finish") {
+			t.Fatalf("%v while held: exit %d\n%s", args, code, stderr)
+		}
+	}
+}
+
+// TestImportExpectDigest: export prints the digest; import --expect refuses
+// any other bundle before creating the cache.
+func TestImportExpectDigest(t *testing.T) {
+	_, exp, cacheDir, _ := newScenario(t)
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	bundle := filepath.Join(t.TempDir(), "exp.bundle")
+	code, stdout, stderr := cli(t, "cache", "export", bundle, "--cache-dir", cacheDir)
+	m := regexp.MustCompile(`digest: (sha256:[0-9a-f]{64})`).FindStringSubmatch(stdout)
+	if code != 0 || m == nil {
+		t.Fatalf("export printed no digest: exit %d\n%s%s", code, stdout, stderr)
+	}
+	wrong := "sha256:" + strings.Repeat("0", 64)
+	dst := filepath.Join(t.TempDir(), "theirs")
+	code, _, stderr = cli(t, "cache", "import", bundle, "--expect", wrong, "--cache-dir", dst)
+	if code != exitBadInput || !strings.Contains(stderr, "digest does not match") || !strings.Contains(stderr, "nothing was imported") {
+		t.Fatalf("import with the wrong digest: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(dst); !os.IsNotExist(err) {
+		t.Fatal("a refused import created the cache")
+	}
+	code, stdout, stderr = cli(t, "cache", "import", bundle, "--expect", m[1], "--cache-dir", dst)
+	if code != 0 || !strings.Contains(stdout, "imported 48 records") {
+		t.Fatalf("import with the right digest: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestOpenNeverDropsDataSilently: with a garbled block in the value log,
+// reading commands leave the folder as it is, and the first read-write open
+// (a run) says how much Badger cut.
+func TestOpenNeverDropsDataSilently(t *testing.T) {
+	_, exp, cacheDir, _ := newScenario(t)
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	vlog := filepath.Join(cacheDir, "000001.vlog")
+	info, err := os.Stat(vlog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(vlog, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := make([]byte, 4096)
+	for i := range block {
+		block[i] = byte(i*131 + 7)
+	}
+	_, err = f.WriteAt(block, info.Size()/3)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	untouched := treeDigest(t, cacheDir)
+	for _, args := range [][]string{{"cache", "stats"}, {"cache", "ls"}, {"cache", "verify"}, {"plan", exp}} {
+		cli(t, append(args, "--cache-dir", cacheDir)...)
+	}
+	if treeDigest(t, cacheDir) != untouched {
+		t.Fatal("a reading command changed the damaged cache")
+	}
+	_, _, stderr := cli(t, "run", exp, "--offline", "--cache-dir", cacheDir, "--out", t.TempDir())
+	if !strings.Contains(stderr, "Badger cut a damaged log") || !strings.Contains(stderr, `"bytes_dropped"`) {
+		t.Fatalf("the run's open cut the log without saying so:\n%s", stderr)
 	}
 }

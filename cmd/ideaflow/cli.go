@@ -151,14 +151,10 @@ func (a *app) setupLogging() error {
 	return nil
 }
 
+// openCache opens the cache for a command that fills it (run), creating it
+// if needed; see cachecmd.go for the read-only and existing-only opens.
 func (a *app) openCache() (*cache.Badger, error) {
-	wd, _ := os.Getwd()
-	dir := cache.ResolveDir(a.cacheDir, wd)
-	st, err := cache.Open(dir, cache.WithLogger(a.log))
-	if err != nil {
-		return nil, &exitError{exitBadInput, fmt.Errorf("open cache %s: %w", dir, err)}
-	}
-	return st, nil
+	return a.openCacheMode(cacheCreate)
 }
 
 // load decodes and lays out an experiment, printing diagnostics.
@@ -239,7 +235,7 @@ func (a *app) planCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			store, err := a.openCache()
+			store, err := a.openCacheReadOnly()
 			if err != nil {
 				return err
 			}

@@ -187,7 +187,7 @@ var nopLog = zerolog.Nop()
 
 func openTestCache(t *testing.T, dir string) *cache.Badger {
 	t.Helper()
-	st, err := cache.Open(dir)
+	st, err := cache.Create(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
