@@ -36,9 +36,9 @@ type walker struct {
 	// must never hold them back.
 	readyCalls chan int32
 	ready      chan int32
-	finished  atomic.Int64
-	total     int64
-	done      chan struct{}
+	finished   atomic.Int64
+	total      int64
+	done       chan struct{}
 
 	// run only
 	ctx        context.Context

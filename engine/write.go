@@ -69,4 +69,3 @@ func (w *walker) write(job *writeJob) {
 		w.settle(job.idx, rec)
 	}
 }
-

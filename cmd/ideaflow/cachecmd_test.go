@@ -314,3 +314,19 @@ func TestOpenNeverDropsDataSilently(t *testing.T) {
 		t.Fatalf("the run's open cut the log without saying so:\n%s", stderr)
 	}
 }
+
+// Before the first run the default cache does not exist yet: plan says so,
+// plans every node to run, and creates nothing.
+func TestPlanBeforeTheFirstRunOnTheDefaultCache(t *testing.T) {
+	_, exp, _, _ := newScenario(t)
+	wd := t.TempDir()
+	t.Chdir(wd)
+	t.Setenv("IDEAFLOW_CACHE_DIR", "")
+	code, stdout, stderr := cli(t, "plan", exp)
+	if code != 0 || !strings.Contains(stderr, "yet: every node will run") || !strings.Contains(stdout, "0 cached") {
+		t.Fatalf("plan before the first run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if entries, _ := os.ReadDir(wd); len(entries) != 0 {
+		t.Fatalf("plan created %v", entries)
+	}
+}

@@ -116,6 +116,11 @@ func TestExpansionThroughTheCLI(t *testing.T) {
 	cacheDir := filepath.Join(dir, "cache")
 	sumPath := filepath.Join(dir, "summary.json")
 
+	empty, err := cache.Create(cacheDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty.Close()
 	code, stdout, stderr := cli(t, "plan", exp, "--cache-dir", cacheDir)
 	if code != 0 || !strings.Contains(stdout, "expands after stage.test_list.methods runs (at most 20 per item, 4 item(s) to expand)") ||
 		!strings.Contains(stdout, "laid out after stage.test_each.search is complete") {
