@@ -27,6 +27,9 @@ func init() {
 			maxBatch(DefaultEmbeddingBatch, "inputs per request")),
 		open: func(p Provider, o options) (Client, error) {
 			k, _ := LookupKind("embeddings")
+			if p.BaseURL == "" {
+				return nil, fmt.Errorf("provider %q: kind %q has no default endpoint: set base_url", p.Name, k.Name)
+			}
 			c, err := newConn(k, p, o)
 			if err != nil {
 				return nil, err

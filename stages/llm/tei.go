@@ -27,6 +27,9 @@ func init() {
 			maxBatch(DefaultTEIBatch, "inputs per request; halved after a 413")),
 		open: func(p Provider, o options) (Client, error) {
 			k, _ := LookupKind("tei")
+			if p.BaseURL == "" {
+				return nil, fmt.Errorf("provider %q: kind %q has no default endpoint: set base_url", p.Name, k.Name)
+			}
 			c, err := newConn(k, p, o)
 			if err != nil {
 				return nil, err
@@ -99,9 +102,12 @@ func (t *teiClient) maxBatch() int {
 }
 
 // run embeds inputs in batches of the current max_batch, appending to r in
-// input order.
+// input order. Each batch is cut when it is sent, so a 413 met by one batch
+// (or by a concurrent call) shrinks every batch after it.
 func (t *teiClient) run(ctx context.Context, model string, inputs []string, r *teiResult) error {
-	for _, batch := range chunks(inputs, t.maxBatch()) {
+	for len(inputs) > 0 {
+		batch := inputs[:min(len(inputs), t.maxBatch())]
+		inputs = inputs[len(batch):]
 		err := t.runBatch(ctx, model, batch, r)
 		var e *APIError
 		if errors.As(err, &e) && e.Status == http.StatusRequestEntityTooLarge && len(batch) > 1 {
@@ -112,10 +118,7 @@ func (t *teiClient) run(ctx context.Context, model string, inputs []string, r *t
 			t.batch = min(t.batch, half)
 			t.mu.Unlock()
 			t.caller.Log.Warn().Int("batch", len(batch)).Int("max_batch", half).Msg("batch too large for the server: halving")
-			if err := t.run(ctx, model, batch[:half], r); err != nil {
-				return err
-			}
-			if err := t.run(ctx, model, batch[half:], r); err != nil {
+			if err := t.run(ctx, model, batch, r); err != nil {
 				return err
 			}
 			continue
