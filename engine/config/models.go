@@ -3,9 +3,12 @@ package config
 // model blocks.
 
 import (
+	"fmt"
+	"math"
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/ideaflow/ideaflow/stages"
@@ -23,13 +26,15 @@ func (l *loader) evalModel(d *decl) {
 	}
 	m.Name, _ = l.str(a, "name", nil)
 	m.Family, _ = l.str(a, "family", nil)
-	if f, ok := l.float(a, "temperature", nil); ok {
+	if f, ok := l.float(a, "temperature", nil); ok && l.within(a["temperature"], f, 0, 2) {
 		m.Temperature = &f
 	}
-	if f, ok := l.float(a, "top_p", nil); ok {
+	if f, ok := l.float(a, "top_p", nil); ok && l.within(a["top_p"], f, 0, 1) {
 		m.TopP = &f
 	}
-	m.MaxTokens, _ = l.int(a, "max_tokens", nil)
+	if n, ok := l.int(a, "max_tokens", nil); ok && l.within(a["max_tokens"], float64(n), 0, math.Inf(1)) {
+		m.MaxTokens = n
+	}
 	if s, ok := l.int(a, "seed", nil); ok {
 		m.Seed = &s
 	}
@@ -57,6 +62,21 @@ func (l *loader) evalModel(d *decl) {
 		"temperature": optNum(m.Temperature),
 		"max_tokens":  cty.NumberIntVal(int64(m.MaxTokens)),
 	})
+}
+
+// within reports a located error unless lo <= v <= hi: the ranges servers
+// accept for sampling parameters, checked here so a typo fails at validate
+// and not as a 400 on the first call.
+func (l *loader) within(a *hcl.Attribute, v, lo, hi float64) bool {
+	if v >= lo && v <= hi {
+		return true
+	}
+	want := fmt.Sprintf("between %g and %g", lo, hi)
+	if math.IsInf(hi, 1) {
+		want = fmt.Sprintf("%g or more (0: the server's default)", lo)
+	}
+	l.errorf(a.Expr.Range().Ptr(), "Invalid "+a.Name, "%s must be %s, got %g. Fix the value.", a.Name, want, v)
+	return false
 }
 
 // checkProviderUse reports models whose provider does not exist in this experiment.

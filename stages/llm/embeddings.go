@@ -23,7 +23,7 @@ func init() {
 			"text-embeddings-inference's OpenAI route. Inputs are sent in batches of max_batch.",
 		Ops:                []string{OpEmbeddings},
 		DefaultConcurrency: DefaultMaxConcurrency,
-		Settings: withSettings(httpSettings(DefaultMaxConcurrency), requiredBaseURL(),
+		Settings: withSettings(httpSettings(DefaultMaxConcurrency), requiredBaseURL("http://localhost:8000/v1"),
 			maxBatch(DefaultEmbeddingBatch, "inputs per request")),
 		open: func(p Provider, o options) (Client, error) {
 			k, _ := LookupKind("embeddings")
@@ -41,9 +41,10 @@ func init() {
 
 // requiredBaseURL is base_url for kinds with no default endpoint; it
 // replaces the optional one of httpSettings.
-func requiredBaseURL() Setting {
+func requiredBaseURL(example string) Setting {
 	s := settingBaseURL
 	s.Required = true
+	s.Doc = "base URL of the endpoint, e.g. " + example
 	return s
 }
 

@@ -104,6 +104,17 @@ func (p Provider) value(s Setting) any {
 	return s.Default
 }
 
+// Get is the value of the setting of that name of p's kind, or its
+// declared default when unset; false when the kind has no such setting.
+func (p Provider) Get(name string) (any, bool) {
+	k, _ := LookupKind(p.Kind)
+	s, ok := k.Setting(name)
+	if !ok {
+		return nil, false
+	}
+	return p.value(s), true
+}
+
 // Int is the value of an int setting of p's kind declared outside the
 // fields, or its default; 0 when the kind has no such setting.
 func (p Provider) Int(name string) int {

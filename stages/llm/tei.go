@@ -23,7 +23,7 @@ func init() {
 			"and POST {base_url}/embed_all, special tokens dropped (BERTScore).",
 		Ops:                []string{OpTokenEmbeddings},
 		DefaultConcurrency: DefaultMaxConcurrency,
-		Settings: withSettings(httpSettings(DefaultMaxConcurrency), requiredBaseURL(),
+		Settings: withSettings(httpSettings(DefaultMaxConcurrency), requiredBaseURL("http://localhost:8080"),
 			maxBatch(DefaultTEIBatch, "inputs per request; halved after a 413")),
 		open: func(p Provider, o options) (Client, error) {
 			k, _ := LookupKind("tei")
