@@ -38,9 +38,10 @@ type LimitState struct {
 // buckets (x/time/rate) driven with explicit times from the injected clock,
 // and scaled by a rate factor that 429s halve and successes restore.
 //
-// A slot is taken before rate budget is reserved: a reservation is then only
-// made by a call that can go as soon as its budget allows, so slots waiting
-// for concurrency do not pile reservations into the future.
+// A slot is taken before rate budget: only slot holders wait for budget, one
+// at a time in arrival order, and budget is taken at the instant an attempt
+// goes, never reserved ahead (see take), so no window of time sees more
+// starts than the rate plus the burst allow, whatever the scheduling delays.
 type Limiter struct {
 	clock Clock
 	max   int
@@ -48,6 +49,8 @@ type Limiter struct {
 	rpm, tpm         *rate.Limiter // nil: unlimited
 	rpmBase, tpmBase float64       // configured events per second
 	tpmCap           int           // largest reservation: the whole per-minute budget
+
+	pacer chan struct{} // held by the one attempt waiting for rate budget
 
 	mu          sync.Mutex
 	limit       float64
@@ -62,7 +65,7 @@ type Limiter struct {
 // NewLimiter makes the limiter of one provider: at most maxConc attempts at
 // once, rpm requests and tpm tokens per minute (0: unlimited).
 func NewLimiter(clock Clock, maxConc int, rpm, tpm float64) *Limiter {
-	l := &Limiter{clock: clock, max: maxConc, limit: float64(maxConc), factor: 1}
+	l := &Limiter{clock: clock, max: maxConc, limit: float64(maxConc), factor: 1, pacer: make(chan struct{}, 1)}
 	if rpm > 0 {
 		// Burst 1 spaces requests evenly, so that any 60 s window holds at
 		// most requests_per_minute starts; a larger burst would let a full
@@ -144,54 +147,84 @@ func (l *Limiter) wake() {
 }
 
 func (l *Limiter) pace(ctx context.Context, tokens int64) (Ticket, error) {
+	t := Ticket{}
+	if l.tpm != nil {
+		t.tokens = int(min(max(tokens, 1), int64(l.tpmCap)))
+	}
+	if l.rpm != nil || l.tpm != nil {
+		// One attempt at a time waits for budget, in arrival order.
+		select {
+		case l.pacer <- struct{}{}:
+		case <-ctx.Done():
+			return Ticket{}, ctx.Err()
+		}
+		defer func() { <-l.pacer }()
+	}
 	for {
 		now := l.clock.Now()
 		l.mu.Lock()
-		until := l.pausedUntil
-		l.mu.Unlock()
-		if !now.Before(until) {
-			break
+		if until := l.pausedUntil; now.Before(until) {
+			l.mu.Unlock()
+			if err := l.clock.Sleep(ctx, until.Sub(now)); err != nil {
+				return Ticket{}, err
+			}
+			continue
 		}
-		if err := l.clock.Sleep(ctx, until.Sub(now)); err != nil {
+		delay := l.take(now, t.tokens)
+		if delay == 0 {
+			t.epoch = l.epoch
+			l.mu.Unlock()
+			return t, nil
+		}
+		l.mu.Unlock()
+		if err := l.clock.Sleep(ctx, delay); err != nil {
 			return Ticket{}, err
 		}
 	}
-	now := l.clock.Now()
+}
+
+// paceSlack absorbs the float rounding of x/time/rate: a budget that is due
+// within it counts as there.
+const paceSlack = time.Microsecond
+
+// take takes one request and n tokens of budget at now if both are there,
+// and returns 0; otherwise it takes nothing and returns how long until they
+// will be. Budget is only ever taken at the moment the attempt goes: a
+// reservation of a future instant, slept on, would fire late together with
+// every other one when the process wakes from a pause (SIGSTOP, a laptop
+// lid, a stalled VM), bursting past the limit; taken at the real time, the
+// budget a pause let accumulate is capped by the bucket's burst, and the
+// time lost is not made up. l.mu must be held.
+func (l *Limiter) take(now time.Time, n int) time.Duration {
 	var delay time.Duration
 	var reqRes, tokRes *rate.Reservation
 	if l.rpm != nil {
 		reqRes = l.rpm.ReserveN(now, 1)
 		delay = reqRes.DelayFrom(now)
 	}
-	t := Ticket{}
 	if l.tpm != nil {
-		t.tokens = int(min(max(tokens, 1), int64(l.tpmCap)))
-		tokRes = l.reserveTokens(now, t.tokens)
+		tokRes = l.reserveTokens(now, n)
 		delay = max(delay, tokRes.DelayFrom(now))
 	}
-	if delay > 0 {
-		if err := l.clock.Sleep(ctx, delay); err != nil {
-			at := l.clock.Now()
-			if reqRes != nil {
-				reqRes.CancelAt(at)
-			}
-			if tokRes != nil {
-				tokRes.CancelAt(at)
-			}
-			return Ticket{}, err
-		}
+	if delay <= paceSlack {
+		return 0
 	}
-	l.mu.Lock()
-	t.epoch = l.epoch
-	l.mu.Unlock()
-	return t, nil
+	// Nothing else reserved in between (l.mu is held), so cancelling gives
+	// back exactly what was reserved.
+	if reqRes != nil {
+		reqRes.CancelAt(now)
+	}
+	if tokRes != nil {
+		tokRes.CancelAt(now)
+	}
+	return delay
 }
 
 // reserveTokens reserves n tokens, first raising the bucket's burst to n if
 // needed (a bucket smaller than a request can never grant it). Raising the
 // burst adds no tokens, so a larger request still waits for its refill.
+// l.mu must be held.
 func (l *Limiter) reserveTokens(now time.Time, n int) *rate.Reservation {
-	l.mu.Lock()
 	if l.tpm.Burst() < n {
 		grow := l.tpm.Burst() == 0
 		l.tpm.SetBurstAt(now, n)
@@ -200,7 +233,6 @@ func (l *Limiter) reserveTokens(now time.Time, n int) *rate.Reservation {
 			l.tpm.ReserveN(now, -n)
 		}
 	}
-	l.mu.Unlock()
 	return l.tpm.ReserveN(now, n)
 }
 
@@ -212,6 +244,8 @@ func (l *Limiter) Correct(t Ticket, used int64) {
 		return
 	}
 	now := l.clock.Now()
+	l.mu.Lock() // not between a pacer's reservation and its cancellation
+	defer l.mu.Unlock()
 	delta := used - int64(t.tokens)
 	if delta < 0 {
 		// A negative reservation returns tokens to the bucket; the bucket

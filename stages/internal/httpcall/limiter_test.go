@@ -114,3 +114,5 @@ func TestTokenBucketRefund(t *testing.T) {
 		t.Fatalf("tokens after over-refund = %v, want the burst, 10", got)
 	}
 }
+
+func llmtestClock() *llmtest.FakeClock { return llmtest.NewFakeClock(time.Time{}) }
