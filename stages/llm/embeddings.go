@@ -79,6 +79,9 @@ func (e *embedder) Call(ctx context.Context, req ServiceRequest) (*ServiceRespon
 	if err != nil {
 		return nil, err
 	}
+	if r.vectors == nil { // no inputs: an empty list, not null
+		r.vectors = [][]float32{}
+	}
 	return &ServiceResponse{Body: encodeBody(vectorsBody{Vectors: r.vectors}), Model: r.model, Usage: r.usage,
 		Status: r.status, Attempts: r.attempts}, nil
 }

@@ -310,3 +310,39 @@ func TestMockOperations(t *testing.T) {
 		t.Errorf("unknown operation: %v", err)
 	}
 }
+
+// TestTEIReplyCapSplits: token vectors over max_reply_bytes halve the batch
+// like a 413; a single input still over the cap fails, naming the setting.
+func TestTEIReplyCapSplits(t *testing.T) {
+	srv := llmtest.NewTEI()
+	defer srv.Close()
+	// An input of 3 words: its tokenization is about 300 bytes, its 5 token
+	// vectors of 8 floats about 465; two inputs are over 520 either way.
+	p := teiProvider(t, srv, 4)
+	if err := p.Set("max_reply_bytes", 520); err != nil {
+		t.Fatal(err)
+	}
+	c := serviceClient(t, p, WithHTTPClient(srv.Client()))
+	_, body, err := tokenCall(t, c, "a b c", "d e f", "g h i", "j k l")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// tokenize: 4 (over), 2 (over), then four of 1; embed_all: four of 1.
+	if tok, all := srv.Count(llmtest.TEITokenizePath), srv.Count(llmtest.TEIEmbedAllPath); tok != 6 || all != 4 || len(body.Inputs) != 4 {
+		t.Errorf("tokenize %d, embed_all %d, inputs %d; want 6, 4, 4", tok, all, len(body.Inputs))
+	}
+	_, _, err = tokenCall(t, c, strings.Repeat("long ", 20))
+	if err == nil || !strings.Contains(err.Error(), "max_reply_bytes") {
+		t.Errorf("one input over the cap: %v", err)
+	}
+}
+
+func TestEmptyInputs(t *testing.T) {
+	srv := llmtest.New()
+	defer srv.Close()
+	c := serviceClient(t, provider(t, "emb", "embeddings", srv.URL, nil), WithHTTPClient(srv.HTTPClient(1)))
+	resp, err := c.Call(bg, ServiceRequest{Op: OpEmbeddings, Model: "e", Body: inputBodyOf()})
+	if err != nil || string(resp.Body) != `{"vectors":[]}` || srv.Count() != 0 {
+		t.Fatalf("empty input: %v %s after %d requests", err, resp.Body, srv.Count())
+	}
+}

@@ -110,9 +110,10 @@ func (t *teiClient) run(ctx context.Context, model string, inputs []string, r *t
 		inputs = inputs[len(batch):]
 		err := t.runBatch(ctx, model, batch, r)
 		var e *APIError
-		if errors.As(err, &e) && e.Status == http.StatusRequestEntityTooLarge && len(batch) > 1 {
-			// The server's batch limit is below this batch: remember the
-			// half that will be tried, and go again in halves.
+		if errors.As(err, &e) && (e.Status == http.StatusRequestEntityTooLarge || e.Code == httpcall.CodeReplyTooLarge) && len(batch) > 1 {
+			// The server's batch limit is below this batch, or its token
+			// vectors (hidden size x tokens x inputs) over max_reply_bytes:
+			// remember the half that will be tried, and go again in halves.
 			half := (len(batch) + 1) / 2
 			t.mu.Lock()
 			t.batch = min(t.batch, half)

@@ -15,6 +15,9 @@ import (
 const (
 	ReplyCapSetting = "max_reply_bytes"
 	DefaultMaxReply = 4 << 20
+	// CodeReplyTooLarge is the Error.Code of a reply over the cap, so a
+	// client that batches can ask for less instead.
+	CodeReplyTooLarge = "reply_too_large"
 )
 
 // Tokens are what one successful attempt used: the server's counts, or the
@@ -106,7 +109,7 @@ func (c *Caller) classify(err error, cp *Capture, timedOut bool, classify Classi
 	var e *Error
 	switch {
 	case cp.TooLarge:
-		e = &Error{Status: cp.Status, Message: fmt.Sprintf("reply larger than %d bytes (%s; raise it in the provider block if replies this large are expected)",
+		e = &Error{Status: cp.Status, Code: CodeReplyTooLarge, Message: fmt.Sprintf("reply larger than %d bytes (%s; raise it in the provider block if replies this large are expected)",
 			c.MaxReply, ReplyCapSetting)}
 	case timedOut:
 		e = &Error{Message: fmt.Sprintf("no reply within %s (the provider's per-request timeout)", c.Timeout), Retryable: true}
