@@ -34,7 +34,7 @@ func (c *conn) explain(status int, code, msg, model string) string {
 
 func (c *conn) endpoint() string {
 	if c.p.BaseURL == "" {
-		return "the kind's default endpoint"
+		return "the default " + c.kind.Name + " endpoint"
 	}
 	return c.p.BaseURL
 }
