@@ -22,6 +22,7 @@ type decl struct {
 	attr      *hcl.Attribute // locals
 	content   *hcl.BodyContent
 	forEach   *hcl.Attribute
+	checked   bool // provider: the attributes were checked against the kind's settings
 	declRange hcl.Range
 	refs      []ref
 	order     int
@@ -54,12 +55,6 @@ func (l *loader) errorf(rng *hcl.Range, summary, detailFormat string, args ...an
 
 var blockSchemas = map[string]*hcl.BodySchema{
 	"variable": {Attributes: []hcl.AttributeSchema{{Name: "default"}, {Name: "description"}, {Name: "type"}}},
-	"provider": {Attributes: []hcl.AttributeSchema{
-		{Name: "kind", Required: true}, {Name: "base_url"}, {Name: "api_key_env"}, {Name: "org_env"},
-		{Name: "headers"}, {Name: "header_env"}, {Name: "seed"},
-		{Name: "max_concurrency"}, {Name: "requests_per_minute"}, {Name: "tokens_per_minute"},
-		{Name: "max_retries"}, {Name: "timeout_seconds"}, {Name: "repair_attempts"},
-	}},
 	"model": {
 		Attributes: []hcl.AttributeSchema{
 			{Name: "provider", Required: true}, {Name: "name", Required: true}, {Name: "family"},
@@ -143,6 +138,8 @@ func (l *loader) collect(files []parsedFile) {
 				}
 			case "stage", "report":
 				l.collectStage(b, add)
+			case "provider": // its schema depends on its kind: see providers.go
+				l.collectProvider(b, add)
 			default:
 				kind := b.Type
 				prefix := kind

@@ -31,11 +31,14 @@ type Experiment struct {
 	Source string
 }
 
-// Provider is a provider block with where it was declared.
+// Provider is a provider block with where it was declared. Its settings
+// are llm.Provider's: the shared ones as fields, the kind-specific ones in
+// llm.Provider.Settings (see llm.Provider.Get).
 type Provider struct {
 	llm.Provider
 	DeclRange      hcl.Range
-	APIKeyEnvRange hcl.Range
+	APIKeyEnvRange hcl.Range            // the api_key_env value, else the block
+	Ranges         map[string]hcl.Range // setting name -> range of its value, for settings given
 }
 
 // Dataset is a dataset block.

@@ -1,15 +1,16 @@
 package llm
 
 import (
+	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
-	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/ideaflow/ideaflow/stages/internal/httpcall"
 )
 
 // Option adjusts a Client beyond its Provider block.
@@ -48,59 +49,41 @@ func WithEnv(lookup func(string) (string, bool)) Option {
 	return func(o *options) { o.lookupEnv = lookup }
 }
 
-// New connects to a provider. Kind "openai" is any OpenAI-compatible endpoint;
-// kind "mock" answers offline with synthetic, well-formed answers. Secrets are
-// read from the environment here, once, so a missing key fails before any call.
-// Create one Client per provider block and share it: its limits are per Client.
+// New connects to a provider through its kind's registration (see Kinds).
+// Secrets are read from the environment here, once, so a missing key fails
+// before any call. Create one Client per provider block and share it: its
+// limits are per Client. A Client of a kind with operations also implements
+// ServiceClient; a Client of a kind without chat answers Complete with an
+// error saying so.
 func New(p Provider, opts ...Option) (Client, error) {
 	o := options{clock: RealClock, log: zerolog.Nop(), base: DefaultBaseBackoff, cap: DefaultMaxBackoff,
-		jitter: equalJitter, lookupEnv: os.LookupEnv}
+		jitter: httpcall.EqualJitter, lookupEnv: os.LookupEnv}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if p.Name == "" {
 		p.Name = p.Kind
 	}
-	if err := checkLimits(p); err != nil {
+	k, ok := LookupKind(p.Kind)
+	if !ok {
+		return nil, fmt.Errorf("provider %q: %w", p.Name, unknownKind(p.Kind))
+	}
+	if err := p.check(k); err != nil {
 		return nil, fmt.Errorf("provider %q: %w", p.Name, err)
 	}
-	switch p.Kind {
-	case "mock":
-		return newMock(p), nil
-	case "openai":
-		return newOpenAI(p, o)
-	default:
-		return nil, fmt.Errorf("provider %q: unknown kind %q (want \"openai\" for any OpenAI-compatible endpoint, or \"mock\")", p.Name, p.Kind)
-	}
+	return k.open(p, o)
 }
 
-func checkLimits(p Provider) error {
-	switch {
-	case p.MaxConcurrency < 0:
-		return fmt.Errorf("max_concurrency must be 0 (default %d) or more, got %d", DefaultMaxConcurrency, p.MaxConcurrency)
-	case p.RequestsPerMinute < 0:
-		return fmt.Errorf("requests_per_minute must be 0 (unlimited) or more, got %g", p.RequestsPerMinute)
-	case p.TokensPerMinute < 0:
-		return fmt.Errorf("tokens_per_minute must be 0 (unlimited) or more, got %g", p.TokensPerMinute)
-	case p.MaxRetries < -1:
-		return fmt.Errorf("max_retries must be -1 (default %d) or more, got %d", DefaultMaxRetries, p.MaxRetries)
-	case p.TimeoutSeconds < 0:
-		return fmt.Errorf("timeout_seconds must be 0 (default %s) or more, got %g", DefaultTimeout, p.TimeoutSeconds)
-	case p.RepairAttempts < -1:
-		return fmt.Errorf("repair_attempts must be -1 (default %d) or more, got %d", DefaultRepairs, p.RepairAttempts)
-	}
-	return nil
+// credentials are a provider's secrets, read from the environment once.
+type credentials struct {
+	key, org string
+	headers  http.Header // extra headers, plain and secret
+	scrub    *httpcall.Scrubber
 }
 
-// Repairs is the provider's number of re-asks after an unusable answer.
-func (p Provider) Repairs() int {
-	if p.RepairAttempts < 0 {
-		return DefaultRepairs
-	}
-	return p.RepairAttempts
-}
-
-func newOpenAI(p Provider, o options) (*openAIClient, error) {
+// readCredentials reads every SecretEnv setting of the kind that p sets and
+// builds the scrubber that masks their values.
+func readCredentials(k KindInfo, p Provider, o options) (credentials, error) {
 	env := func(name, what string) (string, error) {
 		v, ok := o.lookupEnv(name)
 		if !ok || strings.TrimSpace(v) == "" {
@@ -108,47 +91,65 @@ func newOpenAI(p Provider, o options) (*openAIClient, error) {
 		}
 		return strings.TrimSpace(v), nil
 	}
-	var secrets scrubber
-	key := ""
-	if p.APIKeyEnv != "" {
-		var err error
-		if key, err = env(p.APIKeyEnv, "the API key"); err != nil {
-			return nil, err
-		}
-		secrets = append(secrets, key)
-	}
-	cfg := openai.DefaultConfig(key)
-	if p.BaseURL != "" {
-		u, err := url.Parse(p.BaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("provider %q: base_url %q is not an http(s) URL such as http://localhost:8000/v1", p.Name, p.BaseURL)
-		}
-		cfg.BaseURL = p.BaseURL
-	}
-	if p.OrgEnv != "" {
-		org, err := env(p.OrgEnv, "the organisation id")
-		if err != nil {
-			return nil, err
-		}
-		cfg.OrgID = org
-		secrets = append(secrets, org)
-	}
-	headers := http.Header{}
+	c := credentials{headers: http.Header{}}
 	for name, v := range p.Headers {
-		headers.Set(name, v)
+		c.headers.Set(name, v)
 	}
-	for name, envName := range p.HeaderEnv {
-		v, err := env(envName, "header "+name)
-		if err != nil {
-			return nil, err
+	var secrets []string
+	for _, s := range k.Settings {
+		if !s.SecretEnv {
+			continue
 		}
-		headers.Set(name, v)
-		secrets = append(secrets, v)
+		switch v := p.value(s).(type) {
+		case string:
+			if v == "" {
+				continue
+			}
+			secret, err := env(v, s.Holds)
+			if err != nil {
+				return c, err
+			}
+			secrets = append(secrets, secret)
+			switch s.Name {
+			case settingAPIKey.Name:
+				c.key = secret
+			case settingOrg.Name:
+				c.org = secret
+			}
+		case map[string]string: // header name -> variable
+			for header, envName := range v {
+				secret, err := env(envName, "header "+header)
+				if err != nil {
+					return c, err
+				}
+				c.headers.Set(header, secret)
+				secrets = append(secrets, secret)
+			}
+		}
 	}
+	c.scrub = httpcall.NewScrubber(secrets...)
+	return c, nil
+}
 
+// conn is what every HTTP kind builds from its block: the Caller (limits,
+// retries, scrubbing) and an HTTP client whose transport adds the extra
+// headers, caps and scrubs replies.
+type conn struct {
+	p      Provider
+	kind   KindInfo
+	cred   credentials
+	caller *httpcall.Caller
+	http   *http.Client
+}
+
+func newConn(k KindInfo, p Provider, o options) (*conn, error) {
+	cred, err := readCredentials(k, p, o)
+	if err != nil {
+		return nil, err
+	}
 	maxConc := p.MaxConcurrency
 	if maxConc == 0 {
-		maxConc = DefaultMaxConcurrency
+		maxConc = k.DefaultConcurrency
 	}
 	hc := o.http
 	if hc == nil {
@@ -159,24 +160,56 @@ func newOpenAI(p Provider, o options) (*openAIClient, error) {
 		t.MaxIdleConns = max(t.MaxIdleConns, maxConc)
 		hc = &http.Client{Transport: t}
 	}
-	base := hc.Transport
-	if base == nil {
-		base = http.DefaultTransport
+	maxReply := int64(p.MaxReplyBytes)
+	if maxReply == 0 {
+		maxReply = DefaultMaxReplyBytes
 	}
 	wrapped := *hc
-	wrapped.Transport = &transport{base: base, headers: headers}
-	cfg.HTTPClient = &wrapped
-
-	c := &openAIClient{
-		p: p, api: openai.NewClientWithConfig(cfg), clock: o.clock, log: o.log.With().Str("provider", p.Name).Logger(),
-		secrets: secrets, maxRetries: DefaultMaxRetries, base: o.base, cap: o.cap, jitter: o.jitter, timeout: DefaultTimeout,
-		lim: newLimiter(o.clock, maxConc, p.RequestsPerMinute, p.TokensPerMinute),
+	wrapped.Transport = &httpcall.Transport{Base: hc.Transport, Headers: cred.headers, Scrub: cred.scrub, MaxReply: maxReply}
+	c := &httpcall.Caller{
+		Provider: p.Name, Limiter: httpcall.NewLimiter(o.clock, maxConc, p.RequestsPerMinute, p.TokensPerMinute),
+		Clock: o.clock, Log: o.log.With().Str("provider", p.Name).Logger(), Scrub: cred.scrub,
+		MaxRetries: DefaultMaxRetries, Base: o.base, Cap: o.cap, Jitter: o.jitter, Timeout: DefaultTimeout, MaxReply: maxReply,
 	}
 	if p.MaxRetries >= 0 {
-		c.maxRetries = p.MaxRetries
+		c.MaxRetries = p.MaxRetries
 	}
 	if p.TimeoutSeconds > 0 {
-		c.timeout = time.Duration(p.TimeoutSeconds * float64(time.Second))
+		c.Timeout = time.Duration(p.TimeoutSeconds * float64(time.Second))
 	}
-	return c, nil
+	return &conn{p: p, kind: k, cred: cred, caller: c, http: &wrapped}, nil
+}
+
+func (c *conn) Limits() LimitState { return c.caller.Limiter.State() }
+
+func (c *conn) Synthetic() bool { return c.kind.Synthetic }
+
+// bearer is the Authorization header of plain-HTTP kinds: the key when one
+// is configured, nothing otherwise (a local server without auth).
+func (c *conn) bearer() http.Header {
+	h := http.Header{}
+	if c.cred.key != "" {
+		h.Set("Authorization", "Bearer "+c.cred.key)
+	}
+	return h
+}
+
+// noChat is the Complete of kinds that serve only operations.
+type noChat struct{ provider, kindName string }
+
+func (n noChat) Complete(_ context.Context, req Request) (*Response, error) {
+	k, _ := LookupKind(n.kindName)
+	return nil, &APIError{Provider: n.provider, Message: fmt.Sprintf(
+		"kind %q serves no chat completions (it serves %s), so model %q cannot be asked through it; give the model a provider of a chat kind (%s)",
+		n.kindName, strings.Join(k.Ops, ", "), req.Model, strings.Join(chatKinds(), ", "))}
+}
+
+func chatKinds() []string {
+	var out []string
+	for _, k := range Kinds() {
+		if k.Chat {
+			out = append(out, k.Name)
+		}
+	}
+	return out
 }

@@ -1,24 +1,24 @@
 package llm
 
-import (
-	"context"
-	"math"
-	"sync"
-	"time"
+import "github.com/ideaflow/ideaflow/stages/internal/httpcall"
 
-	"golang.org/x/time/rate"
+// Defaults of the retry policy, declared in httpcall (every provider kind
+// shares that code) and re-exported for the engine and the CLI.
+const (
+	DefaultMaxRetries  = httpcall.DefaultMaxRetries
+	DefaultBaseBackoff = httpcall.DefaultBaseBackoff
+	DefaultMaxBackoff  = httpcall.DefaultMaxBackoff
+	DefaultTimeout     = httpcall.DefaultTimeout
+	// DefaultMaxReplyBytes is the default of max_reply_bytes.
+	DefaultMaxReplyBytes = httpcall.DefaultMaxReply
 )
 
 const (
+	// DefaultMaxConcurrency is max_concurrency's default for remote endpoints.
 	DefaultMaxConcurrency = 32
 	// DefaultCompletionEstimate stands in for max_tokens when a request sets
 	// none, in the token budget taken before a call.
 	DefaultCompletionEstimate = 1024
-	// minRateFactor is how far repeated 429s may slow the configured rates.
-	minRateFactor = 1.0 / 64
-	// rateRecovery is the share of the configured rate won back per success:
-	// from half speed to full in 25 successful calls.
-	rateRecovery = 0.02
 )
 
 // EstimateTokens is the token budget a request takes from tokens_per_minute
@@ -40,274 +40,10 @@ func EstimateTokens(req Request) int64 {
 func textTokens(s string) int64 { return (int64(len(s)) + 3) / 4 }
 
 // LimitState is a snapshot of a provider's adaptive limits.
-type LimitState struct {
-	InFlight       int
-	Waiting        int     // calls queued for a concurrency slot
-	Concurrency    float64 // effective concurrency limit (AIMD); calls run while InFlight < floor(Concurrency)
-	MaxConcurrency int
-	RateFactor     float64 // share of requests/tokens per minute currently allowed (AIMD)
-	Throttled      int64   // 429 replies seen
-	PausedUntil    time.Time
-}
+type LimitState = httpcall.LimitState
 
 // Limited is implemented by clients that enforce provider limits, so a run
 // summary can show how hard a provider pushed back.
 type Limited interface {
 	Limits() LimitState
-}
-
-// limiter enforces one provider's limits for every stage sharing its Client.
-//
-// Concurrency is a FIFO semaphore whose size adapts: a 429 halves it
-// (multiplicative decrease) and every success adds 1/size to it (additive
-// increase: about one slot per round of successes), between 1 and the
-// configured maximum — TCP's congestion avoidance, as in promptfoo's and
-// Inspect's adaptive concurrency. Requests and tokens per minute are token
-// buckets (x/time/rate) driven with explicit times from the injected clock,
-// and scaled by a rate factor that 429s halve and successes restore.
-//
-// A slot is taken before rate budget is reserved: a reservation is then only
-// made by a call that can go as soon as its budget allows, so slots waiting
-// for concurrency do not pile reservations into the future.
-type limiter struct {
-	clock Clock
-	max   int
-
-	rpm, tpm         *rate.Limiter // nil: unlimited
-	rpmBase, tpmBase float64       // configured events per second
-	tpmCap           int           // largest reservation: the whole per-minute budget
-
-	mu          sync.Mutex
-	limit       float64
-	inUse       int
-	waiters     []chan struct{}
-	epoch       uint64 // bumped by every decrease; see throttled
-	factor      float64
-	throttledN  int64
-	pausedUntil time.Time
-}
-
-func newLimiter(clock Clock, maxConc int, rpm, tpm float64) *limiter {
-	l := &limiter{clock: clock, max: maxConc, limit: float64(maxConc), factor: 1}
-	if rpm > 0 {
-		// Burst 1 spaces requests evenly, so that any 60 s window holds at
-		// most requests_per_minute starts; a larger burst would let a full
-		// bucket plus a minute of refill through in one window.
-		l.rpmBase = rpm / 60
-		l.rpm = rate.NewLimiter(rate.Limit(l.rpmBase), 1)
-	}
-	if tpm > 0 {
-		l.tpmBase = tpm / 60
-		l.tpmCap = max(1, int(tpm))
-		// The burst grows to the largest request seen (see reserveTokens).
-		l.tpm = rate.NewLimiter(rate.Limit(l.tpmBase), 0)
-	}
-	return l
-}
-
-// ticket is one admitted attempt.
-type ticket struct {
-	epoch  uint64
-	tokens int // tokens reserved from the per-minute budget
-}
-
-// acquire admits one attempt: a concurrency slot, the end of any
-// provider-wide pause, then request and token budget. The caller must call
-// done with the ticket.
-func (l *limiter) acquire(ctx context.Context, tokens int64) (ticket, error) {
-	if err := l.slot(ctx); err != nil {
-		return ticket{}, err
-	}
-	t, err := l.pace(ctx, tokens)
-	if err != nil {
-		l.done(false)
-		return ticket{}, err
-	}
-	return t, nil
-}
-
-func (l *limiter) size() int {
-	return min(l.max, max(1, int(l.limit)))
-}
-
-func (l *limiter) slot(ctx context.Context) error {
-	l.mu.Lock()
-	if len(l.waiters) == 0 && l.inUse < l.size() {
-		l.inUse++
-		l.mu.Unlock()
-		return nil
-	}
-	ch := make(chan struct{}, 1)
-	l.waiters = append(l.waiters, ch)
-	l.mu.Unlock()
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		l.mu.Lock()
-		for i, w := range l.waiters {
-			if w == ch {
-				l.waiters = append(l.waiters[:i], l.waiters[i+1:]...)
-				l.mu.Unlock()
-				return ctx.Err()
-			}
-		}
-		l.mu.Unlock()
-		// Granted while we were giving up: hand the slot on.
-		l.done(false)
-		return ctx.Err()
-	}
-}
-
-// wake grants slots to waiters in arrival order; l.mu must be held.
-func (l *limiter) wake() {
-	for len(l.waiters) > 0 && l.inUse < l.size() {
-		ch := l.waiters[0]
-		l.waiters = l.waiters[1:]
-		l.inUse++
-		ch <- struct{}{}
-	}
-}
-
-func (l *limiter) pace(ctx context.Context, tokens int64) (ticket, error) {
-	for {
-		now := l.clock.Now()
-		l.mu.Lock()
-		until := l.pausedUntil
-		l.mu.Unlock()
-		if !now.Before(until) {
-			break
-		}
-		if err := l.clock.Sleep(ctx, until.Sub(now)); err != nil {
-			return ticket{}, err
-		}
-	}
-	now := l.clock.Now()
-	var delay time.Duration
-	var reqRes, tokRes *rate.Reservation
-	if l.rpm != nil {
-		reqRes = l.rpm.ReserveN(now, 1)
-		delay = reqRes.DelayFrom(now)
-	}
-	t := ticket{}
-	if l.tpm != nil {
-		t.tokens = int(min(max(tokens, 1), int64(l.tpmCap)))
-		tokRes = l.reserveTokens(now, t.tokens)
-		delay = max(delay, tokRes.DelayFrom(now))
-	}
-	if delay > 0 {
-		if err := l.clock.Sleep(ctx, delay); err != nil {
-			at := l.clock.Now()
-			if reqRes != nil {
-				reqRes.CancelAt(at)
-			}
-			if tokRes != nil {
-				tokRes.CancelAt(at)
-			}
-			return ticket{}, err
-		}
-	}
-	l.mu.Lock()
-	t.epoch = l.epoch
-	l.mu.Unlock()
-	return t, nil
-}
-
-// reserveTokens reserves n tokens, first raising the bucket's burst to n if
-// needed (a bucket smaller than a request can never grant it). Raising the
-// burst adds no tokens, so a larger request still waits for its refill.
-func (l *limiter) reserveTokens(now time.Time, n int) *rate.Reservation {
-	l.mu.Lock()
-	if l.tpm.Burst() < n {
-		grow := l.tpm.Burst() == 0
-		l.tpm.SetBurstAt(now, n)
-		if grow {
-			// The very first request finds a full bucket of its own size.
-			l.tpm.ReserveN(now, -n)
-		}
-	}
-	l.mu.Unlock()
-	return l.tpm.ReserveN(now, n)
-}
-
-// correct settles the token budget once the server reported usage: tokens
-// beyond the estimate are taken now (delaying later calls), tokens not used
-// are given back.
-func (l *limiter) correct(t ticket, used int64) {
-	if l.tpm == nil || t.tokens == 0 {
-		return
-	}
-	now := l.clock.Now()
-	delta := used - int64(t.tokens)
-	if delta < 0 {
-		// A negative reservation returns tokens to the bucket; the bucket
-		// caps them at its burst when it next refills.
-		l.tpm.ReserveN(now, int(delta))
-		return
-	}
-	for delta > 0 {
-		n := min(delta, int64(l.tpm.Burst()))
-		l.tpm.ReserveN(now, int(n))
-		delta -= n
-	}
-}
-
-// done releases an attempt's slot. A success grows the adaptive limits.
-func (l *limiter) done(success bool) {
-	l.mu.Lock()
-	l.inUse--
-	if success {
-		if l.limit < float64(l.max) {
-			l.limit = math.Min(float64(l.max), l.limit+1/l.limit)
-		}
-		if l.factor < 1 {
-			l.factor = math.Min(1, l.factor+rateRecovery)
-			l.applyFactor()
-		}
-	}
-	l.wake()
-	l.mu.Unlock()
-}
-
-// throttled reacts to a 429. Only the first 429 among the attempts admitted
-// since the last decrease cuts the limits: a burst of in-flight calls that all
-// hit the same limit is one congestion event, not many.
-func (l *limiter) throttled(t ticket, wait time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.throttledN++
-	if wait > 0 {
-		if until := l.clock.Now().Add(wait); until.After(l.pausedUntil) {
-			l.pausedUntil = until
-		}
-	}
-	if t.epoch != l.epoch {
-		return
-	}
-	l.epoch++
-	l.limit = math.Max(1, l.limit/2)
-	if l.rpm != nil || l.tpm != nil {
-		l.factor = math.Max(minRateFactor, l.factor/2)
-		l.applyFactor()
-	}
-}
-
-// applyFactor sets the buckets' rates from the factor; l.mu must be held.
-func (l *limiter) applyFactor() {
-	now := l.clock.Now()
-	if l.rpm != nil {
-		l.rpm.SetLimitAt(now, rate.Limit(l.rpmBase*l.factor))
-	}
-	if l.tpm != nil {
-		l.tpm.SetLimitAt(now, rate.Limit(l.tpmBase*l.factor))
-	}
-}
-
-func (l *limiter) state() LimitState {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return LimitState{
-		InFlight: l.inUse, Waiting: len(l.waiters), Concurrency: l.limit, MaxConcurrency: l.max, RateFactor: l.factor,
-		Throttled: l.throttledN, PausedUntil: l.pausedUntil,
-	}
 }

@@ -1,6 +1,9 @@
-// Package llm is the single path every model call in ideaflow takes: an
-// OpenAI-compatible client (go-openai) with per-provider rate limits, retries,
-// usage accounting and structured-output repair, plus the offline mock provider.
+// Package llm is the single path every model and service call in ideaflow
+// takes: a registry of provider kinds (kinds.go) — an OpenAI-compatible chat
+// client (go-openai), OpenAI-compatible embeddings, text-embeddings-inference
+// token embeddings, the offline mock — sharing per-provider rate limits,
+// retries and secret scrubbing (stages/internal/httpcall), plus usage
+// accounting and structured-output repair.
 package llm
 
 import (
@@ -61,24 +64,4 @@ type Client interface {
 	Embed(ctx context.Context, model string, inputs []string) ([][]float32, Usage, error)
 	// Synthetic reports whether answers are made up (the mock provider).
 	Synthetic() bool
-}
-
-// Provider is a provider block, already decoded. Operational settings (limits,
-// retries, timeouts) never enter a cache key.
-type Provider struct {
-	Name      string            // block label
-	Kind      string            // "openai" or "mock"
-	BaseURL   string            // OpenAI-compatible base URL
-	APIKeyEnv string            // env var holding the API key; the key itself never leaves memory
-	OrgEnv    string            // optional env var holding the organisation id
-	HeaderEnv map[string]string // extra header name -> env var holding its (secret) value
-	Headers   map[string]string // extra non-secret headers
-	Seed      int64             // mock: seed of the synthetic answers
-
-	MaxConcurrency    int     // 0: default
-	RequestsPerMinute float64 // 0: unlimited
-	TokensPerMinute   float64 // 0: unlimited
-	MaxRetries        int     // -1: default
-	TimeoutSeconds    float64 // per request; 0: default
-	RepairAttempts    int     // re-asks after an unparseable answer; -1: default
 }

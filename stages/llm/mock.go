@@ -19,6 +19,22 @@ import (
 // MockEmbeddingDim is the length of the mock provider's embedding vectors.
 const MockEmbeddingDim = 256
 
+// MockConcurrency is the mock's default max_concurrency: it makes no
+// network call, so only the engine's goroutines bound it.
+const MockConcurrency = 64
+
+func init() {
+	register(KindInfo{
+		Name:      "mock",
+		Doc:       "Offline and deterministic: well-formed synthetic answers, bag-of-words embeddings, one vector per whitespace token.",
+		Chat:      true,
+		Ops:       []string{OpEmbeddings, OpTokenEmbeddings},
+		Synthetic: true, DefaultConcurrency: MockConcurrency,
+		Settings: []Setting{settingSeed, maxConcurrency(MockConcurrency), settingRepairs},
+		open:     func(p Provider, _ options) (Client, error) { return newMock(p), nil },
+	})
+}
+
 // mockClient answers offline: well-formed synthetic answers drawn from a
 // random source seeded by the request, so a run is reproducible and a cached
 // answer equals a fresh one.
@@ -117,6 +133,48 @@ func (m *mockClient) Embed(ctx context.Context, model string, inputs []string) (
 		usage.InputTokens += textTokens(in)
 	}
 	return out, usage, nil
+}
+
+// Call serves OpEmbeddings with Embed's vectors and OpTokenEmbeddings with
+// one vector per whitespace-separated token (the vector of the token's text:
+// the mock has no context), with the estimated usage of a real server.
+func (m *mockClient) Call(ctx context.Context, req ServiceRequest) (*ServiceResponse, error) {
+	k, _ := LookupKind("mock")
+	if !k.Serves(req.Op) {
+		return nil, unservedOp(m.p.Name, k, req.Op)
+	}
+	inputs, err := decodeInput(m.p.Name, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("provider %q: %s call to %q: %w", m.p.Name, req.Op, req.Model, err)
+	}
+	resp := &ServiceResponse{Model: req.Model, Attempts: 1}
+	for _, in := range inputs {
+		resp.Usage.InputTokens += textTokens(in)
+	}
+	if req.Op == OpEmbeddings {
+		vecs, _, err := m.Embed(ctx, req.Model, inputs)
+		if err != nil {
+			return nil, err
+		}
+		resp.Body = encodeBody(vectorsBody{Vectors: vecs})
+		return resp, nil
+	}
+	body := tokenVectorsBody{Inputs: make([]tokenEntry, len(inputs))}
+	for i, in := range inputs {
+		e := tokenEntry{Tokens: strings.Fields(in), Vectors: [][]float32{}}
+		if e.Tokens == nil {
+			e.Tokens = []string{}
+		}
+		for _, tok := range e.Tokens {
+			e.Vectors = append(e.Vectors, mockVector(req.Model, tok))
+		}
+		body.Inputs[i] = e
+	}
+	resp.Body = encodeBody(body)
+	return resp, nil
 }
 
 func mockVector(model, text string) []float32 {

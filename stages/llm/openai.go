@@ -9,29 +9,61 @@ import (
 	"math"
 	"net/http"
 	"strings"
-	"time"
 
-	"github.com/rs/zerolog"
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/ideaflow/ideaflow/stages/internal/httpcall"
 )
 
-// openAIClient talks to an OpenAI-compatible endpoint through go-openai.
-type openAIClient struct {
-	p          Provider
-	api        *openai.Client
-	lim        *limiter
-	clock      Clock
-	log        zerolog.Logger
-	secrets    scrubber
-	maxRetries int
-	base, cap  time.Duration
-	jitter     func(time.Duration) time.Duration
-	timeout    time.Duration
+func init() {
+	register(KindInfo{
+		Name: "openai",
+		Doc: "Any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp server, gateways): chat completions " +
+			"through POST {base_url}/chat/completions, embeddings through POST {base_url}/embeddings.",
+		Chat: true, Ops: []string{OpEmbeddings}, DefaultConcurrency: DefaultMaxConcurrency,
+		Settings: withSettings(httpSettings(DefaultMaxConcurrency), requiredKey(), settingOrg, settingRepairs,
+			maxBatch(DefaultEmbeddingBatch, "embedding inputs per request")),
+		open: newOpenAI,
+	})
 }
 
-func (c *openAIClient) Synthetic() bool { return false }
+// requiredKey is api_key_env for the openai kind: OpenAI-compatible servers
+// nearly all want one, and a forgotten one should fail at validate, not at
+// the first 401. A local server without auth takes any variable that is set.
+func requiredKey() Setting {
+	s := settingAPIKey
+	s.Required = true
+	s.Doc += "; for a local server without auth, name a variable holding any value"
+	return s
+}
 
-func (c *openAIClient) Limits() LimitState { return c.lim.state() }
+// openAIClient talks to an OpenAI-compatible endpoint: chat through
+// go-openai, embeddings through the shared embedder. Both go through one
+// conn, so they share the provider's limits.
+type openAIClient struct {
+	*conn
+	api *openai.Client
+	emb *embedder
+}
+
+func newOpenAI(p Provider, o options) (Client, error) {
+	k, _ := LookupKind(p.Kind)
+	c, err := newConn(k, p, o)
+	if err != nil {
+		return nil, err
+	}
+	cfg := openai.DefaultConfig(c.cred.key)
+	if p.BaseURL != "" {
+		cfg.BaseURL = p.BaseURL
+	}
+	cfg.OrgID = c.cred.org
+	cfg.HTTPClient = c.http
+	auth := c.bearer()
+	if c.cred.org != "" {
+		auth.Set("OpenAI-Organization", c.cred.org)
+	}
+	return &openAIClient{conn: c, api: openai.NewClientWithConfig(cfg), emb: newEmbedder(c, cfg.BaseURL, auth)}, nil
+}
 
 func (c *openAIClient) Complete(ctx context.Context, req Request) (*Response, error) {
 	cr, err := c.chatRequest(req)
@@ -40,19 +72,19 @@ func (c *openAIClient) Complete(ctx context.Context, req Request) (*Response, er
 	}
 	est := EstimateTokens(req)
 	var out *Response
-	attempts, status, err := c.withRetries(ctx, "chat", req.Model, est, func(ctx context.Context, cp *capture) (Usage, error) {
+	attempts, status, err := c.caller.Do(ctx, "chat", req.Model, est, true, func(ctx context.Context, cp *httpcall.Capture) (httpcall.Tokens, error) {
 		resp, err := c.api.CreateChatCompletion(ctx, cr)
 		if err != nil {
-			return Usage{}, err
+			return httpcall.Tokens{}, err
 		}
 		if len(resp.Choices) == 0 {
-			return Usage{}, errEmptyChoices
+			return httpcall.Tokens{}, errEmptyChoices
 		}
 		msg := resp.Choices[0].Message
 		text, reasoning := splitThink(msg.Content)
 		if msg.ReasoningContent != "" {
 			reasoning = msg.ReasoningContent
-		} else if r := rawReasoning(cp.body.Bytes()); r != "" {
+		} else if r := rawReasoning(cp.Body.Bytes()); r != "" {
 			reasoning = r
 		}
 		out = &Response{Text: text, Reasoning: reasoning, Model: resp.Model, SystemFingerprint: resp.SystemFingerprint,
@@ -63,8 +95,8 @@ func (c *openAIClient) Complete(ctx context.Context, req Request) (*Response, er
 			out.UsageEstimated = true
 			out.Usage = Usage{InputTokens: est - completionBudget(req), OutputTokens: textTokens(msg.Content)}
 		}
-		return out.Usage, nil
-	})
+		return httpcall.Tokens{In: out.Usage.InputTokens, Out: out.Usage.OutputTokens}, nil
+	}, c.classify(req.Model))
 	if err != nil {
 		return nil, err
 	}
@@ -79,42 +111,20 @@ func completionBudget(req Request) int64 {
 	return DefaultCompletionEstimate
 }
 
+// errEmptyChoices: a 200 without choices. Gateways (content filters, routers
+// whose upstream hiccuped, servers under memory pressure) send it transiently
+// and a second ask normally answers, while there is nothing to parse or
+// repair in it, so it is treated like a 5xx.
+var errEmptyChoices = errors.New("reply has no choices")
+
+// Embed is Client.Embed, through the embeddings route of the same endpoint.
 func (c *openAIClient) Embed(ctx context.Context, model string, inputs []string) ([][]float32, Usage, error) {
-	if len(inputs) == 0 {
-		return nil, Usage{}, nil
-	}
-	var est int64
-	for _, in := range inputs {
-		est += textTokens(in)
-	}
-	var vecs [][]float32
-	var usage Usage
-	_, _, err := c.withRetries(ctx, "embeddings", model, est, func(ctx context.Context, _ *capture) (Usage, error) {
-		resp, err := c.api.CreateEmbeddings(ctx, openai.EmbeddingRequest{Input: inputs, Model: openai.EmbeddingModel(model)})
-		if err != nil {
-			return Usage{}, err
-		}
-		if len(resp.Data) != len(inputs) {
-			return Usage{}, fmt.Errorf("%w: %d vectors for %d inputs", errIncompleteEmbeddings, len(resp.Data), len(inputs))
-		}
-		out := make([][]float32, len(inputs))
-		for _, d := range resp.Data {
-			if d.Index < 0 || d.Index >= len(out) || out[d.Index] != nil {
-				return Usage{}, fmt.Errorf("%w: index %d", errIncompleteEmbeddings, d.Index)
-			}
-			out[d.Index] = d.Embedding
-		}
-		vecs = out
-		usage = Usage{InputTokens: int64(resp.Usage.PromptTokens)}
-		if usage.InputTokens == 0 {
-			usage.InputTokens = est
-		}
-		return usage, nil
-	})
-	if err != nil {
-		return nil, Usage{}, err
-	}
-	return vecs, usage, nil
+	return c.emb.Embed(ctx, model, inputs)
+}
+
+// Call serves OpEmbeddings through the embeddings route of the same endpoint.
+func (c *openAIClient) Call(ctx context.Context, req ServiceRequest) (*ServiceResponse, error) {
+	return c.emb.Call(ctx, req)
 }
 
 // chatRequest maps a Request onto go-openai's, refusing before any network
@@ -204,132 +214,41 @@ func rawReasoning(body []byte) string {
 	return string(raw)
 }
 
-// withRetries runs call under the provider's limits until it succeeds, fails
-// for good, or the retry budget is spent. It returns the attempts made and
-// the final HTTP status.
-func (c *openAIClient) withRetries(ctx context.Context, op, model string, est int64,
-	call func(context.Context, *capture) (Usage, error)) (int, int, error) {
-	for attempt := 1; ; attempt++ {
-		t, err := c.lim.acquire(ctx, est)
-		if err != nil {
-			return attempt - 1, 0, fmt.Errorf("provider %q: %s call to %q: waiting for the rate limits: %w", c.p.Name, op, model, err)
-		}
-		cp := &capture{keepBody: op == "chat"}
-		actx, cancel := context.WithTimeout(withCapture(ctx, cp), c.timeout)
-		start := time.Now()
-		usage, callErr := call(actx, cp)
-		timedOut := errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
-		cancel()
-		if callErr == nil {
-			c.lim.done(true)
-			c.lim.correct(t, usage.InputTokens+usage.OutputTokens)
-			c.log.Debug().Str("op", op).Str("model", model).Int("attempt", attempt).Int("status", cp.status).
-				Dur("latency", time.Since(start)).Int64("tokens_in", usage.InputTokens).Int64("tokens_out", usage.OutputTokens).Msg("model call done")
-			return attempt, cp.status, nil
-		}
-		c.lim.done(false)
-		if ctx.Err() != nil {
-			return attempt, cp.status, fmt.Errorf("provider %q: %s call to %q: %w", c.p.Name, op, model, ctx.Err())
-		}
-		apiErr, wait := c.classify(callErr, cp, timedOut, model, est)
-		apiErr.Attempts = attempt
-		if apiErr.Status == http.StatusTooManyRequests && apiErr.Retryable { // an exhausted quota is no congestion
-			c.lim.throttled(t, wait)
-		}
-		if !apiErr.Retryable || attempt > c.maxRetries {
-			c.log.Debug().Str("op", op).Str("model", model).Int("attempt", attempt).Int("status", apiErr.Status).
-				Bool("retryable", apiErr.Retryable).Str("error", apiErr.Message).Msg("model call failed")
-			return attempt, apiErr.Status, apiErr
-		}
-		if wait == 0 {
-			wait = c.jitter(backoff(attempt, c.base, c.cap))
-		}
-		c.log.Warn().Str("op", op).Str("model", model).Int("attempt", attempt).Int("status", apiErr.Status).
-			Dur("wait", wait).Str("error", apiErr.Message).Msg("retrying model call")
-		if err := c.clock.Sleep(ctx, wait); err != nil {
-			return attempt, apiErr.Status, fmt.Errorf("provider %q: %s call to %q: waiting to retry: %w", c.p.Name, op, model, err)
-		}
-	}
-}
-
-// classify turns one failed attempt into an APIError (message scrubbed) and
-// the wait the server asked for, if any.
-func (c *openAIClient) classify(err error, cp *capture, timedOut bool, model string, est int64) (*APIError, time.Duration) {
-	e := &APIError{Provider: c.p.Name}
-	var reqErr *openai.RequestError
-	var apiErr *openai.APIError
-	switch {
-	case errors.As(err, &reqErr):
-		e.Status = reqErr.HTTPStatusCode
-		e.Message = strings.TrimSpace(excerpt(string(reqErr.Body), 300))
-		if errors.As(reqErr.Err, &apiErr) {
+// classify reads go-openai's errors: its RequestError (a non-JSON error
+// body) and APIError (an OpenAI-style error object) carry the status; a 200
+// without choices is retried.
+func (c *openAIClient) classify(model string) httpcall.Classify {
+	return func(err error, cp *httpcall.Capture) *httpcall.Error {
+		e := &httpcall.Error{}
+		var reqErr *openai.RequestError
+		var apiErr *openai.APIError
+		switch {
+		case errors.As(err, &reqErr):
+			e.Status = reqErr.HTTPStatusCode
+			// The transport masked secrets in the body before this cut.
+			e.Message = httpcall.Excerpt(string(reqErr.Body), httpcall.ErrorExcerpt)
+			if errors.As(reqErr.Err, &apiErr) {
+				e.Message = apiErr.Message
+			}
+		case errors.As(err, &apiErr):
+			e.Status = apiErr.HTTPStatusCode
 			e.Message = apiErr.Message
+			if apiErr.Code != nil {
+				e.Code = fmt.Sprint(apiErr.Code)
+			}
+		case errors.Is(err, errEmptyChoices):
+			return &httpcall.Error{Status: cp.Status, Message: err.Error(), Retryable: true}
+		default:
+			return nil
 		}
-	case errors.As(err, &apiErr):
-		e.Status = apiErr.HTTPStatusCode
-		e.Message = apiErr.Message
-		if apiErr.Code != nil {
-			e.Code = fmt.Sprint(apiErr.Code)
+		if e.Status < 300 {
+			return nil
 		}
-	case timedOut:
-		e.Message = fmt.Sprintf("no reply within %s (the provider's per-request timeout)", c.timeout)
-		e.Retryable = true
-	case errors.Is(err, errEmptyChoices), errors.Is(err, errIncompleteEmbeddings):
-		e.Status = cp.status
-		e.Message = err.Error()
-		e.Retryable = true
-	case cp.status >= 200 && cp.status < 300:
-		e.Status = cp.status
-		e.Message = "reply body cut off or not valid JSON: " + err.Error()
-		e.Retryable = true
-	default:
-		e.Message = "connection failed: " + err.Error()
-		e.Retryable = true
-	}
-	if e.Status >= 300 { // an HTTP error reply: its status decides
-		e.Retryable = retryableStatus(e.Status) && e.Code != "insufficient_quota"
+		e.Retryable = httpcall.RetryableStatus(e.Status) && e.Code != "insufficient_quota"
 		if e.Message == "" {
 			e.Message = http.StatusText(e.Status)
 		}
 		e.Message = c.explain(e.Status, e.Code, e.Message, model)
+		return e
 	}
-	e.Message = c.secrets.scrub(e.Message)
-	var wait time.Duration
-	if e.Retryable {
-		wait, _ = serverWait(cp.header, e.Status, c.clock.Now(), est)
-	}
-	return e, wait
-}
-
-// explain prefixes a server message with what the status means for the user.
-func (c *openAIClient) explain(status int, code, msg, model string) string {
-	switch status {
-	case http.StatusUnauthorized:
-		if c.p.APIKeyEnv == "" {
-			return "authentication failed: " + msg + "; this provider sends no API key: name the environment variable that holds it with api_key_env"
-		}
-		return fmt.Sprintf("authentication failed: %s; the API key is read from environment variable %s: check that it holds a valid key for %s", msg, c.p.APIKeyEnv, c.baseURL())
-	case http.StatusForbidden:
-		return "permission denied: " + msg
-	case http.StatusNotFound:
-		return fmt.Sprintf("not found: %s; check base_url (%s) and the model name %q", msg, c.baseURL(), model)
-	case http.StatusBadRequest:
-		return "bad request: " + msg
-	case http.StatusTooManyRequests:
-		if code == "insufficient_quota" {
-			return "quota exhausted (not retried): " + msg
-		}
-		return "rate limited: " + msg
-	}
-	if status >= 500 {
-		return "server error: " + msg
-	}
-	return msg
-}
-
-func (c *openAIClient) baseURL() string {
-	if c.p.BaseURL == "" {
-		return "the default OpenAI endpoint"
-	}
-	return c.p.BaseURL
 }

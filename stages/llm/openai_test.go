@@ -304,7 +304,7 @@ func TestNewErrors(t *testing.T) {
 		{"bad base_url", Provider{Name: "oa", Kind: "openai", BaseURL: "localhost:8000"}, nil, `base_url "localhost:8000" is not an http(s) URL`},
 		{"unknown kind", Provider{Name: "x", Kind: "anthropic"}, nil, `unknown kind "anthropic"`},
 		{"negative rpm", Provider{Name: "x", Kind: "openai", RequestsPerMinute: -1}, nil, "requests_per_minute must be 0 (unlimited) or more, got -1"},
-		{"negative concurrency", Provider{Name: "x", Kind: "mock", MaxConcurrency: -2}, nil, "max_concurrency must be 0 (default 32) or more, got -2"},
+		{"negative concurrency", Provider{Name: "x", Kind: "mock", MaxConcurrency: -2}, nil, "max_concurrency must be 0 (default 64) or more, got -2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

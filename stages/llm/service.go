@@ -12,8 +12,8 @@ import (
 const (
 	// OpEmbeddings: sentence embeddings. Body {"input": ["text", ...]};
 	// reply body {"vectors": [[float, ...], ...]}, one vector per input, in
-	// input order. Kinds: embeddings (OpenAI-compatible POST /v1/embeddings),
-	// mock.
+	// input order. Kinds: embeddings and openai (OpenAI-compatible POST
+	// {base_url}/embeddings), mock.
 	OpEmbeddings = "embeddings"
 	// OpTokenEmbeddings: contextual token embeddings, special tokens
 	// ([CLS], [SEP], <s>, ...) dropped. Body {"input": ["text", ...]};

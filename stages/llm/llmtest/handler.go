@@ -8,7 +8,9 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -132,7 +134,7 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, rec *Request, res
 	if rec.Chat != nil {
 		payload = s.chatReply(rec, respond)
 	} else {
-		payload = embedReply(rec)
+		payload = embedReply(rec, s.reversed)
 	}
 	b, err := json.Marshal(payload)
 	if err != nil {
@@ -182,6 +184,9 @@ func (s *Server) chatReply(rec *Request, respond Responder) chatResponse {
 	if text == "" {
 		text = respond(rec.Chat)
 	}
+	if f.EchoHeaders {
+		text += "\nyou sent:\n" + echo(rec.Header)
+	}
 	prompt := 0
 	for _, m := range rec.Chat.Messages {
 		prompt += Tokens(m.Content)
@@ -221,8 +226,11 @@ type embeddingResponse struct {
 	Usage  openai.Usage     `json:"usage"`
 }
 
-func embedReply(rec *Request) embeddingResponse {
+func embedReply(rec *Request, reversed bool) embeddingResponse {
 	out := embeddingResponse{Object: "list", Model: rec.Embed.Model, Data: []embeddingDatum{}}
+	if rec.Fault.EchoHeaders {
+		out.Model = echo(rec.Header)
+	}
 	for i, in := range rec.Embed.Input {
 		out.Usage.PromptTokens += Tokens(in)
 		if !rec.Fault.EmptyChoices {
@@ -230,7 +238,26 @@ func embedReply(rec *Request) embeddingResponse {
 		}
 	}
 	out.Usage.TotalTokens = out.Usage.PromptTokens
+	if reversed {
+		for i, j := 0, len(out.Data)-1; i < j; i, j = i+1, j-1 {
+			out.Data[i], out.Data[j] = out.Data[j], out.Data[i]
+		}
+	}
 	return out
+}
+
+// echo renders request headers the way a debugging proxy repeats them.
+func echo(h http.Header) string {
+	var b strings.Builder
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s: %s\n", k, strings.Join(h[k], ", "))
+	}
+	return b.String()
 }
 
 // Vector is the default embedding of text: a unit vector of EmbeddingDim

@@ -40,6 +40,11 @@ type Fault struct {
 	Malformed    bool // 200 whose body is not valid JSON
 	EmptyChoices bool // 200 with "choices": [] (embeddings: "data": [])
 
+	// EchoHeaders: a 200 that repeats the request's headers, Authorization
+	// included, in the answer text (embeddings: in the reported model), as
+	// debugging proxies do; clients must mask the key in what they return.
+	EchoHeaders bool
+
 	Text           string        // answer text instead of the Responder's
 	Reasoning      string        // reasoning text sent beside the answer
 	ReasoningField string        // JSON name of Reasoning: "reasoning_content" (default) or "reasoning"
@@ -85,6 +90,10 @@ func WithResponder(r Responder) Option { return func(s *Server) { s.responder = 
 // given, so tests can check that clients scrub it.
 func WithAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
 
+// WithReversedEmbeddings makes embeddings replies list their vectors last
+// input first, each with its right index, as servers are free to.
+func WithReversedEmbeddings() Option { return func(s *Server) { s.reversed = true } }
+
 // WithFingerprint sets the system_fingerprint reported (default "fp_llmtest").
 func WithFingerprint(fp string) Option { return func(s *Server) { s.fingerprint = fp } }
 
@@ -99,6 +108,7 @@ type Server struct {
 	latency     time.Duration
 	apiKey      string
 	fingerprint string
+	reversed    bool
 
 	mu          sync.Mutex
 	responder   Responder
@@ -169,6 +179,18 @@ func (s *Server) Count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.reqs)
+}
+
+// BodyCounts counts the requests received per distinct request body, so a
+// test can assert each batch went out exactly as often as it should.
+func (s *Server) BodyCounts() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for _, r := range s.reqs {
+		out[string(r.Body)]++
+	}
+	return out
 }
 
 // MaxInFlight is the largest number of requests served at the same time.

@@ -1,7 +1,6 @@
-package llm
+package httpcall
 
 import (
-	"errors"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -9,34 +8,25 @@ import (
 	"time"
 )
 
+// Defaults of the retry policy; stages/llm re-exports them and declares the
+// provider settings that override them.
 const (
 	DefaultMaxRetries  = 6
 	DefaultBaseBackoff = time.Second
 	DefaultMaxBackoff  = 60 * time.Second
 	DefaultTimeout     = 120 * time.Second
-	// maxServerWait bounds a wait a server asks for (Retry-After, reset
+	// MaxServerWait bounds a wait a server asks for (Retry-After, reset
 	// headers). Waits longer than the back-off cap are honoured, because
 	// retrying earlier only earns another 429, but a day-long Retry-After
 	// from a misconfigured proxy must not stall a run silently.
-	maxServerWait = 10 * time.Minute
+	MaxServerWait = 10 * time.Minute
 )
 
-var (
-	// errEmptyChoices: a 200 without choices. Gateways (content filters,
-	// routers whose upstream hiccuped, servers under memory pressure) send it
-	// transiently and a second ask normally answers, while there is nothing
-	// to parse or repair in it, so it is treated like a 5xx.
-	errEmptyChoices = errors.New("reply has no choices")
-	// errIncompleteEmbeddings: fewer vectors than inputs, or indexes out of
-	// range; retried for the same reason as errEmptyChoices.
-	errIncompleteEmbeddings = errors.New("reply has missing or misnumbered embeddings")
-)
-
-// retryableStatus reports whether an HTTP status is worth another attempt:
+// RetryableStatus reports whether an HTTP status is worth another attempt:
 // rate limits, timeouts, conflicts and server errors. 400/401/403/404 and the
 // other client errors fail at once: asking again cannot change the answer.
 // 501 and 505 are permanent refusals of the method or protocol.
-func retryableStatus(status int) bool {
+func RetryableStatus(status int) bool {
 	switch status {
 	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooEarly, http.StatusTooManyRequests:
 		return true
@@ -46,9 +36,9 @@ func retryableStatus(status int) bool {
 	return status >= 500 && status <= 599
 }
 
-// backoff is the wait before retry number attempt (1-based) when the server
+// Backoff is the wait before retry number attempt (1-based) when the server
 // named none: exponential from base, capped.
-func backoff(attempt int, base, limit time.Duration) time.Duration {
+func Backoff(attempt int, base, limit time.Duration) time.Duration {
 	d := base
 	for i := 1; i < attempt && d < limit; i++ {
 		d *= 2
@@ -56,10 +46,10 @@ func backoff(attempt int, base, limit time.Duration) time.Duration {
 	return min(d, limit)
 }
 
-// equalJitter keeps half of the wait and randomises the other half, so many
+// EqualJitter keeps half of the wait and randomises the other half, so many
 // callers that failed together do not retry together, yet none retries
 // sooner than half the back-off.
-func equalJitter(d time.Duration) time.Duration {
+func EqualJitter(d time.Duration) time.Duration {
 	if d <= 1 {
 		return d
 	}
@@ -67,19 +57,19 @@ func equalJitter(d time.Duration) time.Duration {
 	return half + rand.N(d-half+1)
 }
 
-// serverWait reads how long the server asked us to wait. Retry-After wins
+// ServerWait reads how long the server asked us to wait. Retry-After wins
 // (seconds or an HTTP date). Without it, a 429's x-ratelimit-reset-* headers
 // say when a budget refills; a reset is only believed for a budget that is
 // exhausted (remaining header at 0, or fewer tokens left than this request
 // needs) or whose remaining count was not sent, because OpenAI-style servers
 // send both resets on every reply and the tokens reset is the time to a full
 // bucket, often minutes, not the time until this request fits.
-func serverWait(h http.Header, status int, now time.Time, tokens int64) (time.Duration, bool) {
+func ServerWait(h http.Header, status int, now time.Time, tokens int64) (time.Duration, bool) {
 	if h == nil {
 		return 0, false
 	}
 	if d, ok := parseRetryAfter(h.Get("Retry-After"), now); ok {
-		return min(d, maxServerWait), true
+		return min(d, MaxServerWait), true
 	}
 	if status != http.StatusTooManyRequests {
 		return 0, false
@@ -92,7 +82,7 @@ func serverWait(h http.Header, status int, now time.Time, tokens int64) (time.Du
 	if d, ok := parseReset(h.Get("x-ratelimit-reset-tokens"), now); ok && exhausted(h.Get("x-ratelimit-remaining-tokens"), tokens) {
 		wait, found = max(wait, d), true
 	}
-	return min(wait, maxServerWait), found
+	return min(wait, MaxServerWait), found
 }
 
 func exhausted(remaining string, need int64) bool {
@@ -117,7 +107,7 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 		if secs <= 0 {
 			return 0, false
 		}
-		return time.Duration(min(secs, maxServerWait.Seconds()) * float64(time.Second)), true
+		return time.Duration(min(secs, MaxServerWait.Seconds()) * float64(time.Second)), true
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		if d := t.Sub(now); d > 0 {
@@ -139,7 +129,7 @@ func parseReset(v string, now time.Time) (time.Duration, bool) {
 		if d <= 0 {
 			return 0, false
 		}
-		return min(d, maxServerWait), true
+		return min(d, MaxServerWait), true
 	}
 	n, err := strconv.ParseFloat(v, 64)
 	if err != nil || n <= 0 {
@@ -152,7 +142,7 @@ func parseReset(v string, now time.Time) (time.Duration, bool) {
 	case n >= 1e9: // Unix seconds
 		d = time.Unix(int64(n), 0).Sub(now)
 	default:
-		d = time.Duration(min(n, maxServerWait.Seconds()) * float64(time.Second))
+		d = time.Duration(min(n, MaxServerWait.Seconds()) * float64(time.Second))
 	}
 	if d <= 0 {
 		return 0, false

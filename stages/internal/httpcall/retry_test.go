@@ -1,4 +1,4 @@
-package llm
+package httpcall
 
 import (
 	"net/http"
@@ -19,7 +19,7 @@ func TestParseRetryAfter(t *testing.T) {
 		{" 7 ", 7 * time.Second, true},
 		{"0.5", 500 * time.Millisecond, true},
 		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
-		{"86400", maxServerWait, true},
+		{"86400", MaxServerWait, true},
 		{"", 0, false},
 		{"0", 0, false},
 		{"-3", 0, false},
@@ -89,10 +89,10 @@ func TestServerWait(t *testing.T) {
 			"x-ratelimit-reset-tokens", "9s", "x-ratelimit-remaining-tokens", "50"), 429, 100, 9 * time.Second, true},
 		{"neither exhausted", h("x-ratelimit-reset-requests", "4s", "x-ratelimit-remaining-requests", "3",
 			"x-ratelimit-reset-tokens", "9s", "x-ratelimit-remaining-tokens", "5000"), 429, 100, 0, false},
-		{"capped", h("x-ratelimit-reset-tokens", "3h"), 429, 100, maxServerWait, true},
+		{"capped", h("x-ratelimit-reset-tokens", "3h"), 429, 100, MaxServerWait, true},
 	}
 	for _, tt := range tests {
-		got, ok := serverWait(tt.header, tt.status, llmtest.Epoch, tt.tokens)
+		got, ok := ServerWait(tt.header, tt.status, llmtest.Epoch, tt.tokens)
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("%s: serverWait = %v, %v; want %v, %v", tt.name, got, ok, tt.want, tt.ok)
 		}
@@ -102,16 +102,16 @@ func TestServerWait(t *testing.T) {
 func TestBackoff(t *testing.T) {
 	want := []time.Duration{1, 2, 4, 8, 16, 32, 60, 60, 60}
 	for i, w := range want {
-		if got := backoff(i+1, time.Second, time.Minute); got != w*time.Second {
-			t.Errorf("backoff(%d) = %v, want %v", i+1, got, w*time.Second)
+		if got := Backoff(i+1, time.Second, time.Minute); got != w*time.Second {
+			t.Errorf("Backoff(%d) = %v, want %v", i+1, got, w*time.Second)
 		}
 	}
-	if got := backoff(3, 250*time.Millisecond, time.Minute); got != time.Second {
+	if got := Backoff(3, 250*time.Millisecond, time.Minute); got != time.Second {
 		t.Errorf("backoff from 250ms, attempt 3 = %v, want 1s", got)
 	}
 	for i := 0; i < 1000; i++ {
-		if j := equalJitter(8 * time.Second); j < 4*time.Second || j > 8*time.Second {
-			t.Fatalf("equalJitter(8s) = %v, outside [4s, 8s]", j)
+		if j := EqualJitter(8 * time.Second); j < 4*time.Second || j > 8*time.Second {
+			t.Fatalf("EqualJitter(8s) = %v, outside [4s, 8s]", j)
 		}
 	}
 }
@@ -120,29 +120,13 @@ func TestRetryableStatus(t *testing.T) {
 	retry := []int{408, 409, 425, 429, 500, 502, 503, 504, 529}
 	never := []int{400, 401, 403, 404, 405, 413, 422, 501, 505}
 	for _, s := range retry {
-		if !retryableStatus(s) {
+		if !RetryableStatus(s) {
 			t.Errorf("%d not retried", s)
 		}
 	}
 	for _, s := range never {
-		if retryableStatus(s) {
+		if RetryableStatus(s) {
 			t.Errorf("%d retried", s)
-		}
-	}
-}
-
-func TestEstimateTokens(t *testing.T) {
-	tests := []struct {
-		req  Request
-		want int64
-	}{
-		{Request{Messages: []Message{{Content: "12345678"}}, MaxTokens: 10}, 2 + 10},
-		{Request{Messages: []Message{{Content: "123456789"}, {Content: "1"}}, MaxTokens: 1}, 3 + 1 + 1},
-		{Request{Messages: []Message{{Content: ""}}}, DefaultCompletionEstimate},
-	}
-	for _, tt := range tests {
-		if got := EstimateTokens(tt.req); got != tt.want {
-			t.Errorf("EstimateTokens(%+v) = %d, want %d", tt.req, got, tt.want)
 		}
 	}
 }

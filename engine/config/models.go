@@ -1,0 +1,99 @@
+package config
+
+// model blocks.
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/ideaflow/ideaflow/stages"
+)
+
+func (l *loader) evalModel(d *decl) {
+	a := d.content.Attributes
+	m := &stages.Model{Address: d.addr}
+	if pv, pa := l.eval(a, "provider", nil); pa != nil {
+		if addr, ok := refOf(pv); ok && strings.HasPrefix(addr, "provider.") {
+			m.Provider = strings.TrimPrefix(addr, "provider.")
+		} else {
+			l.errorf(pa.Expr.Range().Ptr(), "Wrong type for provider", "provider must be a provider reference such as provider.openai.")
+		}
+	}
+	m.Name, _ = l.str(a, "name", nil)
+	m.Family, _ = l.str(a, "family", nil)
+	if f, ok := l.float(a, "temperature", nil); ok && l.within(a["temperature"], f, 0, 2) {
+		m.Temperature = &f
+	}
+	if f, ok := l.float(a, "top_p", nil); ok && l.within(a["top_p"], f, 0, 1) {
+		m.TopP = &f
+	}
+	if n, ok := l.int(a, "max_tokens", nil); ok && l.within(a["max_tokens"], float64(n), 0, math.Inf(1)) {
+		m.MaxTokens = n
+	}
+	if s, ok := l.int(a, "seed", nil); ok {
+		m.Seed = &s
+	}
+	m.Stop, _ = l.strings(a, "stop", nil)
+	m.JSONMode, _ = l.boolean(a, "json_mode", nil)
+	for _, pb := range d.content.Blocks {
+		pc, _ := pb.Body.Content(priceSchema)
+		if pc != nil {
+			m.Price.InputPerMTok, _ = l.float(pc.Attributes, "input_per_mtok", nil)
+			m.Price.OutputPerMTok, _ = l.float(pc.Attributes, "output_per_mtok", nil)
+		}
+	}
+	l.exp.Models[d.name] = m
+	optNum := func(p *float64) cty.Value {
+		if p == nil {
+			return cty.NullVal(cty.Number)
+		}
+		return cty.NumberFloatVal(*p)
+	}
+	l.values.ns["model"][d.name] = cty.ObjectVal(map[string]cty.Value{
+		refAttr:       cty.StringVal(d.addr),
+		"name":        cty.StringVal(m.Name),
+		"family":      cty.StringVal(m.Family),
+		"provider":    cty.StringVal(m.Provider),
+		"temperature": optNum(m.Temperature),
+		"max_tokens":  cty.NumberIntVal(int64(m.MaxTokens)),
+	})
+}
+
+// within reports a located error unless lo <= v <= hi: the ranges servers
+// accept for sampling parameters, checked here so a typo fails at validate
+// and not as a 400 on the first call.
+func (l *loader) within(a *hcl.Attribute, v, lo, hi float64) bool {
+	if v >= lo && v <= hi {
+		return true
+	}
+	want := fmt.Sprintf("between %g and %g", lo, hi)
+	if math.IsInf(hi, 1) {
+		want = fmt.Sprintf("%g or more (0: the server's default)", lo)
+	}
+	l.errorf(a.Expr.Range().Ptr(), "Invalid "+a.Name, "%s must be %s, got %g. Fix the value.", a.Name, want, v)
+	return false
+}
+
+// checkProviderUse reports models whose provider does not exist in this experiment.
+func (l *loader) checkProviderUse() {
+	names := make([]string, 0, len(l.exp.Models))
+	for n := range l.exp.Models {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		m := l.exp.Models[n]
+		if m.Provider == "" {
+			continue
+		}
+		if _, ok := l.exp.Providers[m.Provider]; !ok {
+			r := l.decls["model."+n].declRange
+			l.errorf(&r, "Unknown provider", "model.%s uses provider %q, which is not declared. Add a provider %q block.", n, m.Provider, m.Provider)
+		}
+	}
+}

@@ -1,0 +1,141 @@
+package httpcall
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Reply-size cap: the provider setting, its default and the error. A reply
+// over the cap is not retried: the same request earns the same reply.
+const (
+	ReplyCapSetting = "max_reply_bytes"
+	DefaultMaxReply = 4 << 20
+	// CodeReplyTooLarge is the Error.Code of a reply over the cap, so a
+	// client that batches can ask for less instead.
+	CodeReplyTooLarge = "reply_too_large"
+)
+
+// Tokens are what one successful attempt used: the server's counts, or the
+// caller's estimate when the server gave none.
+type Tokens struct{ In, Out int64 }
+
+// Attempt makes one HTTP exchange. ctx carries the per-request timeout and
+// cp, which the Transport fills in.
+type Attempt func(ctx context.Context, cp *Capture) (Tokens, error)
+
+// Classify reads one failed attempt the way its API reports failures. It
+// returns nil for a failure it does not recognise; the Caller then applies
+// the generic reading (timeout, cut body, connection failure). It need not
+// scrub: the Caller does.
+type Classify func(err error, cp *Capture) *Error
+
+// Caller runs attempts under one provider's limits and retry policy. One
+// Caller serves every client of a provider block, so all its kinds of call
+// share one set of limits.
+type Caller struct {
+	Provider   string
+	Limiter    *Limiter
+	Clock      Clock
+	Log        zerolog.Logger
+	Scrub      *Scrubber
+	MaxRetries int
+	Base, Cap  time.Duration                     // back-off: first wait and ceiling
+	Jitter     func(time.Duration) time.Duration // spreads waits; EqualJitter in production
+	Timeout    time.Duration                     // per attempt
+	MaxReply   int64                             // the Transport's cap, for the error message
+}
+
+// Do runs attempt until it succeeds, fails for good, or the retry budget is
+// spent. est is the token budget taken from tokens_per_minute before each
+// attempt. It returns the attempts made and the final HTTP status; a failure
+// is an *Error unless ctx ended.
+func (c *Caller) Do(ctx context.Context, op, model string, est int64, keepBody bool, attempt Attempt, classify Classify) (int, int, error) {
+	for n := 1; ; n++ {
+		t, err := c.Limiter.Acquire(ctx, est)
+		if err != nil {
+			return n - 1, 0, fmt.Errorf("provider %q: %s call to %q: waiting for the rate limits: %w", c.Provider, op, model, err)
+		}
+		cp := &Capture{KeepBody: keepBody}
+		actx, cancel := context.WithTimeout(WithCapture(ctx, cp), c.Timeout)
+		start := c.Clock.Now()
+		used, callErr := attempt(actx, cp)
+		timedOut := errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+		cancel()
+		if callErr == nil {
+			c.Limiter.Done(true)
+			c.Limiter.Correct(t, used.In+used.Out)
+			c.Log.Debug().Str("op", op).Str("model", model).Int("attempt", n).Int("status", cp.Status).
+				Dur("latency", c.Clock.Now().Sub(start)).Int64("tokens_in", used.In).Int64("tokens_out", used.Out).Msg("model call done")
+			return n, cp.Status, nil
+		}
+		c.Limiter.Done(false)
+		if ctx.Err() != nil {
+			return n, cp.Status, fmt.Errorf("provider %q: %s call to %q: %w", c.Provider, op, model, ctx.Err())
+		}
+		e := c.classify(callErr, cp, timedOut, classify)
+		e.Attempts = n
+		var wait time.Duration
+		if e.Retryable {
+			wait, _ = ServerWait(cp.Header, e.Status, c.Clock.Now(), est)
+			if e.Status == http.StatusTooManyRequests { // an exhausted quota (not retryable) is no congestion
+				c.Limiter.Throttled(t, wait)
+			}
+		}
+		if !e.Retryable || n > c.MaxRetries {
+			c.Log.Debug().Str("op", op).Str("model", model).Int("attempt", n).Int("status", e.Status).
+				Bool("retryable", e.Retryable).Str("error", e.Message).Msg("model call failed")
+			return n, e.Status, e
+		}
+		if wait == 0 {
+			wait = c.Jitter(Backoff(n, c.Base, c.Cap))
+		}
+		c.Log.Warn().Str("op", op).Str("model", model).Int("attempt", n).Int("status", e.Status).
+			Dur("wait", wait).Str("error", e.Message).Msg("retrying model call")
+		if err := c.Clock.Sleep(ctx, wait); err != nil {
+			return n, e.Status, fmt.Errorf("provider %q: %s call to %q: waiting to retry: %w", c.Provider, op, model, err)
+		}
+	}
+}
+
+// classify reads one failed attempt: the size cap first (whatever the API
+// library made of the truncated body), then the API's own reading, then the
+// generic one. The message is scrubbed last, whatever produced it.
+func (c *Caller) classify(err error, cp *Capture, timedOut bool, classify Classify) *Error {
+	var e *Error
+	switch {
+	case cp.TooLarge:
+		e = &Error{Status: cp.Status, Code: CodeReplyTooLarge, Message: fmt.Sprintf("reply larger than %d bytes (%s; raise it in the provider block if replies this large are expected)",
+			c.MaxReply, ReplyCapSetting)}
+	case timedOut:
+		e = &Error{Message: fmt.Sprintf("no reply within %s (the provider's per-request timeout)", c.Timeout), Retryable: true}
+	default:
+		if classify != nil {
+			e = classify(err, cp)
+		}
+		if e == nil {
+			e = Generic(err, cp)
+		}
+	}
+	e.Provider = c.Provider
+	e.Message = c.Scrub.Scrub(e.Message)
+	return e
+}
+
+// Generic reads a failure no API-specific rule recognised: an HTTP error
+// status decides by itself; a 2xx whose body failed to decode was cut off
+// or garbled in transit; anything else is a connection failure. All but
+// the permanent statuses are retried.
+func Generic(err error, cp *Capture) *Error {
+	switch {
+	case cp.Status >= 300:
+		return &Error{Status: cp.Status, Message: err.Error(), Retryable: RetryableStatus(cp.Status)}
+	case cp.Status >= 200:
+		return &Error{Status: cp.Status, Message: "reply body cut off or not valid JSON: " + err.Error(), Retryable: true}
+	}
+	return &Error{Message: "connection failed: " + err.Error(), Retryable: true}
+}

@@ -1,0 +1,88 @@
+package httpcall
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// StatusError is a non-2xx reply to PostJSON, with its (scrubbed) body.
+type StatusError struct {
+	Status int
+	Body   []byte
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("HTTP %d: %s", e.Status, Excerpt(string(e.Body), ErrorExcerpt))
+}
+
+// PostJSON posts in as JSON to url and decodes a 2xx reply into out. A non-2xx
+// reply is a *StatusError; a reply that does not decode is an error wrapping
+// the decoder's.
+func PostJSON(ctx context.Context, hc *http.Client, url string, header http.Header, in, out any) error {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("encode request: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return &StatusError{Status: resp.StatusCode, Body: b}
+	}
+	if err != nil {
+		return fmt.Errorf("read reply: %w", err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("decode reply: %w", err)
+	}
+	return nil
+}
+
+// ErrorMessage finds the message in an error body: OpenAI-style
+// {"error": {"message": ..., "code": ...}}, text-embeddings-inference-style
+// {"error": "...", "error_type": "..."}, or {"message": ...}; otherwise
+// the body's excerpt. code is the error code or type when one is given.
+func ErrorMessage(body []byte) (msg, code string) {
+	var v struct {
+		Error     json.RawMessage `json:"error"`
+		ErrorType string          `json:"error_type"`
+		Message   string          `json:"message"`
+	}
+	if json.Unmarshal(body, &v) == nil {
+		var nested struct {
+			Message string `json:"message"`
+			Code    any    `json:"code"`
+			Type    string `json:"type"`
+		}
+		var flat string
+		switch {
+		case json.Unmarshal(v.Error, &flat) == nil && flat != "":
+			return Excerpt(flat, ErrorExcerpt), v.ErrorType
+		case json.Unmarshal(v.Error, &nested) == nil && nested.Message != "":
+			if nested.Code != nil {
+				code = fmt.Sprint(nested.Code)
+			}
+			return Excerpt(nested.Message, ErrorExcerpt), code
+		case v.Message != "":
+			return Excerpt(v.Message, ErrorExcerpt), ""
+		}
+	}
+	return Excerpt(strings.TrimSpace(string(body)), ErrorExcerpt), ""
+}

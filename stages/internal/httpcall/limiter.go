@@ -1,0 +1,332 @@
+package httpcall
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+const (
+	// minRateFactor is how far repeated 429s may slow the configured rates.
+	minRateFactor = 1.0 / 64
+	// rateRecovery is the share of the configured rate won back per success:
+	// from half speed to full in 25 successful calls.
+	rateRecovery = 0.02
+)
+
+// LimitState is a snapshot of a provider's adaptive limits.
+type LimitState struct {
+	InFlight       int
+	Waiting        int     // calls queued for a concurrency slot
+	Concurrency    float64 // effective concurrency limit (AIMD); calls run while InFlight < floor(Concurrency)
+	MaxConcurrency int
+	RateFactor     float64 // share of requests/tokens per minute currently allowed (AIMD)
+	Throttled      int64   // 429 replies seen
+	PausedUntil    time.Time
+}
+
+// Limiter enforces one provider's limits for every stage sharing its Client.
+//
+// Concurrency is a FIFO semaphore whose size adapts: a 429 halves it
+// (multiplicative decrease) and every success adds 1/size to it (additive
+// increase: about one slot per round of successes), between 1 and the
+// configured maximum — TCP's congestion avoidance, as in promptfoo's and
+// Inspect's adaptive concurrency. Requests and tokens per minute are token
+// buckets (x/time/rate) driven with explicit times from the injected clock,
+// and scaled by a rate factor that 429s halve and successes restore.
+//
+// A slot is taken before rate budget: only slot holders wait for budget, one
+// at a time in arrival order, and budget is taken at the instant an attempt
+// goes, never reserved ahead (see take), so no window of time sees more
+// starts than the rate plus the burst allow, whatever the scheduling delays.
+type Limiter struct {
+	clock Clock
+	max   int
+
+	rpm, tpm         *rate.Limiter // nil: unlimited
+	rpmBase, tpmBase float64       // configured events per second
+	tpmCap           int           // largest reservation: the whole per-minute budget
+
+	pacer chan struct{} // held by the one attempt waiting for rate budget
+
+	mu          sync.Mutex
+	limit       float64
+	inUse       int
+	waiters     []chan struct{}
+	epoch       uint64 // bumped by every decrease; see throttled
+	factor      float64
+	throttledN  int64
+	pausedUntil time.Time
+}
+
+// NewLimiter makes the limiter of one provider: at most maxConc attempts at
+// once, rpm requests and tpm tokens per minute (0: unlimited).
+func NewLimiter(clock Clock, maxConc int, rpm, tpm float64) *Limiter {
+	l := &Limiter{clock: clock, max: maxConc, limit: float64(maxConc), factor: 1, pacer: make(chan struct{}, 1)}
+	if rpm > 0 {
+		// Burst 1 spaces requests evenly, so that any 60 s window holds at
+		// most requests_per_minute starts; a larger burst would let a full
+		// bucket plus a minute of refill through in one window.
+		l.rpmBase = rpm / 60
+		l.rpm = rate.NewLimiter(rate.Limit(l.rpmBase), 1)
+	}
+	if tpm > 0 {
+		l.tpmBase = tpm / 60
+		l.tpmCap = max(1, int(tpm))
+		// The burst grows to the largest request seen (see reserveTokens).
+		l.tpm = rate.NewLimiter(rate.Limit(l.tpmBase), 0)
+	}
+	return l
+}
+
+// Ticket is one admitted attempt.
+type Ticket struct {
+	epoch  uint64
+	tokens int // tokens reserved from the per-minute budget
+}
+
+// Acquire admits one attempt: a concurrency slot, the end of any
+// provider-wide pause, then request and token budget. The caller must call
+// Done when the attempt ends.
+func (l *Limiter) Acquire(ctx context.Context, tokens int64) (Ticket, error) {
+	if err := l.slot(ctx); err != nil {
+		return Ticket{}, err
+	}
+	t, err := l.pace(ctx, tokens)
+	if err != nil {
+		l.Done(false)
+		return Ticket{}, err
+	}
+	return t, nil
+}
+
+func (l *Limiter) size() int {
+	return min(l.max, max(1, int(l.limit)))
+}
+
+func (l *Limiter) slot(ctx context.Context) error {
+	l.mu.Lock()
+	if len(l.waiters) == 0 && l.inUse < l.size() {
+		l.inUse++
+		l.mu.Unlock()
+		return nil
+	}
+	ch := make(chan struct{}, 1)
+	l.waiters = append(l.waiters, ch)
+	l.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		l.mu.Lock()
+		for i, w := range l.waiters {
+			if w == ch {
+				l.waiters = append(l.waiters[:i], l.waiters[i+1:]...)
+				l.mu.Unlock()
+				return ctx.Err()
+			}
+		}
+		l.mu.Unlock()
+		// Granted while we were giving up: hand the slot on.
+		l.Done(false)
+		return ctx.Err()
+	}
+}
+
+// wake grants slots to waiters in arrival order; l.mu must be held.
+func (l *Limiter) wake() {
+	for len(l.waiters) > 0 && l.inUse < l.size() {
+		ch := l.waiters[0]
+		l.waiters = l.waiters[1:]
+		l.inUse++
+		ch <- struct{}{}
+	}
+}
+
+func (l *Limiter) pace(ctx context.Context, tokens int64) (Ticket, error) {
+	t := Ticket{}
+	if l.tpm != nil {
+		t.tokens = int(min(max(tokens, 1), int64(l.tpmCap)))
+	}
+	if l.rpm != nil || l.tpm != nil {
+		// One attempt at a time waits for budget, in arrival order.
+		select {
+		case l.pacer <- struct{}{}:
+		case <-ctx.Done():
+			return Ticket{}, ctx.Err()
+		}
+		defer func() { <-l.pacer }()
+	}
+	for {
+		now := l.clock.Now()
+		l.mu.Lock()
+		if until := l.pausedUntil; now.Before(until) {
+			l.mu.Unlock()
+			if err := l.clock.Sleep(ctx, until.Sub(now)); err != nil {
+				return Ticket{}, err
+			}
+			continue
+		}
+		delay := l.take(now, t.tokens)
+		if delay == 0 {
+			t.epoch = l.epoch
+			l.mu.Unlock()
+			return t, nil
+		}
+		l.mu.Unlock()
+		if err := l.clock.Sleep(ctx, delay); err != nil {
+			return Ticket{}, err
+		}
+	}
+}
+
+// paceSlack absorbs the float rounding of x/time/rate: a budget that is due
+// within it counts as there.
+const paceSlack = time.Microsecond
+
+// take takes one request and n tokens of budget at now if both are there,
+// and returns 0; otherwise it takes nothing and returns how long until they
+// will be. Budget is only ever taken at the moment the attempt goes: a
+// reservation of a future instant, slept on, would fire late together with
+// every other one when the process wakes from a pause (SIGSTOP, a laptop
+// lid, a stalled VM), bursting past the limit; taken at the real time, the
+// budget a pause let accumulate is capped by the bucket's burst, and the
+// time lost is not made up. l.mu must be held.
+func (l *Limiter) take(now time.Time, n int) time.Duration {
+	var delay time.Duration
+	var reqRes, tokRes *rate.Reservation
+	if l.rpm != nil {
+		reqRes = l.rpm.ReserveN(now, 1)
+		delay = reqRes.DelayFrom(now)
+	}
+	if l.tpm != nil {
+		tokRes = l.reserveTokens(now, n)
+		delay = max(delay, tokRes.DelayFrom(now))
+	}
+	if delay <= paceSlack {
+		return 0
+	}
+	// Nothing else reserved in between (l.mu is held), so cancelling gives
+	// back exactly what was reserved.
+	if reqRes != nil {
+		reqRes.CancelAt(now)
+	}
+	if tokRes != nil {
+		tokRes.CancelAt(now)
+	}
+	return delay
+}
+
+// reserveTokens reserves n tokens, first raising the bucket's burst to n if
+// needed (a bucket smaller than a request can never grant it). Raising the
+// burst adds no tokens, so a larger request still waits for its refill.
+// l.mu must be held.
+func (l *Limiter) reserveTokens(now time.Time, n int) *rate.Reservation {
+	if l.tpm.Burst() < n {
+		grow := l.tpm.Burst() == 0
+		l.tpm.SetBurstAt(now, n)
+		if grow {
+			// The very first request finds a full bucket of its own size.
+			l.tpm.ReserveN(now, -n)
+		}
+	}
+	return l.tpm.ReserveN(now, n)
+}
+
+// Correct settles the token budget once the server reported usage: tokens
+// beyond the estimate are taken now (delaying later calls), tokens not used
+// are given back.
+func (l *Limiter) Correct(t Ticket, used int64) {
+	if l.tpm == nil || t.tokens == 0 {
+		return
+	}
+	now := l.clock.Now()
+	l.mu.Lock() // not between a pacer's reservation and its cancellation
+	defer l.mu.Unlock()
+	delta := used - int64(t.tokens)
+	if delta < 0 {
+		// A negative reservation returns tokens to the bucket; the bucket
+		// caps them at its burst when it next refills.
+		l.tpm.ReserveN(now, int(delta))
+		return
+	}
+	for delta > 0 {
+		n := min(delta, int64(l.tpm.Burst()))
+		l.tpm.ReserveN(now, int(n))
+		delta -= n
+	}
+}
+
+// Done releases an attempt's slot. A success grows the adaptive limits.
+func (l *Limiter) Done(success bool) {
+	l.mu.Lock()
+	l.inUse--
+	if success {
+		if l.limit < float64(l.max) {
+			l.limit = math.Min(float64(l.max), l.limit+1/l.limit)
+		}
+		if l.factor < 1 {
+			l.factor = math.Min(1, l.factor+rateRecovery)
+			l.applyFactor()
+		}
+	}
+	l.wake()
+	l.mu.Unlock()
+}
+
+// Throttled reacts to a 429. Only the first 429 among the attempts admitted
+// since the last decrease cuts the limits: a burst of in-flight calls that all
+// hit the same limit is one congestion event, not many.
+func (l *Limiter) Throttled(t Ticket, wait time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.throttledN++
+	if wait > 0 {
+		if until := l.clock.Now().Add(wait); until.After(l.pausedUntil) {
+			l.pausedUntil = until
+		}
+	}
+	if t.epoch != l.epoch {
+		return
+	}
+	l.epoch++
+	l.limit = math.Max(1, l.limit/2)
+	if l.rpm != nil || l.tpm != nil {
+		l.factor = math.Max(minRateFactor, l.factor/2)
+		l.applyFactor()
+	}
+}
+
+// applyFactor sets the buckets' rates from the factor; l.mu must be held.
+func (l *Limiter) applyFactor() {
+	now := l.clock.Now()
+	if l.rpm != nil {
+		l.rpm.SetLimitAt(now, rate.Limit(l.rpmBase*l.factor))
+	}
+	if l.tpm != nil {
+		l.tpm.SetLimitAt(now, rate.Limit(l.tpmBase*l.factor))
+	}
+}
+
+func (l *Limiter) State() LimitState {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return LimitState{
+		InFlight: l.inUse, Waiting: len(l.waiters), Concurrency: l.limit, MaxConcurrency: l.max, RateFactor: l.factor,
+		Throttled: l.throttledN, PausedUntil: l.pausedUntil,
+	}
+}
+
+// Rates are the current requests and tokens per second (0: unlimited).
+func (l *Limiter) Rates() (requests, tokens float64) {
+	if l.rpm != nil {
+		requests = float64(l.rpm.Limit())
+	}
+	if l.tpm != nil {
+		tokens = float64(l.tpm.Limit())
+	}
+	return requests, tokens
+}

@@ -1,0 +1,238 @@
+package llm
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// KindInfo declares a provider kind: what it serves and the settings its
+// provider block accepts, the way a stage type declares its params. The
+// config decoder reads it to check blocks; New reads it to connect.
+type KindInfo struct {
+	Name string
+	Doc  string
+	Chat bool     // serves chat completions (Client.Complete)
+	Ops  []string // service operations served through ServiceClient (OpEmbeddings, ...)
+	// Synthetic kinds make their answers up (the mock): a report built on
+	// them says so.
+	Synthetic bool
+	// DefaultConcurrency is max_concurrency's default for this kind.
+	DefaultConcurrency int
+	Settings           []Setting // in documentation order; "kind" itself is not listed
+
+	open func(p Provider, o options) (Client, error)
+}
+
+// SettingType is the type of a setting's value, as written in a provider
+// block, and fixes its Go type in Provider.Set.
+type SettingType string
+
+const (
+	TypeString    SettingType = "string"      // string
+	TypeInt       SettingType = "int"         // int
+	TypeNumber    SettingType = "number"      // float64
+	TypeBool      SettingType = "bool"        // bool
+	TypeStringMap SettingType = "map(string)" // map[string]string
+)
+
+func (t SettingType) check(v any) error {
+	ok := false
+	switch t {
+	case TypeString:
+		_, ok = v.(string)
+	case TypeInt:
+		_, ok = v.(int)
+	case TypeNumber:
+		_, ok = v.(float64)
+	case TypeBool:
+		_, ok = v.(bool)
+	case TypeStringMap:
+		_, ok = v.(map[string]string)
+	}
+	if !ok {
+		return fmt.Errorf("a %s setting cannot hold %T", t, v)
+	}
+	return nil
+}
+
+// Setting is one setting of a provider block.
+type Setting struct {
+	Name    string
+	Type    SettingType
+	Default any // documentation, and the value kind-specific getters return when unset; nil: none
+	Doc     string
+	// SecretEnv: the value names environment variables (a string: one; a
+	// map: one per entry) holding secrets. They are read once, when the
+	// client is made, masked in everything the provider returns, and
+	// checked by config's MissingKeys before a run.
+	SecretEnv bool
+	Holds     string // SecretEnv: what the variable holds, e.g. "the API key"
+	Required  bool
+	// Check validates a value (nil: any value of Type). Its error completes
+	// a sentence that starts with the setting's name.
+	Check func(v any) error
+}
+
+var kinds = map[string]KindInfo{}
+
+// register adds a kind; kinds register from init functions in this package.
+func register(k KindInfo) {
+	if _, dup := kinds[k.Name]; dup {
+		panic("llm: provider kind registered twice: " + k.Name)
+	}
+	kinds[k.Name] = k
+}
+
+// LookupKind returns the registered kind of that name.
+func LookupKind(name string) (KindInfo, bool) {
+	k, ok := kinds[name]
+	return k, ok
+}
+
+// Kinds returns every registered kind, sorted by name.
+func Kinds() []KindInfo {
+	out := make([]KindInfo, 0, len(kinds))
+	for _, k := range kinds {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// KindNames lists the registered kinds' names, sorted.
+func KindNames() []string {
+	var out []string
+	for _, k := range Kinds() {
+		out = append(out, k.Name)
+	}
+	return out
+}
+
+func unknownKind(name string) error {
+	return fmt.Errorf("unknown kind %q (registered kinds: %s)", name, strings.Join(KindNames(), ", "))
+}
+
+// Setting returns the kind's setting of that name.
+func (k KindInfo) Setting(name string) (Setting, bool) {
+	for _, s := range k.Settings {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Setting{}, false
+}
+
+// SettingNames lists the kind's settings in declaration order.
+func (k KindInfo) SettingNames() []string {
+	out := make([]string, len(k.Settings))
+	for i, s := range k.Settings {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// Serves reports whether the kind serves the operation.
+func (k KindInfo) Serves(op string) bool {
+	for _, o := range k.Ops {
+		if o == op {
+			return true
+		}
+	}
+	return false
+}
+
+// The settings kinds share, declared once. A kind lists the ones it accepts.
+var (
+	settingBaseURL = Setting{Name: "base_url", Type: TypeString, Doc: "base URL of the endpoint, e.g. http://localhost:8000/v1", Check: checkURL}
+	settingAPIKey  = Setting{Name: "api_key_env", Type: TypeString, SecretEnv: true, Holds: "the API key",
+		Doc: "environment variable holding the API key, sent as a bearer token"}
+	settingOrg = Setting{Name: "org_env", Type: TypeString, SecretEnv: true, Holds: "the organisation id",
+		Doc: "environment variable holding the organisation id"}
+	settingHeaderEnv = Setting{Name: "header_env", Type: TypeStringMap, SecretEnv: true, Holds: "a header value",
+		Doc: "extra headers whose secret values are read from environment variables: header name -> variable"}
+	settingHeaders = Setting{Name: "headers", Type: TypeStringMap, Doc: "extra non-secret headers"}
+	settingSeed    = Setting{Name: "seed", Type: TypeInt, Default: 0, Doc: "seed of the synthetic answers"}
+	settingRPM     = Setting{Name: "requests_per_minute", Type: TypeNumber, Default: 0.0, Doc: "requests per minute (0: unlimited)",
+		Check: atLeast(0, "0 (unlimited)")}
+	settingTPM = Setting{Name: "tokens_per_minute", Type: TypeNumber, Default: 0.0, Doc: "tokens per minute, estimated before and settled after each call (0: unlimited)",
+		Check: atLeast(0, "0 (unlimited)")}
+	settingRetries = Setting{Name: "max_retries", Type: TypeInt, Default: DefaultMaxRetries, Doc: "retries of a call after a transient failure (429, 5xx, timeout)",
+		Check: atLeast(-1, fmt.Sprintf("-1 (default %d)", DefaultMaxRetries))}
+	settingTimeout = Setting{Name: "timeout_seconds", Type: TypeNumber, Default: DefaultTimeout.Seconds(), Doc: "per-request timeout in seconds",
+		Check: atLeast(0, fmt.Sprintf("0 (default %s)", DefaultTimeout))}
+	settingRepairs = Setting{Name: "repair_attempts", Type: TypeInt, Default: DefaultRepairs, Doc: "re-asks after an unparseable answer",
+		Check: atLeast(-1, fmt.Sprintf("-1 (default %d)", DefaultRepairs))}
+	settingMaxReply = Setting{Name: "max_reply_bytes", Type: TypeInt, Default: DefaultMaxReplyBytes, Doc: "largest reply body accepted, in bytes; a larger reply fails without retry",
+		Check: atLeast(0, fmt.Sprintf("0 (default %d)", DefaultMaxReplyBytes))}
+)
+
+// httpSettings are the settings of every kind that talks HTTP through
+// httpcall, with the kind's default concurrency.
+func httpSettings(concurrency int) []Setting {
+	return []Setting{settingBaseURL, settingAPIKey, settingHeaders, settingHeaderEnv,
+		maxConcurrency(concurrency), settingRPM, settingTPM, settingRetries, settingTimeout, settingMaxReply}
+}
+
+// maxConcurrency declares max_concurrency with the kind's default.
+func maxConcurrency(def int) Setting {
+	return Setting{Name: "max_concurrency", Type: TypeInt, Default: def, Doc: "calls in flight at once (0: the default; lowered adaptively on 429)",
+		Check: atLeast(0, fmt.Sprintf("0 (default %d)", def))}
+}
+
+// maxBatch declares a kind's max_batch setting with its default.
+func maxBatch(def int, doc string) Setting {
+	return Setting{Name: "max_batch", Type: TypeInt, Default: def, Doc: doc, Check: func(v any) error {
+		if n, _ := v.(int); n < 1 {
+			return fmt.Errorf("must be 1 or more, got %d", n)
+		}
+		return nil
+	}}
+}
+
+// withSettings is base plus extra; an extra setting named like one of base
+// replaces it in place (a kind making base_url required).
+func withSettings(base []Setting, extra ...Setting) []Setting {
+	out := append([]Setting(nil), base...)
+next:
+	for _, x := range extra {
+		for i := range out {
+			if out[i].Name == x.Name {
+				out[i] = x
+				continue next
+			}
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// atLeast checks a number against a floor; want says what the floor means.
+func atLeast(floor float64, want string) func(any) error {
+	return func(v any) error {
+		var f float64
+		switch n := v.(type) {
+		case int:
+			f = float64(n)
+		case float64:
+			f = n
+		}
+		if f < floor {
+			return fmt.Errorf("must be %s or more, got %v", want, v)
+		}
+		return nil
+	}
+}
+
+func checkURL(v any) error {
+	s, _ := v.(string)
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL such as http://localhost:8000/v1", s)
+	}
+	return nil
+}
