@@ -93,16 +93,16 @@ func (e *LocalExecutor) client(name string) (llm.Client, error) {
 	return c, nil
 }
 
-// Concurrency is the provider's max_concurrency, else the llm layer's default
-// for remote endpoints and 64 for the mock. The client enforces the same bound
-// (lowered adaptively on 429s); the scheduler's bound keeps goroutines few.
+// Concurrency is the provider's max_concurrency, else its kind's default
+// (the registry declares it). The client enforces the same bound (lowered
+// adaptively on 429s); the scheduler's bound keeps goroutines few.
 func (e *LocalExecutor) Concurrency(provider string) int {
 	p := e.providers[provider]
 	if p.MaxConcurrency > 0 {
 		return p.MaxConcurrency
 	}
-	if p.Kind == "mock" {
-		return 64
+	if k, ok := llm.LookupKind(p.Kind); ok && k.DefaultConcurrency > 0 {
+		return k.DefaultConcurrency
 	}
 	return llm.DefaultMaxConcurrency
 }
@@ -160,11 +160,10 @@ func (e *LocalExecutor) service(ctx context.Context, c llm.Client, t *Task) (*Re
 	if err != nil {
 		return nil, &ExecError{Err: err}
 	}
-	attempts := resp.Attempts
-	if attempts == 0 {
-		attempts = 1
-	}
-	u := cache.Usage{InputTokens: resp.Usage.InputTokens, LatencyMS: time.Since(start).Milliseconds(), Attempts: attempts}
+	// One service call, however many HTTP requests the client made for it
+	// (retries, TEI's tokenize + embed, batch splits): as a model call with
+	// its HTTP retries counts once.
+	u := cache.Usage{InputTokens: resp.Usage.InputTokens, LatencyMS: time.Since(start).Milliseconds(), Attempts: 1}
 	u.CostUSD = cost(t.Price, u.InputTokens, 0)
 	return &Result{Body: resp.Body, ServedModel: resp.Model, Usage: u, Synthetic: sc.Synthetic()}, nil
 }

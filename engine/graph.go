@@ -15,6 +15,7 @@ import (
 	"github.com/ideaflow/ideaflow/engine/config"
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/datasets"
+	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
 // Graph is an experiment laid out as nodes. Nodes are stored in a topological
@@ -345,8 +346,10 @@ func resolveDep(inst *Instance, d stages.Dep, byAddr map[string]*Instance) (int,
 
 func (g *Graph) usesMock(providers map[string]bool) bool {
 	for p := range providers {
-		if pr := g.Exp.Providers[p]; pr != nil && pr.Kind == "mock" {
-			return true
+		if pr := g.Exp.Providers[p]; pr != nil {
+			if k, ok := llm.LookupKind(pr.Kind); ok && k.Synthetic {
+				return true
+			}
 		}
 	}
 	return false

@@ -21,6 +21,46 @@ func init() {
 	stages.Register(listType{})
 	stages.Register(eachType{})
 	stages.Register(collectType{})
+	stages.Register(embedType{})
+}
+
+// embedType (test_embed) makes one service call per item: the item id's
+// sentence (or token) embeddings.
+type embedType struct{}
+
+func (embedType) Name() string    { return "test_embed" }
+func (embedType) Version() string { return "1" }
+func (embedType) Params() []stages.Param {
+	return []stages.Param{
+		{Name: "items", Kind: stages.Input, Required: true, Doc: "the items to embed (their ids)"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Doc: "the embedding model (a provider of kind embeddings, tei or mock)"},
+		{Name: "op", Kind: stages.String, Default: llm.OpEmbeddings, Doc: `"embeddings" or "token_embeddings"`},
+	}
+}
+
+func (embedType) Layout(inst *stages.Instance) ([]stages.Node, error) {
+	items := inst.Params.Input("items")
+	m := inst.Params.Model("model")
+	if items == nil {
+		return nil, stages.ParamErrorf("items", "items is required")
+	}
+	if m == nil {
+		return nil, stages.ParamErrorf("model", "model is required")
+	}
+	op := inst.Params.String("op")
+	var nodes []stages.Node
+	for i, it := range items.Nodes {
+		item := it.Item
+		nodes = append(nodes, stages.Node{Item: item, Deps: []stages.Dep{{Input: "items", Index: i}},
+			Prepare: func([]stages.In) (*stages.Work, error) {
+				body, err := json.Marshal(map[string][]string{"input": {"the idea " + item}})
+				if err != nil {
+					return nil, err
+				}
+				return &stages.Work{Service: &stages.Service{Model: m, Request: llm.ServiceRequest{Op: op, Model: m.Name, Body: body}}}, nil
+			}})
+	}
+	return nodes, nil
 }
 
 // ListOutput is a test_list node's output: the answer's non-empty lines.
