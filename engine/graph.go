@@ -48,7 +48,10 @@ type Instance struct {
 	Count int
 	// paramParts are the key parts of this instance's params, used by compute nodes.
 	paramParts []namedPart
-	memoBase   [32]byte
+	// about are the params field by field, stored beside each record (not
+	// key material) so a later plan can name what changed.
+	about    []namedPart
+	memoBase [32]byte
 	// providers are the providers of every model this instance or anything upstream uses.
 	providers map[string]bool
 	source    bool // a dataset: its nodes are given, never run
@@ -205,6 +208,7 @@ func (g *Graph) declare(si *config.StageInstance) *Instance {
 	}
 	inst.Up.Generator = generator
 	inst.paramParts = paramParts(si.Type, inst.Params)
+	inst.about = aboutParts(si.Type, inst.Params)
 	if inherited {
 		// A generator inherited through a stage without a model of its own
 		// is no param, yet a stage may read it (judges exclude its family):

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/stages"
@@ -163,30 +164,40 @@ func cacheParts(parts []namedPart) []cache.Part {
 	return out
 }
 
-// explain compares a node's new key parts with those of the key last computed
-// at the same address and says, in words, why the node must run.
-func explain(old []cache.Part, parts []namedPart) string {
+// explain compares a node's new key parts (and about parts) with those of
+// the key last computed at the same address and says, in words, why the
+// node must run. When the instance's params explain the change (a reworded
+// quality definition, another judge), it names them instead of their
+// consequences (the prompt, the request's model).
+func explain(old []cache.Part, parts, about []namedPart) string {
 	prev := map[string]cache.Part{}
+	prevDigest, prevDisplay := map[string]string{}, map[string]string{}
 	for _, p := range old {
 		prev[p.Name] = p
+		prevDigest[p.Name], prevDisplay[p.Name] = p.Digest, p.Display
 	}
-	var reasons []string
+	reasons := explainAbout(prevDigest, prevDisplay, about)
+	explained := len(reasons) > 0
 	for _, p := range parts {
 		o, ok := prev[p.name]
 		if !ok {
-			reasons = append(reasons, p.name+" added")
+			if !explained {
+				reasons = append(reasons, p.name+" added")
+			}
 			continue
 		}
 		if o.Digest == hex.EncodeToString(p.digest[:]) {
 			continue
 		}
 		switch {
-		case p.name == "prompt":
-			reasons = append(reasons, "prompt changed")
 		case p.name == "inputs":
 			reasons = append(reasons, "upstream output changed")
 		case p.name == "stage":
 			reasons = append(reasons, "stage implementation changed ("+o.Display+" -> "+p.display+")")
+		case explained:
+			// A consequence of the params named above.
+		case p.name == "prompt":
+			reasons = append(reasons, "prompt changed")
 		case p.name == "format":
 			reasons = append(reasons, "answer format changed")
 		case o.Display != "" || p.display != "":
@@ -198,9 +209,5 @@ func explain(old []cache.Part, parts []namedPart) string {
 	if len(reasons) == 0 {
 		return "not in cache"
 	}
-	out := reasons[0]
-	for _, r := range reasons[1:] {
-		out += ", " + r
-	}
-	return out
+	return strings.Join(reasons, ", ")
 }

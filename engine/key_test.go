@@ -66,7 +66,7 @@ func TestExplain(t *testing.T) {
 		{"two", keyParts(testNode(), testCall(0.2, "Other."), in), "prompt changed, model.temperature changed (0.7 -> 0.2)"},
 	}
 	for _, c := range cases {
-		if got := explain(old, c.parts); got != c.want {
+		if got := explain(old, c.parts, nil); got != c.want {
 			t.Errorf("%s: explain = %q, want %q", c.name, got, c.want)
 		}
 	}

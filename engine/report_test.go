@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -86,5 +87,103 @@ func TestInterruptedRunDoesNotReplaceCompleteReport(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(filepath.Join(dir, "table1.md")); string(after) == string(complete) {
 		t.Fatal("the completed n=5 run did not write its report")
+	}
+}
+
+// copyQuickstart copies the quickstart folder so a test can edit it.
+func copyQuickstart(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "quickstart")
+	for _, sub := range []string{"", "data", "prompts"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"main.hcl", "data/targets.jsonl", "prompts/generate.tmpl"} {
+		b, err := os.ReadFile(filepath.Join("../experiments/quickstart", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func editFile(t *testing.T, path, old, new string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if !strings.Contains(s, old) {
+		t.Fatalf("%s does not contain %q", path, old)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(s, old, new, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func buildAt(t *testing.T, dir string, vars ...string) *Graph {
+	t.Helper()
+	exp, diags := config.Load(dir, config.Options{Vars: vars})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	g, diags := Build(exp)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	return g
+}
+
+// A plan's reason names exactly the params that changed since the last key
+// at the node's address, in the user's words.
+func TestPlanReasonsNameTheChangedParams(t *testing.T) {
+	dir := copyQuickstart(t)
+	main := filepath.Join(dir, "main.hcl")
+	store := cache.NewMemory()
+	g := buildAt(t, dir)
+	e := &Engine{Store: store, Exec: NewLocalExecutor(g.Exp.LLMProviders(), zerolog.Nop())}
+	run := func() {
+		t.Helper()
+		if _, err := e.Run(context.Background(), buildAt(t, dir), RunOptions{ReportDir: t.TempDir()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reasons := func() map[string]int {
+		t.Helper()
+		return e.Plan(buildAt(t, dir)).Summary.Stages[`stage.rank_ideas.novelty["mock-generator-a"]`].Reasons
+	}
+	run()
+
+	editFile(t, main, "developing new methodologies", "devising new methodologies")
+	if got := reasons(); len(got) != 1 || got["quality.definition changed"] != 4 {
+		t.Fatalf("reworded definition: %v", got)
+	}
+	run()
+
+	editFile(t, main, `  judge   = model.judge`, `  judge   = model.judge2`)
+	if err := os.WriteFile(filepath.Join(dir, "judge2.hcl"), []byte(`
+model "judge2" {
+  provider    = provider.mock
+  name        = "mock-judge-2"
+  temperature = 0
+  max_tokens  = 300
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := reasons(); len(got) != 1 || got["judge changed (mock-judge -> mock-judge-2)"] != 4 {
+		t.Fatalf("judge swap: %v", got)
+	}
+
+	// Reverting both finds the earlier answers: nothing to run.
+	editFile(t, main, `  judge   = model.judge2`, `  judge   = model.judge`)
+	editFile(t, main, "devising new methodologies", "developing new methodologies")
+	if got := reasons(); len(got) != 0 {
+		t.Fatalf("after reverting: %v", got)
 	}
 }

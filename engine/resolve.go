@@ -240,7 +240,7 @@ func (w *walker) complete(i int32, inKey [32]byte, key string, parts []namedPart
 	rec.Stage = n.Inst.Address
 	rec.Address = n.Address
 	rec.OutputDigest = hex.EncodeToString(digest[:])
-	rec.Parts = cacheParts(parts)
+	rec.Parts = cacheParts(append(parts[:len(parts):len(parts)], n.Inst.about...))
 	if rec.CreatedAt.IsZero() {
 		rec.CreatedAt = time.Now().UTC()
 	}
@@ -347,7 +347,7 @@ func (w *walker) whyDirty(n *Node, key string, parts []namedPart) reason {
 	if err != nil {
 		return why(planChanged, "key changed")
 	}
-	return why(planChanged, explain(oldParts, parts))
+	return why(planChanged, explain(oldParts, parts, n.Inst.about))
 }
 
 // guessWork says whether an unprepared node will likely make a model call

@@ -174,7 +174,7 @@ func TestPlanJSONAndReasons(t *testing.T) {
 	if p.Nodes["total"] != 48 || p.Nodes["to_run"] != 8+2+1 || p.Estimate["llm_calls"].(float64) != 8 {
 		t.Fatalf("plan: %v estimate %v", p.Nodes, p.Estimate)
 	}
-	if got := p.Stages[stage(rank, "gen-a")].Reasons["model.temperature changed (0 -> 0.3)"]; got != 4 {
+	if got := p.Stages[stage(rank, "gen-a")].Reasons["judge.temperature changed (0 -> 0.3)"]; got != 4 {
 		t.Errorf("reasons: %v", p.Stages[stage(rank, "gen-a")].Reasons)
 	}
 	if e := p.Stages[stage(rank, "gen-a")].Estimate; e == nil || e.LLMCalls != 4 {
@@ -184,7 +184,7 @@ func TestPlanJSONAndReasons(t *testing.T) {
 		t.Errorf("cached generations have an estimate: %+v", e)
 	}
 	code, stdout, _ = cli(t, "plan", exp, "--cache-dir", cacheDir)
-	if code != 0 || !strings.Contains(stdout, "model.temperature changed (0 -> 0.3)") || !strings.Contains(stdout, "Estimate: 8 model calls") {
+	if code != 0 || !strings.Contains(stdout, "judge.temperature changed (0 -> 0.3)") || !strings.Contains(stdout, "Estimate: 8 model calls") {
 		t.Errorf("text plan:\n%s", stdout)
 	}
 }
