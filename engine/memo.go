@@ -52,11 +52,12 @@ func inputKey(n *Node, digests [][32]byte) [32]byte {
 }
 
 // Memo values: key hex, output digest hex, flags, requested model, served
-// model, build.
+// model, build, drop reason.
 const (
 	memoCall      = "c"
 	memoService   = "v"
 	memoSynthetic = "s"
+	memoDropped   = "d"
 )
 
 func encodeMemo(st *nodeState) []byte {
@@ -70,7 +71,10 @@ func encodeMemo(st *nodeState) []byte {
 	if st.synthetic {
 		flags += memoSynthetic
 	}
-	return []byte(strings.Join([]string{st.key, hex.EncodeToString(st.digest[:]), flags, st.wantModel, st.servedModel, buildID()}, "\x00"))
+	if st.dropped {
+		flags += memoDropped
+	}
+	return []byte(strings.Join([]string{st.key, hex.EncodeToString(st.digest[:]), flags, st.wantModel, st.servedModel, buildID(), st.dropWhy}, "\x00"))
 }
 
 var (
@@ -127,14 +131,18 @@ func (w *walker) memoHit(st *nodeState, inKey [32]byte) bool {
 	st.isCall = bytes.Contains(f[2], []byte(memoCall))
 	st.isService = bytes.Contains(f[2], []byte(memoService))
 	st.synthetic = bytes.Contains(f[2], []byte(memoSynthetic))
+	st.dropped = bytes.Contains(f[2], []byte(memoDropped))
 	st.wantModel, st.servedModel = w.intern(f[3]), w.intern(f[4])
+	if st.dropped {
+		st.dropWhy = w.intern(f[6])
+	}
 	return true
 }
 
-// splitMemo splits a memo value into its six fields, or returns nil.
+// splitMemo splits a memo value into its seven fields, or returns nil.
 func splitMemo(v []byte) [][]byte {
-	f := make([][]byte, 0, 6)
-	for len(f) < 5 {
+	f := make([][]byte, 0, 7)
+	for len(f) < 6 {
 		i := bytes.IndexByte(v, 0)
 		if i < 0 {
 			return nil

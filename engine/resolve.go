@@ -149,6 +149,7 @@ func (w *walker) lookup(i int32, work *stages.Work, key string, inKey [32]byte) 
 	st.status, st.known, st.output = StatusCached, true, rec.Output
 	st.synthetic = rec.Synthetic
 	st.servedModel = rec.ServedModel
+	noteDrop(st, rec.Output)
 	if d, err := hex.DecodeString(rec.OutputDigest); err == nil && len(d) == 32 {
 		copy(st.digest[:], d)
 	} else {
@@ -182,6 +183,7 @@ func (w *walker) planMiss(i int32, work *stages.Work, key string, parts []namedP
 		// knows their output and can show early cutoff downstream.
 		if out, err := work.Compute(); err == nil {
 			st.known, st.output, st.digest = true, out, sha256.Sum256(out)
+			noteDrop(st, out)
 		}
 	case work.Call != nil:
 		st.estIn, st.estOut, st.estCost = estimateCall(work.Call.Model, work.Call.Request)
@@ -247,6 +249,7 @@ func (w *walker) complete(i int32, inKey [32]byte, key string, parts []namedPart
 	st.key, st.digest = key, digest
 	st.synthetic = rec.Synthetic
 	st.servedModel = rec.ServedModel
+	noteDrop(st, rec.Output)
 	job := &writeJob{idx: i, inKey: inKey, rec: rec, memo: encodeMemo(st), settleAfter: st.isCall || st.isService}
 	if !job.settleAfter {
 		w.settle(i, rec)
@@ -272,6 +275,7 @@ func (w *walker) settle(i int32, rec *cache.Record) {
 		ws.status, ws.known, ws.dedup = StatusRan, true, true
 		ws.key, ws.digest, ws.output = rec.Key, st.digest, rec.Output
 		ws.synthetic, ws.servedModel = rec.Synthetic, rec.ServedModel
+		ws.dropped, ws.dropWhy = st.dropped, st.dropWhy
 		w.setMemo(wt.inKey, ws)
 		w.markLatest(w.g.Nodes[wt.idx], rec.Key)
 		w.finish(wt.idx)

@@ -42,4 +42,9 @@ type nodeState struct {
 	synthetic     bool
 	servedModel   string
 	wantModel     string
+	// dropped marks an output that says its item was dropped ("dropped":
+	// true), with the reason in the words of the stage that dropped it,
+	// numbers generalised so reasons can be counted.
+	dropped bool
+	dropWhy string
 }

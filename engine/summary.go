@@ -16,10 +16,34 @@ type Counts struct {
 // StageSummary is one stage instance's line of a run summary.
 type StageSummary struct {
 	Counts
+	Drops
 	LLMCalls     int     `json:"llm_calls,omitempty"`
 	ServiceCalls int     `json:"service_calls,omitempty"`
 	Tokens       *Tokens `json:"tokens,omitempty"`
 	CostUSD      float64 `json:"cost_usd,omitempty"`
+}
+
+// Drops count the nodes whose output says their item was dropped (a target
+// with too few references), by reason; a reason is empty where the item
+// was dropped upstream.
+type Drops struct {
+	Dropped     int            `json:"dropped,omitempty"`
+	DropReasons map[string]int `json:"drop_reasons,omitempty"`
+}
+
+func (d *Drops) add(st *nodeState) {
+	if !st.dropped {
+		return
+	}
+	d.Dropped++
+	why := st.dropWhy
+	if why == "" {
+		why = "dropped upstream"
+	}
+	if d.DropReasons == nil {
+		d.DropReasons = map[string]int{}
+	}
+	d.DropReasons[why]++
 }
 
 // Tokens are token totals.
@@ -91,6 +115,7 @@ type Phases struct {
 
 // PlanCounts are per-stage plan counts.
 type PlanCounts struct {
+	Drops
 	Total   int            `json:"total"`
 	Cached  int            `json:"cached"`
 	ToRun   int            `json:"to_run"`
@@ -151,6 +176,7 @@ func (w *walker) summarize() *Summary {
 		c := s.Stages[n.Inst.Address]
 		c.Total++
 		s.Nodes.Total++
+		c.Drops.add(st)
 		switch st.status {
 		case StatusCached:
 			c.Cached++
@@ -246,6 +272,7 @@ func (w *walker) planSummary() *PlanSummary {
 		c := p.Stages[n.Inst.Address]
 		c.Total++
 		p.Nodes.Total++
+		c.Drops.add(st)
 		switch st.status {
 		case StatusCached:
 			c.Cached++

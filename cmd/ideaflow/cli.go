@@ -301,6 +301,7 @@ func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary) {
 		if pe := c.Pending; pe != nil {
 			fmt.Fprintf(w, "      %s\n", pendingText(pe))
 		}
+		printDrops(w, c.Drops)
 	}
 	e := p.Estimate
 	fmt.Fprintf(w, "\n%d nodes: %d cached, %d to run.\n", p.Nodes.Total, p.Nodes.Cached, p.Nodes.ToRun)
@@ -313,6 +314,29 @@ func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary) {
 	if ub := p.UpperBound; ub.LLMCalls > 0 || ub.ServiceCalls > 0 {
 		fmt.Fprintf(w, "Not yet known: stages that expand after others run may add up to %d model calls, ~$%.4f (an upper bound, at each stage's limit per item).\n",
 			ub.LLMCalls+ub.ServiceCalls, ub.CostUSD)
+	}
+}
+
+// printDrops says, for the stage that dropped items, how many and why (the
+// top reasons); stages that only pass a drop on stay quiet.
+func printDrops(w io.Writer, d engine.Drops) {
+	type reason struct {
+		why string
+		n   int
+	}
+	var rs []reason
+	for why, n := range d.DropReasons {
+		if why != "dropped upstream" {
+			rs = append(rs, reason{why, n})
+		}
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i].n > rs[j].n || (rs[i].n == rs[j].n && rs[i].why < rs[j].why) })
+	for k, r := range rs {
+		if k == 3 {
+			fmt.Fprintf(w, "      ... and %d more drop reasons\n", len(rs)-3)
+			break
+		}
+		fmt.Fprintf(w, "      %6d  item(s) dropped: %s\n", r.n, r.why)
 	}
 }
 
@@ -433,6 +457,7 @@ func printSummary(w io.Writer, order []string, s *engine.Summary) {
 	for _, k := range order {
 		c := s.Stages[k]
 		fmt.Fprintf(w, "  %-56s %6d cached  %6d ran  %4d failed  %4d skipped\n", k, c.Cached, c.Ran, c.Failed, c.Skipped)
+		printDrops(w, c.Drops)
 	}
 	services := ""
 	if s.ServiceCalls > 0 {
