@@ -187,3 +187,47 @@ model "judge2" {
 		t.Fatalf("after reverting: %v", got)
 	}
 }
+
+// plan and run agree: on the same cache, the plan's cached / to-run counts
+// per stage are the run's cached / (ran + failed + skipped), across the
+// quickstart's edits. The one licensed difference: a node the plan says will
+// run because an upstream call will ("upstream will run") is cached after
+// all when the new answer leaves its inputs unchanged (early cutoff); no
+// plan can know a model's answer.
+func TestPlanAndRunAgree(t *testing.T) {
+	dir := copyQuickstart(t)
+	main := filepath.Join(dir, "main.hcl")
+	store := cache.NewMemory()
+	steps := []struct {
+		name string
+		edit func()
+		vars []string
+	}{
+		{"cold", func() {}, nil},
+		{"n=5", func() {}, []string{"n=5"}},
+		{"reworded definition", func() { editFile(t, main, "developing new methodologies", "devising new methodologies") }, []string{"n=5"}},
+		{"judge temperature", func() { editFile(t, main, "temperature = 0\n", "temperature = 0.3\n") }, []string{"n=5"}},
+		{"back to n=3", func() {}, nil},
+		{"warm", func() {}, nil},
+	}
+	for _, s := range steps {
+		s.edit()
+		g := buildAt(t, dir, s.vars...)
+		e := &Engine{Store: store, Exec: NewLocalExecutor(g.Exp.LLMProviders(), zerolog.Nop())}
+		plan := e.Plan(buildAt(t, dir, s.vars...)).Summary
+		sum, err := e.Run(context.Background(), g, RunOptions{ReportDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for addr, pc := range plan.Stages {
+			rc := sum.Stages[addr]
+			cutoff := rc.Cached - pc.Cached
+			if cutoff < 0 || cutoff > pc.Reasons["upstream will run"] || pc.ToRun-cutoff != rc.Ran+rc.Failed+rc.Skipped || pc.Total != rc.Total {
+				t.Errorf("%s: %s planned %d cached / %d to run, ran %+v", s.name, addr, pc.Cached, pc.ToRun, rc.Counts)
+			}
+		}
+		if plan.Estimate.LLMCalls != sum.LLMCalls {
+			t.Errorf("%s: plan estimated %d calls, the run made %d", s.name, plan.Estimate.LLMCalls, sum.LLMCalls)
+		}
+	}
+}
