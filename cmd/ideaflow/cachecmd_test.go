@@ -319,14 +319,42 @@ func TestOpenNeverDropsDataSilently(t *testing.T) {
 // plans every node to run, and creates nothing.
 func TestPlanBeforeTheFirstRunOnTheDefaultCache(t *testing.T) {
 	_, exp, _, _ := newScenario(t)
-	wd := t.TempDir()
+	wd, home := t.TempDir(), t.TempDir()
 	t.Chdir(wd)
 	t.Setenv("IDEAFLOW_CACHE_DIR", "")
+	t.Setenv("XDG_CACHE_HOME", home)
 	code, stdout, stderr := cli(t, "plan", exp)
 	if code != 0 || !strings.Contains(stderr, "yet: every node will run") || !strings.Contains(stdout, "0 cached") {
 		t.Fatalf("plan before the first run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if entries, _ := os.ReadDir(wd); len(entries) != 0 {
-		t.Fatalf("plan created %v", entries)
+	for _, d := range []string{wd, home} {
+		if entries, _ := os.ReadDir(d); len(entries) != 0 {
+			t.Fatalf("plan created %v in %s", entries, d)
+		}
+	}
+}
+
+// The default cache is the user's, not the working folder's: running the
+// same experiment from another folder finds every answer (it used to re-pay
+// every call), and plan and run say where the cache is.
+func TestDefaultCacheDoesNotDependOnTheWorkingFolder(t *testing.T) {
+	srv, exp, _, _ := newScenario(t)
+	home := t.TempDir()
+	t.Setenv("IDEAFLOW_CACHE_DIR", "")
+	t.Setenv("XDG_CACHE_HOME", home)
+	t.Chdir(t.TempDir())
+	code, stdout, stderr := cli(t, "run", exp)
+	want := filepath.Join(home, "ideaflow")
+	if code != 0 || !strings.Contains(stdout, "cache: "+want) {
+		t.Fatalf("first run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	calls := srv.Count()
+	t.Chdir(exp) // the experiment's own folder, as `cd experiments/x && ideaflow run` does
+	code, stdout, stderr = cli(t, "run", ".")
+	if code != 0 || srv.Count() != calls {
+		t.Fatalf("run from the experiment folder: exit %d, %d new calls\n%s\n%s", code, srv.Count()-calls, stdout, stderr)
+	}
+	if code, stdout, _ := cli(t, "plan", "."); code != 0 || !strings.Contains(stdout, "(cache: "+want+")") {
+		t.Fatalf("plan does not name the cache:\n%s", stdout)
 	}
 }

@@ -109,7 +109,7 @@ func (a *app) rootCmd() *cobra.Command {
 		},
 	}
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.cacheDir, "cache-dir", "", "cache folder (default $IDEAFLOW_CACHE_DIR, else ./.ideaflow/cache)")
+	pf.StringVar(&a.cacheDir, "cache-dir", "", "cache folder (default $IDEAFLOW_CACHE_DIR, else the user cache folder: $XDG_CACHE_HOME/ideaflow or ~/.cache/ideaflow)")
 	pf.StringVar(&a.logFormat, "log-format", "", "log format: json or console (default console on a terminal, json otherwise)")
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.AddCommand(a.validateCmd(), a.planCmd(), a.runCmd(), a.graphCmd(), a.cacheCmd(), a.versionCmd())
@@ -264,6 +264,7 @@ func (a *app) planCmd() *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(p.Summary)
 			}
+			fmt.Fprintf(a.stdout, "Plan for %s (cache: %s)\n\n", g.Exp.Name, dir)
 			printPlan(a.stdout, g, p.Summary)
 			return nil
 		},
@@ -274,7 +275,6 @@ func (a *app) planCmd() *cobra.Command {
 }
 
 func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary) {
-	fmt.Fprintf(w, "Plan for %s\n\n", g.Exp.Name)
 	for _, addr := range p.Order {
 		c := p.Stages[addr]
 		est := ""
@@ -385,6 +385,7 @@ func (a *app) runCmd() *cobra.Command {
 			if verify {
 				return a.verify(g, store)
 			}
+			fmt.Fprintf(a.stdout, "Running %s (cache: %s)\n", g.Exp.Name, a.cacheDirPath())
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			e := &engine.Engine{Store: store, Log: a.log, Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), a.log)}
