@@ -2,6 +2,8 @@ package engine
 
 import (
 	"sort"
+
+	"github.com/ideaflow/ideaflow/stages"
 )
 
 // Counts are node counts of a run, overall or for one stage instance.
@@ -143,11 +145,14 @@ type Pending struct {
 
 // Estimate is a plan's estimate of the calls still to make.
 type Estimate struct {
-	LLMCalls     int     `json:"llm_calls"`
-	ServiceCalls int     `json:"service_calls,omitempty"`
-	TokensInput  int64   `json:"tokens_input"`
-	TokensOutput int64   `json:"tokens_output"`
-	CostUSD      float64 `json:"cost_usd"`
+	// Unpriced lists the models (addresses) of calls to make that have no
+	// price block: CostUSD sums known prices only.
+	Unpriced     []string `json:"unpriced,omitempty"`
+	LLMCalls     int      `json:"llm_calls"`
+	ServiceCalls int      `json:"service_calls,omitempty"`
+	TokensInput  int64    `json:"tokens_input"`
+	TokensOutput int64    `json:"tokens_output"`
+	CostUSD      float64  `json:"cost_usd"`
 }
 
 // PlanSummary is `plan --json`.
@@ -302,7 +307,14 @@ func (w *walker) planSummary() *PlanSummary {
 			if c.Estimate == nil {
 				c.Estimate = &Estimate{}
 			}
+			unpriced := ""
+			if m := w.modelOfState(n, st); m != nil && !m.Priced {
+				unpriced = m.Address
+			}
 			for _, e := range []*Estimate{&p.Estimate, c.Estimate} {
+				if unpriced != "" && !containsString(e.Unpriced, unpriced) {
+					e.Unpriced = append(e.Unpriced, unpriced)
+				}
 				if st.isService {
 					e.ServiceCalls++
 				} else {
@@ -340,4 +352,36 @@ func (w *walker) planSummary() *PlanSummary {
 		p.Stages[inst.Address] = c
 	}
 	return p
+}
+
+// modelOfState is the model a planned call goes to: the prepared request's
+// when known, else the instance's first model param.
+func (w *walker) modelOfState(n *Node, st *nodeState) *stages.Model {
+	m := modelOf(n.Inst)
+	if st.wantModel != "" {
+		for _, v := range n.Inst.Params {
+			switch x := v.(type) {
+			case *stages.Model:
+				if x.Name == st.wantModel {
+					return x
+				}
+			case []*stages.Model:
+				for _, mm := range x {
+					if mm.Name == st.wantModel {
+						return mm
+					}
+				}
+			}
+		}
+	}
+	return m
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

@@ -85,6 +85,9 @@ type Model struct {
 	Stop        []string `json:"stop,omitempty"`
 	JSONMode    bool     `json:"json_mode,omitempty"`
 	Price       Price    `json:"-"` // prices change cost, not answers
+	// Priced says a price block was given (a free local model is priced at
+	// 0); without one, costs are unknown, never $0.
+	Priced bool `json:"-"`
 }
 
 // Request starts a request to this model with its sampling parameters.

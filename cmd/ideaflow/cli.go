@@ -32,6 +32,7 @@ const (
 	exitOK          = 0
 	exitFailedNodes = 1
 	exitBadInput    = 2
+	exitBudget      = 3 // --max-cost stopped the run: what was paid for is cached
 	exitInterrupted = 130
 )
 
@@ -309,8 +310,8 @@ func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary) {
 	if e.ServiceCalls > 0 {
 		services = fmt.Sprintf(", %d service calls", e.ServiceCalls)
 	}
-	fmt.Fprintf(w, "Estimate: %d model calls%s, ~%d input + ~%d output tokens (output at max_tokens), ~$%.4f.\n",
-		e.LLMCalls, services, e.TokensInput, e.TokensOutput, e.CostUSD)
+	fmt.Fprintf(w, "Estimate: %d model calls%s, ~%d input + ~%d output tokens (output at max_tokens), %s.\n",
+		e.LLMCalls, services, e.TokensInput, e.TokensOutput, costText(&e))
 	if ub := p.UpperBound; ub.LLMCalls > 0 || ub.ServiceCalls > 0 {
 		fmt.Fprintf(w, "Not yet known: stages that expand after others run may add up to %d model calls, ~$%.4f (an upper bound, at each stage's limit per item).\n",
 			ub.LLMCalls+ub.ServiceCalls, ub.CostUSD)
@@ -348,7 +349,20 @@ func estimateText(e *engine.Estimate) string {
 			calls = fmt.Sprintf("~%d service calls", e.ServiceCalls)
 		}
 	}
-	return fmt.Sprintf("%s, ~%d+%d tokens, ~$%.4f", calls, e.TokensInput, e.TokensOutput, e.CostUSD)
+	return fmt.Sprintf("%s, ~%d+%d tokens, %s", calls, e.TokensInput, e.TokensOutput, costText(e))
+}
+
+// costText prices an estimate, never calling an unknown price $0: calls to
+// models without a price block are named and left out of the sum.
+func costText(e *engine.Estimate) string {
+	if len(e.Unpriced) == 0 {
+		return fmt.Sprintf("~$%.4f", e.CostUSD)
+	}
+	unknown := fmt.Sprintf("cost unknown (no price for %s)", strings.Join(e.Unpriced, ", "))
+	if e.CostUSD == 0 {
+		return unknown
+	}
+	return fmt.Sprintf("~$%.4f for priced models, %s", e.CostUSD, unknown)
 }
 
 // pendingText says why a stage's nodes are not all known yet.
@@ -420,6 +434,8 @@ func (a *app) runCmd() *cobra.Command {
 				return &exitError{exitFailedNodes, err}
 			case sum.Interrupted:
 				return &exitError{exitInterrupted, errors.New("interrupted: completed nodes are in the cache; run again to continue")}
+			case sum.BudgetExhausted:
+				return &exitError{exitBudget, fmt.Errorf("stopped by --max-cost $%g: %d node(s) not run; completed nodes are in the cache; raise the budget and run again to continue", maxCost, sum.Nodes.Skipped)}
 			case sum.Nodes.Failed > 0:
 				return &exitError{exitFailedNodes, fmt.Errorf("%d node(s) failed; run again to retry them", sum.Nodes.Failed)}
 			}

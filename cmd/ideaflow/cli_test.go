@@ -101,8 +101,8 @@ func TestMaxCostStopsDispatching(t *testing.T) {
 	// Each generation request is estimated at about 300 output + ~250 input tokens:
 	// about $0.00085 at $1/$2 per million. A budget of $0.005 admits a handful.
 	code, stdout, stderr := cli(t, "run", exp, "--cache-dir", cacheDir, "--max-cost", "0.005", "--summary-json", sum)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	if code != exitBudget || !strings.Contains(stderr, "stopped by --max-cost $0.005") {
+		t.Fatalf("exit %d, want %d (budget)\n%s\n%s", code, exitBudget, stdout, stderr)
 	}
 	s := readSummary(t, sum)
 	if !s.BudgetExhausted || s.CostUSD > 0.005 || srv.Count() == 0 || srv.Count() >= 24 {
@@ -326,5 +326,26 @@ func TestValidateWarnsAboutMissingKey(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "main.hcl:7:21: warning: Missing API key") {
 		t.Errorf("stderr:\n%s", stderr)
+	}
+}
+
+// A model without a price block has an unknown cost, never $0: plan names
+// it and sums only the known prices.
+func TestPlanNamesModelsWithoutAPrice(t *testing.T) {
+	_, exp, cacheDir, sc := newScenario(t)
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	// Only the unpriced judge must run again.
+	sc.JudgeTemperature = 0.5
+	writeExperiment(t, exp, sc)
+	code, stdout, stderr := cli(t, "plan", exp, "--cache-dir", cacheDir)
+	if code != 0 || !strings.Contains(stdout, "cost unknown (no price for model.judge)") || strings.Contains(stdout, "for priced models") {
+		t.Fatalf("judge only: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// Generators (priced) and the judge (not): a partial sum, said so.
+	code, stdout, _ = cli(t, "plan", exp, "--cache-dir", cacheDir, "-var", "n=5")
+	if code != 0 || !strings.Contains(stdout, "for priced models, cost unknown (no price for model.judge)") {
+		t.Fatalf("mixed: exit %d\n%s", code, stdout)
 	}
 }

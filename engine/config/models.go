@@ -45,6 +45,7 @@ func (l *loader) evalModel(d *decl) {
 		if pc != nil {
 			m.Price.InputPerMTok, _ = l.float(pc.Attributes, "input_per_mtok", nil)
 			m.Price.OutputPerMTok, _ = l.float(pc.Attributes, "output_per_mtok", nil)
+			m.Priced = true
 		}
 	}
 	l.exp.Models[d.name] = m
