@@ -10,6 +10,7 @@ require (
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
+	github.com/tiktoken-go/tokenizer v0.10.0
 	github.com/zclconf/go-cty v1.20.0
 	golang.org/x/sys v0.46.0
 	golang.org/x/term v0.44.0
@@ -22,6 +23,7 @@ require (
 	github.com/apparentlymart/go-textseg/v17 v17.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dgraph-io/ristretto/v2 v2.2.0 // indirect
+	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect

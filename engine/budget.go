@@ -11,18 +11,30 @@ import (
 const defaultOutputTokens = 1024
 
 // estimateCall estimates a request's tokens and cost before it is sent: input
-// from the prompt's size, output from max_tokens (an upper bound).
+// counted with the model's tokenizer where it is public (else 4 bytes per
+// token), plus the chat format's few tokens per message; output at
+// max_tokens (an upper bound).
 func estimateCall(m *stages.Model, req llm.Request) (in, out int64, usd float64) {
-	var chars int
+	in, _, out, usd = estimateCallExact(m, req)
+	return in, out, usd
+}
+
+// estimateCallExact is estimateCall, also saying whether the input count is
+// exact (a public tokenizer) or an approximation.
+func estimateCallExact(m *stages.Model, req llm.Request) (in int64, exact bool, out int64, usd float64) {
+	const perMessage = 4 // role and separators in the chat format
+	exact = true
 	for _, msg := range req.Messages {
-		chars += len(msg.Content) + 4
+		n, ok := countTokens(req.Model, msg.Content)
+		in += n + perMessage
+		exact = exact && ok
 	}
-	in = int64(chars/4 + 1)
+	in += 3 // the reply's priming
 	out = int64(req.MaxTokens)
 	if out <= 0 {
 		out = defaultOutputTokens
 	}
-	return in, out, cost(m.Price, in, out)
+	return in, exact, out, cost(m.Price, in, out)
 }
 
 // budget stops dispatch when the next call could take spending past max.

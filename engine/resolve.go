@@ -186,7 +186,9 @@ func (w *walker) planMiss(i int32, work *stages.Work, key string, parts []namedP
 			noteDrop(st, out)
 		}
 	case work.Call != nil:
-		st.estIn, st.estOut, st.estCost = estimateCall(work.Call.Model, work.Call.Request)
+		var exact bool
+		st.estIn, exact, st.estOut, st.estCost = estimateCallExact(work.Call.Model, work.Call.Request)
+		st.estApprox = !exact
 	case work.Service != nil:
 		st.estIn, st.estCost = estimateService(work.Service)
 	}

@@ -38,6 +38,7 @@ type nodeState struct {
 	// estimate is the plan's token estimate for a model node that must run.
 	estIn, estOut int64
 	estCost       float64
+	estApprox     bool // the input estimate is not a tokenizer count
 	provider      string
 	synthetic     bool
 	servedModel   string

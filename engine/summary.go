@@ -153,6 +153,9 @@ type Estimate struct {
 	TokensInput  int64    `json:"tokens_input"`
 	TokensOutput int64    `json:"tokens_output"`
 	CostUSD      float64  `json:"cost_usd"`
+	// ApproxTokens says some input counts are approximations (4 bytes per
+	// token, or prompts not rendered yet); the rest are tokenizer counts.
+	ApproxTokens bool `json:"approx_tokens,omitempty"`
 }
 
 // PlanSummary is `plan --json`.
@@ -315,6 +318,7 @@ func (w *walker) planSummary() *PlanSummary {
 				if unpriced != "" && !containsString(e.Unpriced, unpriced) {
 					e.Unpriced = append(e.Unpriced, unpriced)
 				}
+				e.ApproxTokens = e.ApproxTokens || st.estApprox || st.key == ""
 				if st.isService {
 					e.ServiceCalls++
 				} else {
