@@ -197,6 +197,8 @@ type Store interface {
 	// Failures whose key is not in keep go too; runs are history and stay. removed
 	// counts records only.
 	GC(keep map[string]bool) (removed int, err error)
+	// PreviewGC says what GC(keep) would remove, removing nothing.
+	PreviewGC(keep map[string]bool) (GCPreview, error)
 	// Export writes a portable bundle of the records whose key is in keys (all
 	// records if keys is nil). Records that fail their checks are left out and
 	// listed in the result; the result's Digest identifies the bundle.

@@ -1,6 +1,9 @@
 package cache
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Stats decodes only the summary of each record; a record that fails its
 // checksum makes Stats (and List) fail naming it, since its sums are unknown.
@@ -220,4 +223,50 @@ func (s *store) Repair(bad []string) (RepairResult, error) {
 		return RepairResult{}, fmt.Errorf("repair: delete %d entries: %w", len(ops), err)
 	}
 	return res, nil
+}
+
+// GCPreview is what GC(keep) would remove, for a person to confirm first.
+type GCPreview struct {
+	Records int   `json:"records"`
+	Bytes   int64 `json:"bytes"`
+	// ByExperiment counts the records to remove by the experiment that last
+	// computed them (from the latest-key index); records no experiment
+	// names any more count under "".
+	ByExperiment map[string]int `json:"by_experiment"`
+}
+
+// PreviewGC says what GC(keep) would remove, without removing anything.
+func (s *store) PreviewGC(keep map[string]bool) (GCPreview, error) {
+	p := GCPreview{ByExperiment: map[string]int{}}
+	gone := map[string]bool{}
+	err := s.List(func(e Entry) error {
+		if !keep[e.Key] {
+			gone[e.Key] = true
+			p.Records++
+			p.Bytes += int64(e.Bytes)
+		}
+		return nil
+	})
+	if err != nil {
+		return p, fmt.Errorf("gc preview: %w", err)
+	}
+	named := map[string]bool{}
+	err = s.b.scan(prefixLatest, false, func(k, v []byte) error {
+		key := string(v)
+		if !gone[key] || named[key] {
+			return nil
+		}
+		named[key] = true
+		addr := string(k[len(prefixLatest):])
+		exp, _, _ := strings.Cut(addr, ":")
+		p.ByExperiment[exp]++
+		return nil
+	})
+	if err != nil {
+		return p, fmt.Errorf("gc preview: scan latest: %w", err)
+	}
+	if n := p.Records - len(named); n > 0 {
+		p.ByExperiment[""] = n
+	}
+	return p, nil
 }

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"sort"
 	"strings"
 	"syscall"
 
@@ -173,14 +175,34 @@ func (a *app) reachable(store cache.Store, experiments []string) (map[string]boo
 }
 
 func (a *app) cacheGCCmd() *cobra.Command {
+	var dryRun, yes bool
 	cmd := &cobra.Command{
 		Use:   "gc EXPERIMENT...",
-		Short: "Delete every record the named experiments do not reach",
+		Short: "Delete every record the named experiments do not reach (says what first; --dry-run, --yes)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: a.withCache(cacheExisting, func(store *cache.Badger, args []string) error {
 			keep, err := a.reachable(store, args)
 			if err != nil {
 				return err
+			}
+			pv, err := store.PreviewGC(keep)
+			if err != nil {
+				return &exitError{exitFailedNodes, err}
+			}
+			printGCPreview(a.stdout, pv, len(keep), args)
+			if pv.Records == 0 || dryRun {
+				return nil
+			}
+			if !yes {
+				if !isTerminal(a.stderr) || a.stdin == nil {
+					return &exitError{exitBadInput, fmt.Errorf("not deleting %d record(s) without confirmation: pass --yes (or --dry-run to only look)", pv.Records)}
+				}
+				fmt.Fprintf(a.stderr, "Delete %d record(s), %s? [y/N] ", pv.Records, humanBytes(pv.Bytes))
+				answer, _ := bufio.NewReader(a.stdin).ReadString('\n')
+				if ans := strings.ToLower(strings.TrimSpace(answer)); ans != "y" && ans != "yes" {
+					fmt.Fprintln(a.stdout, "nothing deleted")
+					return nil
+				}
 			}
 			removed, err := store.GC(keep)
 			if err != nil {
@@ -190,8 +212,45 @@ func (a *app) cacheGCCmd() *cobra.Command {
 			return nil
 		}),
 	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be deleted and delete nothing")
+	cmd.Flags().BoolVar(&yes, "yes", false, "delete without asking (for scripts)")
 	a.addVarFlags(cmd)
 	return cmd
+}
+
+// printGCPreview says what gc will delete, by the experiment that last
+// computed it, so records of experiments not named are never a surprise.
+func printGCPreview(w io.Writer, pv cache.GCPreview, kept int, named []string) {
+	fmt.Fprintf(w, "%d record(s) reached by %s are kept; %d record(s), %s, would be deleted", kept, strings.Join(named, ", "), pv.Records, humanBytes(pv.Bytes))
+	if pv.Records == 0 {
+		fmt.Fprintln(w, ".")
+		return
+	}
+	fmt.Fprintln(w, ":")
+	exps := make([]string, 0, len(pv.ByExperiment))
+	for e := range pv.ByExperiment {
+		exps = append(exps, e)
+	}
+	sort.Strings(exps)
+	for _, e := range exps {
+		label := "experiment " + e
+		if e == "" {
+			label = "no experiment (superseded or orphaned records)"
+		}
+		fmt.Fprintf(w, "  %6d  last computed by %s\n", pv.ByExperiment[e], label)
+	}
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }
 
 func (a *app) cacheExportCmd() *cobra.Command {

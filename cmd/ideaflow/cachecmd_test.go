@@ -78,7 +78,19 @@ func TestShareACacheBundle(t *testing.T) {
 	// gc keeps what the named experiment reaches: the variant's rankings,
 	// insight scores and report go (8 + 2 + 1 records; the dropped
 	// target's rankings are shared: they never saw the judge).
-	code, stdout, stderr = cli(t, "cache", "gc", exp, "--cache-dir", cacheDir)
+	// It says first what it will delete and whose it was, and deletes only
+	// with --yes (or a yes on a terminal).
+	for _, args := range [][]string{{"--dry-run"}, nil} {
+		code, stdout, stderr = cli(t, append([]string{"cache", "gc", exp, "--cache-dir", cacheDir}, args...)...)
+		if !strings.Contains(stdout, "48 record(s) reached by "+exp+" are kept; 11 record(s)") ||
+			!strings.Contains(stdout, "11  last computed by experiment variant") {
+			t.Fatalf("gc %v preview: %d\n%s%s", args, code, stdout, stderr)
+		}
+		if args == nil && (code != exitBadInput || !strings.Contains(stderr, "pass --yes")) {
+			t.Fatalf("gc without --yes off a terminal: exit %d\n%s", code, stderr)
+		}
+	}
+	code, stdout, stderr = cli(t, "cache", "gc", exp, "--cache-dir", cacheDir, "--yes")
 	if code != 0 || !strings.Contains(stdout, "kept 48 records, removed 11") {
 		t.Fatalf("gc: %d\n%s%s", code, stdout, stderr)
 	}

@@ -52,6 +52,7 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 
 type app struct {
+	stdin          io.Reader // gc asks for confirmation on a terminal
 	stdout, stderr io.Writer
 	cacheDir       string
 	logFormat      string
@@ -64,7 +65,7 @@ type app struct {
 // Main runs the CLI with args and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	processStart = time.Now()
-	a := &app{stdout: stdout, stderr: stderr}
+	a := &app{stdin: os.Stdin, stdout: stdout, stderr: stderr}
 	root := a.rootCmd()
 	root.SetArgs(terraformStyleFlags(args))
 	root.SetOut(stdout)

@@ -161,7 +161,7 @@ func TestExpansionThroughTheCLI(t *testing.T) {
 	}
 
 	// gc keeps the children the experiment reaches, so --offline still runs.
-	if code, stdout, stderr := cli(t, "cache", "gc", exp, "--cache-dir", cacheDir, "-var", "prompt=Please, List the methods of"); code != 0 {
+	if code, stdout, stderr := cli(t, "cache", "gc", exp, "--yes", "--cache-dir", cacheDir, "-var", "prompt=Please, List the methods of"); code != 0 {
 		t.Fatalf("gc: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = cli(t, "run", exp, "--cache-dir", cacheDir, "--offline", "-var", "prompt=Please, List the methods of")
