@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -229,5 +230,48 @@ func TestPlanAndRunAgree(t *testing.T) {
 		if plan.Estimate.LLMCalls != sum.LLMCalls {
 			t.Errorf("%s: plan estimated %d calls, the run made %d", s.name, plan.Estimate.LLMCalls, sum.LLMCalls)
 		}
+	}
+}
+
+// Reports say what produced them: a footer in Markdown, a provenance file
+// beside every report, and nothing that differs between two runs of the
+// same results in the table files themselves.
+func TestReportsCarryProvenance(t *testing.T) {
+	dir := t.TempDir()
+	g := quickstart(t, "n=2")
+	e := &Engine{Store: cache.NewMemory(), Exec: NewLocalExecutor(g.Exp.LLMProviders(), zerolog.Nop())}
+	opts := RunOptions{ReportDir: dir, Version: "v9.9.9", Variables: map[string]string{"n": "2"}}
+	if _, err := e.Run(context.Background(), g, opts); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "table1.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Produced by ideaflow v9.9.9 from experiment quickstart (files sha256:", "Variables: n = 2.",
+		"Models: mock-generator-a; mock-generator-b; mock-judge.", "Datasets: targets sha256:"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("table1.md lacks %q:\n%s", want, md)
+		}
+	}
+	var p Provenance
+	b, err := os.ReadFile(filepath.Join(dir, "table1.provenance.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Ideaflow != "v9.9.9" || p.Variables["n"] != "2" || p.Models["mock-judge"]["mock-judge"] != 8 || !p.Synthetic ||
+		!strings.HasPrefix(p.Datasets["targets"], "sha256:") || p.Written.IsZero() || p.ExperimentDigest != g.Exp.Source {
+		t.Fatalf("provenance: %+v", p)
+	}
+	// A warm re-run writes the same table bytes.
+	if _, err := e.Run(context.Background(), quickstart(t, "n=2"), opts); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := os.ReadFile(filepath.Join(dir, "table1.md"))
+	if string(again) != string(md) {
+		t.Fatalf("a warm re-run changed table1.md:\n%s\n---\n%s", md, again)
 	}
 }

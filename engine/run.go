@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -108,6 +105,8 @@ type RunOptions struct {
 	// cache took; zero values leave them out.
 	Started     time.Time
 	LoadSeconds float64
+	// Version is the ideaflow version, for the provenance of reports.
+	Version string
 }
 
 // checkCallable refuses, before any call, a run that cannot make the calls
@@ -245,7 +244,7 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	if w.growDiags.HasErrors() {
 		return sum, &InputError{Diags: w.growDiags}
 	}
-	paths, err := w.writeReports(opts.ReportDir)
+	paths, err := w.writeReports(opts.ReportDir, provenanceOf(g, sum, opts))
 	sum.Reports = paths
 	end := time.Now()
 	sum.Phases = Phases{Load: opts.LoadSeconds, Plan: planned.Sub(start).Seconds(), Run: ran.Sub(planned).Seconds(), Reports: end.Sub(ran).Seconds()}
@@ -316,57 +315,6 @@ func modelOf(inst *Instance) *stages.Model {
 		}
 	}
 	return m
-}
-
-func (w *walker) writeReports(dir string) ([]string, error) {
-	g, states := w.g, w.states
-	if dir == "" {
-		dir = filepath.Join(g.Exp.Dir, "results")
-	}
-	var paths []string
-	for i, n := range g.Nodes {
-		if !n.Spec.WritesFiles || !states[i].known {
-			continue
-		}
-		// A report whose inputs this run did not complete (interrupted, out
-		// of budget, stopped) never replaces a complete one: it is written
-		// beside it, marked partial.
-		partial := w.incomplete(int32(i))
-		var out stages.Files
-		raw, err := w.outputOf(int32(i))
-		if err != nil {
-			return paths, fmt.Errorf("read %s output: %w", n.Inst.Address, err)
-		}
-		if err := json.Unmarshal(raw, &out); err != nil {
-			return paths, fmt.Errorf("decode %s output: %w", n.Inst.Address, err)
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return paths, fmt.Errorf("create report folder: %w", err)
-		}
-		names := make([]string, 0, len(out.Files))
-		for name := range out.Files {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
-			base := filepath.Base(name)
-			if partial {
-				ext := filepath.Ext(base)
-				base = strings.TrimSuffix(base, ext) + ".partial" + ext
-			}
-			p := filepath.Join(dir, base)
-			if !partial {
-				// A complete report supersedes a partial one left by an earlier run.
-				ext := filepath.Ext(base)
-				_ = os.Remove(filepath.Join(dir, strings.TrimSuffix(base, ext)+".partial"+ext))
-			}
-			if err := os.WriteFile(p, []byte(out.Files[name]), 0o644); err != nil {
-				return paths, fmt.Errorf("write report %s: %w", p, err)
-			}
-			paths = append(paths, p)
-		}
-	}
-	return paths, nil
 }
 
 // incomplete reports whether any node node i depends on, directly or not,

@@ -410,7 +410,7 @@ func (a *app) runCmd() *cobra.Command {
 			e := &engine.Engine{Store: store, Log: a.log, Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), a.log)}
 			opts := engine.RunOptions{Offline: offline, MaxCost: maxCost, ReportDir: outDir,
 				Variables: variableStrings(g), GitCommit: gitCommit(g.Exp.Dir),
-				Started: processStart, LoadSeconds: time.Since(processStart).Seconds()}
+				Started: processStart, LoadSeconds: time.Since(processStart).Seconds(), Version: versionString()}
 			if isTerminal(a.stderr) {
 				opts.OnProgress = progress(a.stderr)
 			} else {
@@ -583,18 +583,24 @@ func (a *app) versionCmd() *cobra.Command {
 		Use:   "version",
 		Short: "Print the version",
 		Run: func(cmd *cobra.Command, _ []string) {
-			v := version
-			if v == "" {
-				v = "dev"
-				if bi, ok := debug.ReadBuildInfo(); ok {
-					for _, s := range bi.Settings {
-						if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-							v = "dev+" + s.Value[:12]
-						}
-					}
-				}
-			}
-			fmt.Fprintf(a.stdout, "ideaflow %s\n", v)
+			fmt.Fprintf(a.stdout, "ideaflow %s\n", versionString())
 		},
 	}
+}
+
+// versionString is the build's version: set by the Makefile, else the VCS
+// revision Go recorded, else "dev".
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	v := "dev"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v = "dev+" + s.Value[:12]
+			}
+		}
+	}
+	return v
 }
