@@ -37,7 +37,7 @@ func benchCold(b *testing.B, targets int) {
 	b.Setenv("COLD_API_KEY", "sk-cold-bench")
 	dir := b.TempDir()
 	exp := filepath.Join(dir, "exp")
-	writeScaleExperiment(b, exp, 1, targets)
+	writeScaleExperiment(b, exp, 1, targets, 1, 0)
 	main := fmt.Sprintf(`
 provider "fake" {
   kind            = "openai"
@@ -67,7 +67,7 @@ stage "generate_ideas" "main" {
 	if err := os.WriteFile(filepath.Join(exp, "main.hcl"), []byte(main), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	store, err := cache.Open(filepath.Join(dir, "cache"))
+	store, err := cache.Create(filepath.Join(dir, "cache"))
 	if err != nil {
 		b.Fatal(err)
 	}

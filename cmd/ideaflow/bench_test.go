@@ -21,7 +21,7 @@ import (
 // writeScaleExperiment writes a synthetic experiment of models x items x 8
 // nodes (6 independent samples + 2 ranking permutations per item and model)
 // on the mock provider.
-func writeScaleExperiment(tb testing.TB, dir string, models, items int) {
+func writeScaleExperiment(tb testing.TB, dir string, models, items, n, perms int) {
 	tb.Helper()
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
 		tb.Fatal(err)
@@ -57,6 +57,24 @@ func writeScaleExperiment(tb testing.TB, dir string, models, items int) {
 		fmt.Fprintf(&b, "model \"m%02d\" {\n  provider = provider.mock\n  name = \"mock-%02d\"\n  max_tokens = 200\n}\n", m, m)
 		refs = append(refs, fmt.Sprintf("model.m%02d", m))
 	}
+	ranking := ""
+	if perms > 0 {
+		ranking = fmt.Sprintf(`
+stage "rank_ideas" "novelty" {
+  ideas        = stage.generate_ideas.main
+  judge        = model.judge
+  quality      = quality.novelty
+  permutations = %d
+}
+stage "insight_score" "novelty" {
+  ranks = stage.rank_ideas.novelty
+}
+report "table" {
+  rows    = stage.generate_ideas.main
+  columns = [stage.insight_score.novelty]
+}
+`, perms)
+	}
 	fmt.Fprintf(&b, `
 model "judge" {
   provider   = provider.mock
@@ -78,22 +96,9 @@ stage "generate_ideas" "main" {
   for_each   = { for m in [%s] : m.name => m }
   model      = each.value
   references = stage.filter_references.low
-  n          = 6
+  n          = %d
 }
-stage "rank_ideas" "novelty" {
-  ideas        = stage.generate_ideas.main
-  judge        = model.judge
-  quality      = quality.novelty
-  permutations = 2
-}
-stage "insight_score" "novelty" {
-  ranks = stage.rank_ideas.novelty
-}
-report "table" {
-  rows    = stage.generate_ideas.main
-  columns = [stage.insight_score.novelty]
-}
-`, strings.Join(refs, ", "))
+%s`, strings.Join(refs, ", "), n, ranking)
 	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(b.String()), 0o644); err != nil {
 		tb.Fatal(err)
 	}
@@ -120,18 +125,26 @@ func BenchmarkScale(b *testing.B) {
 	for _, items := range []int{300, 600, 1200} {
 		b.Run(fmt.Sprintf("items=%d", items), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				benchScale(b, 20, items)
+				benchScale(b, 20, items, 6, 2)
+			}
+		})
+	}
+	// The other shape: one model, many items (filter + one idea per target).
+	for _, items := range []int{25_000, 50_000, 100_000} {
+		b.Run(fmt.Sprintf("one-model/items=%d", items), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				benchScale(b, 1, items, 1, 0)
 			}
 		})
 	}
 }
 
-func benchScale(b *testing.B, models, items int) {
+func benchScale(b *testing.B, models, items, n, perms int) {
 	dir := b.TempDir()
 	exp := filepath.Join(dir, "exp")
-	writeScaleExperiment(b, exp, models, items)
+	writeScaleExperiment(b, exp, models, items, n, perms)
 	cacheDir := filepath.Join(dir, "cache")
-	store, err := cache.Open(cacheDir)
+	store, err := cache.Create(cacheDir)
 	if err != nil {
 		b.Fatal(err)
 	}
