@@ -172,3 +172,39 @@ func TestShowUnknownAddress(t *testing.T) {
 		}
 	}
 }
+
+// show of a node not in the cache says why it must run, and still shows the
+// request it will send when its inputs are cached.
+func TestShowNodeNotInCache(t *testing.T) {
+	srv, exp, cacheDir, sc := newScenario(t)
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	sc.N = 4
+	writeExperiment(t, exp, sc)
+	before := srv.Count()
+	tests := []struct {
+		address string
+		want    []string
+	}{
+		{`stage.generate_ideas.main["gen-a"]/qs-membrane/sample 3`, []string{"  status:    to run: new\n", "\nrequest (provider fake):\n  model:       gen-a\n", "  sample:      3\n", "\nkey parts:\n"}},
+		{`stage.rank_ideas.novelty["gen-a"]/qs-membrane/perm 0`, []string{"  status:    to run: upstream will run\n"}},
+	}
+	for _, tc := range tests {
+		code, stdout, stderr := cli(t, "show", tc.address, exp, "--cache-dir", cacheDir)
+		if code != 0 {
+			t.Fatalf("show %s: exit %d\n%s", tc.address, code, stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("show %s does not print %q in\n%s", tc.address, w, stdout)
+			}
+		}
+		if strings.Contains(stdout, "answer (raw)") {
+			t.Errorf("show %s prints an answer for a node not in the cache:\n%s", tc.address, stdout)
+		}
+	}
+	if srv.Count() != before {
+		t.Errorf("show made %d requests", srv.Count()-before)
+	}
+}
