@@ -180,19 +180,36 @@ func printNode(w io.Writer, v *engine.NodeView) {
 		}
 		printAttempts(w, f.Attempts)
 	}
-	if len(v.Parts) > 0 {
-		fmt.Fprintln(w, "\nkey parts:")
-		width := 0
-		for _, p := range v.Parts {
-			width = max(width, len(p.Name))
+	// Parts named "about:..." describe a record without being key material
+	// (a plan names changed params with them): shown apart, so the key
+	// parts list exactly what the key is made of.
+	var key, about []cache.Part
+	for _, p := range v.Parts {
+		if strings.HasPrefix(p.Name, "about:") {
+			about = append(about, p)
+		} else {
+			key = append(key, p)
 		}
-		for _, p := range v.Parts {
-			d := p.Display
-			if d == "" {
-				d = "sha256:" + shortDigest(p.Digest)
-			}
-			fmt.Fprintf(w, "  %-*s  %s\n", width, p.Name, d)
+	}
+	printParts(w, "key parts", key)
+	printParts(w, "about (not key material)", about)
+}
+
+func printParts(w io.Writer, title string, parts []cache.Part) {
+	if len(parts) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s:\n", title)
+	width := 0
+	for _, p := range parts {
+		width = max(width, len(p.Name))
+	}
+	for _, p := range parts {
+		d := p.Display
+		if d == "" {
+			d = "sha256:" + shortDigest(p.Digest)
 		}
+		fmt.Fprintf(w, "  %-*s  %s\n", width, p.Name, d)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -92,12 +93,19 @@ func TestShowModelNode(t *testing.T) {
 		"\n" + req.String() + "\nanswer (raw):\n" + raw + "\n\noutput:\n  {\n    \"ideas\": [\n      " + string(ideas) + "\n    ]\n  }\n",
 		"  model:       gen-a, served by gen-a, fingerprint fp_llmtest\n",
 		"  attempts:    1\n    1. ask (",
-		"\nkey parts:\n  stage              generate_ideas@1\n  model              gen-a\n  prompt             sha256:",
-		"  model.temperature  0.8\n",
-		"  sample             0\n",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("show does not print\n%s\nin\n%s", want, stdout)
+		}
+	}
+	// Key parts are aligned on the longest name, whatever parts there are.
+	for _, re := range []string{
+		`\nkey parts:\n  stage +generate_ideas@1\n  model +gen-a\n  prompt +sha256:[0-9a-f]{16}…\n`,
+		`\n  model\.temperature +0\.8\n`,
+		`\n  sample +0\n`,
+	} {
+		if !regexp.MustCompile(re).MatchString(stdout) {
+			t.Errorf("show does not print %s in\n%s", re, stdout)
 		}
 	}
 	if srv.Count() != before {
