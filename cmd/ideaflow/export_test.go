@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ideaflow/ideaflow/cache"
+)
+
+var ideaColumns = []string{"address", "instance", "instance_key", "item", "slot", "label", "idea_index", "item_idea_index", "idea",
+	"generator", "generator_family", "model", "served_model", "synthetic", "key"}
+
+// cachedIdeas reads every generation record of instance from the cache:
+// address -> ideas, and address -> key.
+func cachedIdeas(t *testing.T, cacheDir, instance string) (map[string][]string, map[string]string) {
+	t.Helper()
+	st, err := cache.OpenReadOnly(cacheDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ideas, keys := map[string][]string{}, map[string]string{}
+	err = st.List(func(e cache.Entry) error {
+		if e.Stage != instance {
+			return nil
+		}
+		rec, err := st.Get(e.Key)
+		if err != nil {
+			return err
+		}
+		var out struct{ Ideas []string }
+		if err := json.Unmarshal(rec.Output, &out); err != nil {
+			return err
+		}
+		ideas[e.Address], keys[e.Address] = out.Ideas, e.Key
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ideas, keys
+}
+
+// export of the generation instance has one row per cached idea, with the
+// columns in order and the values the cache holds.
+func TestExportIdeas(t *testing.T) {
+	_, exp, cacheDir, _ := newScenario(t)
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	inst := `stage.generate_ideas.main["gen-a"]`
+	out := filepath.Join(t.TempDir(), "ideas.csv")
+	code, stdout, stderr := cli(t, "export", inst, exp, "--cache-dir", cacheDir, "--format", "csv", "--out", out)
+	if code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, stderr)
+	}
+	if stdout != "wrote 12 row(s) to "+out+"\n" || stderr != "note: 3 node(s) belong to dropped targets and have no ideas\n" {
+		t.Errorf("stdout %q, stderr %q", stdout, stderr)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(recs[0], ideaColumns) {
+		t.Fatalf("header %q, want %q", recs[0], ideaColumns)
+	}
+	ideas, keys := cachedIdeas(t, cacheDir, inst)
+	want := 0
+	for _, is := range ideas {
+		want += len(is)
+	}
+	if len(recs)-1 != want || want != 12 {
+		t.Fatalf("%d rows, the cache holds %d ideas (want 12: 4 kept targets x 3 samples)", len(recs)-1, want)
+	}
+	seen := map[string]bool{}
+	for _, r := range recs[1:] {
+		row := map[string]string{}
+		for i, c := range ideaColumns {
+			row[c] = r[i]
+		}
+		addr := row["address"]
+		if seen[addr] {
+			t.Errorf("%s has two rows; independent samples have one idea each", addr)
+		}
+		seen[addr] = true
+		slot, _ := strconv.Atoi(row["slot"])
+		wantRow := map[string]string{
+			"address": addr, "instance": inst, "instance_key": "gen-a", "item": row["item"], "slot": row["slot"],
+			"label": "sample " + row["slot"], "idea_index": "0", "item_idea_index": strconv.Itoa(slot), "idea": ideas[addr][0],
+			"generator": "gen-a", "generator_family": "", "model": "gen-a", "served_model": "gen-a", "synthetic": "false", "key": keys[addr],
+		}
+		if !reflect.DeepEqual(row, wantRow) || addr != inst+"/"+row["item"]+"/sample "+row["slot"] {
+			t.Errorf("row\n%v\nwant\n%v", row, wantRow)
+		}
+	}
+
+	// JSONL of the whole block: both generators, the same rows, the
+	// columns in the same order, numbers as numbers.
+	code, stdout, stderr = cli(t, "export", "stage.generate_ideas.main", exp, "--cache-dir", cacheDir, "--format", "jsonl")
+	if code != 0 {
+		t.Fatalf("export jsonl: exit %d\n%s", code, stderr)
+	}
+	var lines []string
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if len(lines) != 24 {
+		t.Fatalf("%d JSONL rows, want 24", len(lines))
+	}
+	var fromJSONL [][]string
+	for _, l := range lines {
+		dec := json.NewDecoder(strings.NewReader(l))
+		dec.UseNumber()
+		if _, err := dec.Token(); err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		var vals []string
+		for dec.More() {
+			k, _ := dec.Token()
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, k.(string))
+			vals = append(vals, cellText(v))
+		}
+		if !reflect.DeepEqual(keys, ideaColumns) {
+			t.Fatalf("JSONL keys %q, want %q", keys, ideaColumns)
+		}
+		if strings.Contains(l, `"slot":"`) {
+			t.Errorf("slot is a string in %s", l)
+		}
+		if vals[2] == "gen-a" {
+			fromJSONL = append(fromJSONL, vals)
+		}
+	}
+	sort.Slice(fromJSONL, func(i, j int) bool { return fromJSONL[i][0] < fromJSONL[j][0] })
+	fromCSV := recs[1:]
+	sort.Slice(fromCSV, func(i, j int) bool { return fromCSV[i][0] < fromCSV[j][0] })
+	if !reflect.DeepEqual(fromJSONL, fromCSV) {
+		t.Errorf("JSONL rows of gen-a differ from CSV:\n%v\n%v", fromJSONL, fromCSV)
+	}
+}
+
+// export of rankings: one row per ranking, with the order and target rank.
+func TestExportRankings(t *testing.T) {
+	_, exp, cacheDir, _ := newScenario(t)
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, stdout, stderr := cli(t, "export", `stage.rank_ideas.novelty["gen-b"]/qs-membrane`, exp, "--cache-dir", cacheDir)
+	if code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, stderr)
+	}
+	recs, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHeader := []string{"address", "instance", "instance_key", "item", "slot", "label", "order", "target_letter", "target_rank", "n", "labels", "dropped",
+		"generator", "generator_family", "model", "served_model", "synthetic", "key"}
+	if len(recs) != 2 || !reflect.DeepEqual(recs[0], wantHeader) {
+		t.Fatalf("export:\n%s", stdout)
+	}
+	views := showJSON(t, `stage.rank_ideas.novelty["gen-b"]/qs-membrane/perm 0`, exp, "--cache-dir", cacheDir)
+	var o struct {
+		Order        []string
+		TargetLetter string `json:"target_letter"`
+		TargetRank   int    `json:"target_rank"`
+	}
+	if err := json.Unmarshal(views[0].Result.Output, &o); err != nil {
+		t.Fatal(err)
+	}
+	r := recs[1]
+	if r[6] != strings.Join(o.Order, " > ") || r[7] != o.TargetLetter || r[8] != strconv.Itoa(o.TargetRank) || r[9] != "3" || r[11] != "false" ||
+		r[12] != "gen-b" || r[14] != "judge-model" || !strings.Contains(r[10], "=target") {
+		t.Errorf("row %q for output %+v", r, o)
+	}
+
+	if code, _, stderr := cli(t, "export", "stage.rank_ideas.novelty", exp, "--cache-dir", cacheDir, "--format", "xlsx"); code != exitBadInput || !strings.Contains(stderr, `--format "xlsx": use csv or jsonl`) {
+		t.Errorf("--format xlsx: exit %d\n%s", code, stderr)
+	}
+}

@@ -1,0 +1,103 @@
+package datasets
+
+// Documentation of the dataset formats, for `ideaflow doc dataset` and
+// docs/REFERENCE.md. It sits beside the readers so that a format added to
+// readers without a FormatDoc, or a field added to Paper without a Field,
+// fails doc_test.go rather than going undocumented.
+
+// Field is one field of an item's record (what stages read) or one column
+// of an input file.
+type Field struct {
+	Name     string
+	Type     string
+	Required bool
+	Doc      string
+}
+
+// FormatDoc documents one dataset format.
+type FormatDoc struct {
+	Name string
+	Doc  string
+	// ID says where each item's id comes from.
+	ID string
+	// Columns are the columns a CSV format reads (nil for JSON formats).
+	Columns []Field
+	// Fields are the fields of each item's record, as stages see it; nil
+	// when the record is whatever the file holds.
+	Fields []Field
+}
+
+// Attributes are the attributes of a dataset block.
+var Attributes = []Field{
+	{Name: "format", Type: "string", Required: true, Doc: "one of the formats below"},
+	{Name: "path", Type: "string", Required: true, Doc: "the file, relative to the experiment folder"},
+	{Name: "id_field", Type: "string", Doc: `jsonl and csv: the field or column holding each item's id (default "id"); the IdeaBench formats have a fixed one`},
+	{Name: "limit", Type: "number (whole)", Doc: "keep only the first limit items (0: all); items past it are not read"},
+}
+
+// paperFields are the fields of a Paper record (formats ideabench and
+// ideabench-targets-csv), in Paper's order.
+var paperFields = []Field{
+	{Name: "id", Type: "string", Required: true, Doc: "the item id; unique within the file"},
+	{Name: "title", Type: "string", Doc: "the target paper's title"},
+	{Name: "abstract", Type: "string", Doc: "the target paper's abstract; required unless idea is given. Never shown to a generator"},
+	{Name: "idea", Type: "string", Doc: "the target's own research idea (IdeaBench's abstract summary); rank_ideas compares generated ideas with it, else with the abstract"},
+	{Name: "year", Type: "number (whole)", Doc: "publication year"},
+	{Name: "keywords", Type: "list of strings", Doc: "topic keywords (generate_ideas template data .Keywords)"},
+	{Name: "references", Type: "list of objects", Doc: "the papers the target cites, in order; filter_references keeps some of them"},
+	{Name: "references[].id", Type: "string", Doc: "the reference's id"},
+	{Name: "references[].title", Type: "string", Doc: "the reference's title"},
+	{Name: "references[].abstract", Type: "string", Doc: "the reference's abstract (a reference without one is never kept)"},
+	{Name: "references[].citations", Type: "number (whole)", Doc: "how often the reference is cited (filter_references: min_citations)"},
+	{Name: "references[].types", Type: "list of strings", Doc: "Semantic Scholar publication types: JournalArticle, Review, ... (filter_references: exclude_types)"},
+	{Name: "references[].intents", Type: "list of strings", Doc: "Semantic Scholar citation intents: background, methodology, result (filter_references: require_intent)"},
+}
+
+var formatDocs = map[string]FormatDoc{
+	"ideabench": {
+		Name: "ideabench",
+		Doc: "IdeaBench target papers with their references, as JSONL: one JSON object per line. " +
+			"An unknown field is an error, so a misspelt field cannot silently empty every prompt.",
+		ID:     "the id field",
+		Fields: paperFields,
+	},
+	"ideabench-targets-csv": {
+		Name: "ideabench-targets-csv",
+		Doc:  "The target list IdeaBench publishes, as CSV with a header row. It carries no references; other columns are ignored.",
+		ID:   "the paperId column",
+		Columns: []Field{
+			{Name: "paperId", Type: "string", Required: true, Doc: "becomes id"},
+			{Name: "title", Type: "string", Required: true, Doc: "becomes title"},
+			{Name: "abstract", Type: "string", Required: true, Doc: "becomes abstract (a row needs an abstract or an abstract_summary)"},
+			{Name: "year", Type: "number (whole)", Doc: "becomes year; empty cells are allowed"},
+			{Name: "abstract_summary", Type: "string", Doc: "becomes idea: the paper's extracted research idea"},
+		},
+		Fields: []Field{paperFields[0], paperFields[1], paperFields[2], paperFields[3], paperFields[4]},
+	},
+	"jsonl": {
+		Name: "jsonl",
+		Doc: "Any records, as JSONL: one JSON object per line. The record is the object as written " +
+			"(re-encoded canonically), numbers kept exactly.",
+		ID: "the id_field member (default \"id\"): a string, or a number kept as written",
+	},
+	"csv": {
+		Name: "csv",
+		Doc:  "Any records, as CSV with a header row. The record is an object of column name -> cell text: every value is a string.",
+		ID:   "the id_field column (default \"id\")",
+	},
+}
+
+// Docs returns the documentation of every format Load understands, in the
+// order of Formats. A format without documentation is listed with an empty
+// Doc (doc_test.go fails on it).
+func Docs() []FormatDoc {
+	out := make([]FormatDoc, 0, len(readers))
+	for _, f := range Formats() {
+		d, ok := formatDocs[f]
+		if !ok {
+			d = FormatDoc{Name: f}
+		}
+		out = append(out, d)
+	}
+	return out
+}
