@@ -17,6 +17,9 @@ import (
 // plan say "quality.definition changed" instead.
 const aboutPrefix = "about:"
 
+// aboutDigestLen is how many hex digits of an about part's digest are stored.
+const aboutDigestLen = 16
+
 // aboutParts describes an instance's non-input params one field at a time:
 // a model param P as P (its name), P.temperature, P.top_p, P.max_tokens,
 // P.seed; a quality Q as Q.name and Q.definition; any other param by value.
@@ -74,7 +77,7 @@ func explainAbout(prev map[string]string, prevDisplay map[string]string, about [
 	var out []string
 	for _, p := range about {
 		old, ok := prev[p.name]
-		if !ok || old == fmt.Sprintf("%x", p.digest) {
+		if !ok || strings.HasPrefix(fmt.Sprintf("%x", p.digest), old) {
 			continue
 		}
 		name := strings.TrimPrefix(p.name, aboutPrefix)

@@ -323,7 +323,11 @@ func (w *walker) render(n *Node, st *nodeState, v *NodeView) {
 			return
 		}
 	}
-	in, err := w.loadInputs(n)
+	in, damaged, err := w.loadInputs(n)
+	if damaged {
+		v.PrepareError = "load inputs: an input's cache record is damaged; the next run recomputes it"
+		return
+	}
 	if err != nil {
 		v.PrepareError = "load inputs: " + err.Error()
 		return

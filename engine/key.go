@@ -159,7 +159,13 @@ var missingDigest = sha256.Sum256([]byte("ideaflow:missing-input"))
 func cacheParts(parts []namedPart) []cache.Part {
 	out := make([]cache.Part, len(parts))
 	for i, p := range parts {
-		out[i] = cache.Part{Name: p.name, Digest: hex.EncodeToString(p.digest[:]), Display: p.display}
+		d := hex.EncodeToString(p.digest[:])
+		if strings.HasPrefix(p.name, aboutPrefix) {
+			// About parts only explain a miss: 64 bits tell two values apart
+			// well enough and keep the parts small.
+			d = d[:aboutDigestLen]
+		}
+		out[i] = cache.Part{Name: p.name, Digest: d, Display: p.display}
 	}
 	return out
 }

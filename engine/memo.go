@@ -124,6 +124,9 @@ func (w *walker) memoHit(st *nodeState, inKey [32]byte) bool {
 		return false
 	}
 	key := string(f[0])
+	if w.distrusted(key) {
+		return false
+	}
 	if has, err := w.store.Has(key); err != nil || !has {
 		return false
 	}

@@ -33,7 +33,7 @@ func (w *walker) resolve(i int32) {
 		return
 	}
 	inKey := inputKey(n, digests)
-	if !w.verify && w.memoHit(st, inKey) {
+	if !w.verify && w.memoHit(st, inKey) && w.readable(i) {
 		if !w.plan {
 			w.markLatest(n, st.key)
 			if w.flights.ranHere(st.key) {
@@ -43,7 +43,14 @@ func (w *walker) resolve(i int32) {
 		w.finish(i)
 		return
 	}
-	in, err := w.loadInputs(n)
+	in, damaged, err := w.loadInputs(n)
+	if damaged {
+		// An input's record is damaged: it is recomputed in the next round,
+		// and this node with it.
+		st.status, st.why = StatusSkipped, why(skipInput, "a damaged cache record (recomputing)")
+		w.finish(i)
+		return
+	}
 	if err != nil {
 		w.fail(i, "", why(failInput, err.Error()), "", nil)
 		return
@@ -97,9 +104,10 @@ func (w *walker) inputDigests(i int32) ([][32]byte, bool) {
 	return digests, true
 }
 
-// loadInputs reads the outputs of node n's inputs, for Prepare.
-func (w *walker) loadInputs(n *Node) ([]stages.In, error) {
-	in := make([]stages.In, len(n.Deps))
+// loadInputs reads the outputs of node n's inputs, for Prepare. damaged
+// reports an input whose record could not be read intact (noted for repair).
+func (w *walker) loadInputs(n *Node) (in []stages.In, damaged bool, err error) {
+	in = make([]stages.In, len(n.Deps))
 	for k, d := range n.Deps {
 		dn := w.g.Nodes[d]
 		in[k] = stages.In{Dep: n.Spec.Deps[k], Node: stages.NodeInfo{Item: dn.Spec.Item, Slot: dn.Spec.Slot}, From: dn.Inst.Up}
@@ -108,11 +116,31 @@ func (w *walker) loadInputs(n *Node) ([]stages.In, error) {
 		}
 		out, err := w.outputOf(d)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", dn.Address, err)
+			if isDamaged(err) && !dn.Inst.source {
+				w.noteDamaged(d)
+				return nil, true, nil
+			}
+			return nil, false, fmt.Errorf("%s: %w", dn.Address, err)
 		}
 		in[k].Output = out
 	}
-	return in, nil
+	return in, false, nil
+}
+
+// readable checks that the record a memo names reads intact, for a node
+// whose files the run writes (reports are read after the walk, when a
+// damaged record could no longer be recomputed) and, when the cache said on
+// opening that it lost records, for every node.
+func (w *walker) readable(i int32) bool {
+	n := w.g.Nodes[i]
+	if !n.Spec.WritesFiles && !w.checkRecords {
+		return true
+	}
+	if _, err := w.store.Get(w.states[i].key); err != nil {
+		w.states[i] = nodeState{}
+		return false
+	}
+	return true
 }
 
 // describe records what kind of work a prepared node does.
@@ -134,11 +162,17 @@ func describe(st *nodeState, work *stages.Work) {
 func (w *walker) lookup(i int32, work *stages.Work, key string, inKey [32]byte) bool {
 	n := w.g.Nodes[i]
 	st := &w.states[i]
+	if w.distrusted(key) {
+		return false
+	}
 	rec, err := w.store.Get(key)
 	switch {
 	case err == nil:
 	case errors.Is(err, cache.ErrCorrupt):
 		w.log.Warn().Str("node", n.Address).Err(err).Msg("corrupt cache record; recomputing")
+		w.dmg.mu.Lock()
+		w.dmg.fixed++
+		w.dmg.mu.Unlock()
 		return false
 	case errors.Is(err, cache.ErrNotFound):
 		return false

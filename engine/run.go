@@ -23,6 +23,10 @@ type Engine struct {
 	// Resolvers is how many goroutines resolve nodes (prepare, key, cache
 	// lookup); 0 means GOMAXPROCS.
 	Resolvers int
+	// CheckRecords makes plans and runs read every cached record they rely
+	// on instead of trusting memos: for a cache that lost records on opening
+	// (a damaged log cut by recovery), so each lost record is recomputed.
+	CheckRecords bool
 }
 
 // Plan is the result of planning a graph.
@@ -45,6 +49,7 @@ type Plan struct {
 func (e *Engine) Plan(g *Graph) *Plan {
 	w := newWalker(g, e.Store, true)
 	w.log = e.Log
+	w.checkRecords = e.CheckRecords
 	w.walk(e.Resolvers)
 	return &Plan{Summary: w.planSummary(), g: g, states: w.states, Diags: w.growDiags}
 }
@@ -195,6 +200,7 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 
 	w := newWalker(g, e.Store, false)
 	w.log = e.Log
+	w.checkRecords = e.CheckRecords
 	w.ctx = ctx
 	w.budget = &budget{max: opts.MaxCost}
 	// The run takes over the plan's states: cached nodes stay settled, the
@@ -230,6 +236,7 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	}
 	w.stopWriters()
 	sum := w.summarize()
+	sum.Repaired = w.dmg.fixed
 	sum.Interrupted = ctx.Err() != nil
 	for _, inst := range g.Instances {
 		if g.usesMock(inst.providers) {

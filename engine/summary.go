@@ -84,11 +84,13 @@ type Summary struct {
 	Services     map[string]ServiceUsage `json:"services,omitempty"`
 	// Deduplicated counts nodes that ran on another node's call: the same
 	// request, sent once.
-	Deduplicated int                     `json:"deduplicated,omitempty"`
-	Tokens       Tokens                  `json:"tokens"`
-	CostUSD      float64                 `json:"cost_usd"`
-	Stages       map[string]StageSummary `json:"stages"`
-	Models       map[string]ModelUsage   `json:"models,omitempty"`
+	Deduplicated int `json:"deduplicated,omitempty"`
+	// Repaired counts cache records found damaged and recomputed.
+	Repaired int                     `json:"repaired,omitempty"`
+	Tokens   Tokens                  `json:"tokens"`
+	CostUSD  float64                 `json:"cost_usd"`
+	Stages   map[string]StageSummary `json:"stages"`
+	Models   map[string]ModelUsage   `json:"models,omitempty"`
 	// ServedModels counts, per requested model name, the model names the
 	// endpoint said answered (cached and new answers alike). More than one
 	// name, or a name other than the requested one, means the endpoint

@@ -27,6 +27,9 @@ type walker struct {
 	log    zerolog.Logger
 	plan   bool
 	verify bool   // plan only: recompute cached compute nodes and compare
+	// checkRecords reads every memoised record, trusting none unread: the
+	// cache lost records when it was opened.
+	checkRecords bool
 	expKey string // prefix of latest-index addresses
 
 	states    []nodeState
@@ -47,6 +50,7 @@ type walker struct {
 	onProgress func(*Node, *nodeState)
 	onResolve  func(i int32) // tests: the order nodes are resolved in
 	flights    flights
+	dmg        damage
 	writes     chan *writeJob // nil: write in place
 	writersWG  sync.WaitGroup
 	errMu      sync.Mutex
@@ -83,6 +87,10 @@ func (w *walker) walk(resolvers int) {
 		w.walkRound(from, resolvers)
 		if w.stopped() {
 			return
+		}
+		if w.resetDamaged() {
+			from = 0 // the reset nodes are anywhere in the graph
+			continue
 		}
 		n := len(w.g.Nodes)
 		added, diags := w.g.grow(w)

@@ -407,7 +407,10 @@ func (a *app) runCmd() *cobra.Command {
 			fmt.Fprintf(a.stdout, "Running %s (cache: %s)\n", g.Exp.Name, a.cacheDirPath())
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			e := &engine.Engine{Store: store, Log: a.log, Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), a.log)}
+			e := &engine.Engine{Store: store, Log: a.log, Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), a.log),
+				// The cache cut a damaged log on opening: trust no memo
+				// unread, so every lost record is recomputed in this run.
+				CheckRecords: store.Recovery().RecordsUnreadable > 0}
 			opts := engine.RunOptions{Offline: offline, MaxCost: maxCost, ReportDir: outDir,
 				Variables: variableStrings(g), GitCommit: gitCommit(g.Exp.Dir),
 				Started: processStart, LoadSeconds: time.Since(processStart).Seconds(), Version: versionString()}
@@ -489,6 +492,9 @@ func printSummary(w io.Writer, order []string, s *engine.Summary) {
 	fmt.Fprintf(w, "%d nodes: %d cached, %d ran, %d failed, %d skipped. %d model calls%s, %d+%d tokens, $%.4f, %.1fs (load %.1f, plan %.1f, run %.1f, reports %.1f).\n",
 		s.Nodes.Total, s.Nodes.Cached, s.Nodes.Ran, s.Nodes.Failed, s.Nodes.Skipped,
 		s.LLMCalls, services, s.Tokens.Input, s.Tokens.Output, s.CostUSD, s.WallSeconds, ph.Load, ph.Plan, ph.Run, ph.Reports)
+	if s.Repaired > 0 {
+		fmt.Fprintf(w, "repaired %d damaged cache record(s): their nodes were recomputed and the records replaced.\n", s.Repaired)
+	}
 	if s.Deduplicated > 0 {
 		fmt.Fprintf(w, "%d node(s) shared another node's identical request: sent once.\n", s.Deduplicated)
 	}
