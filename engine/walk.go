@@ -26,11 +26,11 @@ type walker struct {
 	store  cache.Store
 	log    zerolog.Logger
 	plan   bool
-	verify bool   // plan only: recompute cached compute nodes and compare
+	verify bool // plan only: recompute cached compute nodes and compare
 	// checkRecords reads every memoised record, trusting none unread: the
 	// cache lost records when it was opened.
 	checkRecords bool
-	expKey string // prefix of latest-index addresses
+	expKey       string // prefix of latest-index addresses
 
 	states    []nodeState
 	remaining []int32
