@@ -438,6 +438,9 @@ func (a *app) runCmd() *cobra.Command {
 				}
 			}
 			switch {
+			case err != nil && errors.Is(err, cache.ErrDiskFull) && sum != nil:
+				return &exitError{exitFailedNodes, fmt.Errorf("disk full at %s: %d node(s) completed and saved, %d not run; free space and run again to continue",
+					a.cacheDirPath(), sum.Nodes.Cached+sum.Nodes.Ran, sum.Nodes.Failed+sum.Nodes.Skipped)}
 			case err != nil:
 				return &exitError{exitFailedNodes, err}
 			case sum.Interrupted:
