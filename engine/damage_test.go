@@ -49,12 +49,17 @@ func TestDamagedInputIsRecomputed(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := counting.calls.Load()
-	// Damage two generated ideas of one generator.
+	// Damage two generated ideas of one generator, and drop a third (a
+	// memo left naming a record that is gone).
 	p := e.Plan(buildAt(t, dir))
 	damaged := 0
 	for i, n := range p.g.Nodes {
-		if n.Inst.Address == `stage.generate_ideas.main["mock-generator-a"]` && n.Spec.Slot == 1 && damaged < 2 && !p.states[i].dropped {
-			store.bad[p.states[i].key] = true
+		if n.Inst.Address == `stage.generate_ideas.main["mock-generator-a"]` && n.Spec.Slot == 1 && damaged < 3 && !p.states[i].dropped {
+			if damaged < 2 {
+				store.bad[p.states[i].key] = true
+			} else if err := store.Store.Drop(p.states[i].key); err != nil {
+				t.Fatal(err)
+			}
 			damaged++
 		}
 	}
@@ -65,11 +70,11 @@ func TestDamagedInputIsRecomputed(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := counting.calls.Load() - first
-	// 8 rankings + the 2 damaged ideas, asked again once each.
-	if sum.Repaired != 2 || calls != 10 || sum.Nodes.Failed != 0 || len(store.bad) != 0 {
+	// 8 rankings + the 3 damaged ideas, asked again once each.
+	if sum.Repaired != 3 || calls != 11 || sum.Nodes.Failed != 0 || len(store.bad) != 0 {
 		t.Fatalf("repaired %d, %d calls, %d failed, %d still damaged", sum.Repaired, calls, sum.Nodes.Failed, len(store.bad))
 	}
-	if got := sum.Stages[`stage.generate_ideas.main["mock-generator-a"]`].Ran; got != 2 {
-		t.Fatalf("generations recomputed: %d, want 2", got)
+	if got := sum.Stages[`stage.generate_ideas.main["mock-generator-a"]`].Ran; got != 3 {
+		t.Fatalf("generations recomputed: %d, want 3", got)
 	}
 }

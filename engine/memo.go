@@ -108,8 +108,11 @@ func buildID() string {
 	return build
 }
 
-// memoHit fills st from the memo of inKey when the memoised key's record is
-// still in the cache.
+// memoHit fills st from the memo of inKey. It does not look the record up:
+// a memo is written with its record in one atomic write and gc removes both,
+// so a memo names a record that exists; were it gone (dropped by a repair),
+// the first read of its output finds it missing and the walk recomputes the
+// node (see damage.go). Skipping the lookup halves a warm node's index reads.
 func (w *walker) memoHit(st *nodeState, inKey [32]byte) bool {
 	v, ok, err := w.store.Memo(hex.EncodeToString(inKey[:]))
 	if err != nil || !ok {
@@ -125,9 +128,6 @@ func (w *walker) memoHit(st *nodeState, inKey [32]byte) bool {
 	}
 	key := string(f[0])
 	if w.distrusted(key) {
-		return false
-	}
-	if has, err := w.store.Has(key); err != nil || !has {
 		return false
 	}
 	st.status, st.known, st.key, st.digest = StatusCached, true, key, d
