@@ -184,7 +184,7 @@ func httpSettings(concurrency int) []Setting {
 
 // maxConcurrency declares max_concurrency with the kind's default.
 func maxConcurrency(def int) Setting {
-	return Setting{Name: "max_concurrency", Type: TypeInt, Default: def, Doc: "calls in flight at once (0: the default; lowered adaptively on 429)",
+	return Setting{Name: "max_concurrency", Type: TypeInt, Default: def, Doc: "calls in flight at once (0: the default; lowered adaptively when more than a quarter of recent requests are answered 429)",
 		Check: atLeast(0, fmt.Sprintf("0 (default %d)", def))}
 }
 

@@ -73,7 +73,7 @@ func (c *Caller) Do(ctx context.Context, op, model string, est int64, keepBody b
 			return c.stopped(n-1, 0, op, model, "waiting for the rate limits", err)
 		}
 		if err := c.Breaker.Err(n - 1); err != nil { // tripped while this attempt waited for its turn
-			c.Limiter.Done(false)
+			c.Limiter.Cancel()
 			release()
 			return n - 1, 0, err
 		}
@@ -92,8 +92,8 @@ func (c *Caller) Do(ctx context.Context, op, model string, est int64, keepBody b
 				Dur("latency", c.Clock.Now().Sub(start)).Int64("tokens_in", used.In).Int64("tokens_out", used.Out).Msg("model call done")
 			return n, cp.Status, nil
 		}
-		c.Limiter.Done(false)
 		if ctx.Err() != nil { // the caller gave up: says nothing about the provider
+			c.Limiter.Cancel()
 			release()
 			return n, cp.Status, fmt.Errorf("provider %q: %s call to %q: %w", c.Provider, op, model, ctx.Err())
 		}
@@ -102,9 +102,16 @@ func (c *Caller) Do(ctx context.Context, op, model string, est int64, keepBody b
 		var wait time.Duration
 		if e.Retryable {
 			wait, _ = ServerWait(cp.Header, e.Status, c.Clock.Now(), est)
-			if e.Status == http.StatusTooManyRequests { // an exhausted quota (not retryable) is no congestion
-				c.Limiter.Throttled(t, wait)
+		}
+		// The server's wait delays this call's retry (below); only
+		// congestion slows the provider for every call (see Limiter).
+		if e.Retryable && e.Status == http.StatusTooManyRequests { // an exhausted quota (not retryable) is no congestion
+			if c.Limiter.Throttled(t, wait) {
+				c.Log.Warn().Str("op", op).Str("model", model).Float64("concurrency", c.Limiter.State().Concurrency).
+					Dur("pause", wait).Msg("congestion: more than a quarter of recent requests answered 429; limits lowered")
 			}
+		} else {
+			c.Limiter.Done(false)
 		}
 		unavailable := c.Breaker.Record(e)
 		release()
