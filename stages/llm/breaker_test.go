@@ -297,3 +297,23 @@ func TestTripEndsWaits(t *testing.T) {
 		}
 	})
 }
+
+// TestTEIAuthFailureStopsProvider: the tei kind shares the plumbing: a
+// refused key on /tokenize stops the provider after that one request.
+func TestTEIAuthFailureStopsProvider(t *testing.T) {
+	srv := llmtest.NewTEI(llmtest.WithTEIAPIKey("sk-the-right-key"))
+	defer srv.Close()
+	p := teiProvider(t, srv, 0)
+	p.APIKeyEnv = "TEST_KEY"
+	c := serviceClient(t, p, WithHTTPClient(srv.Client()))
+	for i := 0; i < 3; i++ {
+		_, _, err := tokenCall(t, c, "graph neural networks")
+		var u *UnavailableError
+		if !errors.Is(err, ErrProviderUnavailable) || !errors.As(err, &u) || u.Provider != "tei" || u.Cause.Status != http.StatusUnauthorized {
+			t.Fatalf("call %d: %v, want the provider unavailable after a 401", i+1, err)
+		}
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Fatalf("server saw %d requests, want 1", n)
+	}
+}

@@ -39,6 +39,10 @@ func TestKinds(t *testing.T) {
 			if c.Synthetic() != k.Synthetic {
 				t.Errorf("Synthetic() = %v, declared %v", c.Synthetic(), k.Synthetic)
 			}
+			// Every kind that makes requests can be declared unavailable.
+			if a, ok := c.(Availability); ok == k.Synthetic || (ok && a.Unavailable() != nil) {
+				t.Errorf("Availability implemented: %v, synthetic: %v", ok, k.Synthetic)
+			}
 			if !k.Chat {
 				_, err := c.Complete(bg, userRequest("m", "hi"))
 				if err == nil || !strings.Contains(err.Error(), `kind "`+k.Name+`" serves no chat completions`) {
