@@ -166,9 +166,11 @@ func newConn(k KindInfo, p Provider, o options) (*conn, error) {
 	}
 	wrapped := *hc
 	wrapped.Transport = &httpcall.Transport{Base: hc.Transport, Headers: cred.headers, Scrub: cred.scrub, MaxReply: maxReply}
+	window := time.Duration(p.BreakerSeconds * float64(time.Second)) // 0: the default
 	c := &httpcall.Caller{
 		Provider: p.Name, Limiter: httpcall.NewLimiter(o.clock, maxConc, p.RequestsPerMinute, p.TokensPerMinute),
-		Clock: o.clock, Log: o.log.With().Str("provider", p.Name).Logger(), Scrub: cred.scrub,
+		Breaker: httpcall.NewBreaker(o.clock, p.Name, p.BreakerFailures, window),
+		Clock:   o.clock, Log: o.log.With().Str("provider", p.Name).Logger(), Scrub: cred.scrub,
 		MaxRetries: DefaultMaxRetries, Base: o.base, Cap: o.cap, Jitter: o.jitter, Timeout: DefaultTimeout, MaxReply: maxReply,
 	}
 	if p.MaxRetries >= 0 {
@@ -181,6 +183,9 @@ func newConn(k KindInfo, p Provider, o options) (*conn, error) {
 }
 
 func (c *conn) Limits() LimitState { return c.caller.Limiter.State() }
+
+// Unavailable is Availability.Unavailable.
+func (c *conn) Unavailable() error { return c.caller.Breaker.State().Unavailable }
 
 func (c *conn) Synthetic() bool { return c.kind.Synthetic }
 

@@ -189,7 +189,7 @@ func (e *embedder) classify(model string) httpcall.Classify {
 				msg = http.StatusText(se.Status)
 			}
 			return &httpcall.Error{Status: se.Status, Code: code, Message: e.explain(se.Status, code, msg, model),
-				Retryable: httpcall.RetryableStatus(se.Status) && code != "insufficient_quota"}
+				Retryable: httpcall.RetryableStatus(se.Status) && code != httpcall.CodeInsufficientQuota}
 		case errors.Is(err, errIncompleteEmbeddings):
 			return &httpcall.Error{Status: cp.Status, Message: err.Error(), Retryable: true}
 		}

@@ -11,6 +11,20 @@ import (
 // set on a returned error means the retry budget ran out.
 type APIError = httpcall.Error
 
+// ErrProviderUnavailable is matched (errors.Is) by the error of every call
+// to a provider declared unavailable: refused credentials (401, 403), an
+// exhausted quota, or a breaker tripped by server failures (see
+// breaker_failures and breaker_seconds). The call that tripped it made its
+// requests; every later call on the same Client fails at once without one.
+// errors.As with *UnavailableError gives the provider's name, the reason
+// and the failure that tripped it (an *APIError, also reachable by
+// errors.As directly).
+var ErrProviderUnavailable = httpcall.ErrUnavailable
+
+// UnavailableError is the error of a call to a provider declared
+// unavailable; see ErrProviderUnavailable and httpcall.UnavailableError.
+type UnavailableError = httpcall.UnavailableError
+
 // ParseError is an answer that stayed unparseable (or unacceptable to the
 // stage) after every repair. Raw is the last answer as the model gave it.
 type ParseError struct {

@@ -3,6 +3,8 @@ package llm
 import (
 	"fmt"
 	"net/http"
+
+	"github.com/ideaflow/ideaflow/stages/internal/httpcall"
 )
 
 // explain prefixes a server's error message with what the status means for
@@ -21,7 +23,7 @@ func (c *conn) explain(status int, code, msg, model string) string {
 	case http.StatusBadRequest:
 		return "bad request: " + msg
 	case http.StatusTooManyRequests:
-		if code == "insufficient_quota" {
+		if code == httpcall.CodeInsufficientQuota {
 			return "quota exhausted (not retried): " + msg
 		}
 		return "rate limited: " + msg

@@ -166,18 +166,25 @@ var (
 		Check: atLeast(-1, fmt.Sprintf("-1 (default %d)", DefaultRepairs))}
 	settingMaxReply = Setting{Name: "max_reply_bytes", Type: TypeInt, Default: DefaultMaxReplyBytes, Doc: "largest reply body accepted, in bytes; a larger reply fails without retry",
 		Check: atLeast(0, fmt.Sprintf("0 (default %d)", DefaultMaxReplyBytes))}
+	settingBreakerFailures = Setting{Name: "breaker_failures", Type: TypeInt, Default: DefaultBreakerFailures,
+		Doc:   "consecutive failed requests (5xx, timeouts, connection failures; retries count) after which the provider is declared unavailable and every later call fails without a request",
+		Check: atLeast(0, fmt.Sprintf("0 (default %d)", DefaultBreakerFailures))}
+	settingBreakerSeconds = Setting{Name: "breaker_seconds", Type: TypeNumber, Default: DefaultBreakerWindow.Seconds(),
+		Doc:   "seconds of requests failing without a single success after which the provider is declared unavailable",
+		Check: atLeast(0, fmt.Sprintf("0 (default %s)", DefaultBreakerWindow))}
 )
 
 // httpSettings are the settings of every kind that talks HTTP through
 // httpcall, with the kind's default concurrency.
 func httpSettings(concurrency int) []Setting {
 	return []Setting{settingBaseURL, settingAPIKey, settingHeaders, settingHeaderEnv,
-		maxConcurrency(concurrency), settingRPM, settingTPM, settingRetries, settingTimeout, settingMaxReply}
+		maxConcurrency(concurrency), settingRPM, settingTPM, settingRetries, settingTimeout, settingMaxReply,
+		settingBreakerFailures, settingBreakerSeconds}
 }
 
 // maxConcurrency declares max_concurrency with the kind's default.
 func maxConcurrency(def int) Setting {
-	return Setting{Name: "max_concurrency", Type: TypeInt, Default: def, Doc: "calls in flight at once (0: the default; lowered adaptively on 429)",
+	return Setting{Name: "max_concurrency", Type: TypeInt, Default: def, Doc: "calls in flight at once (0: the default; lowered adaptively when more than a quarter of recent requests are answered 429)",
 		Check: atLeast(0, fmt.Sprintf("0 (default %d)", def))}
 }
 

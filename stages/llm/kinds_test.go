@@ -39,6 +39,10 @@ func TestKinds(t *testing.T) {
 			if c.Synthetic() != k.Synthetic {
 				t.Errorf("Synthetic() = %v, declared %v", c.Synthetic(), k.Synthetic)
 			}
+			// Every kind that makes requests can be declared unavailable.
+			if a, ok := c.(Availability); ok == k.Synthetic || (ok && a.Unavailable() != nil) {
+				t.Errorf("Availability implemented: %v, synthetic: %v", ok, k.Synthetic)
+			}
 			if !k.Chat {
 				_, err := c.Complete(bg, userRequest("m", "hi"))
 				if err == nil || !strings.Contains(err.Error(), `kind "`+k.Name+`" serves no chat completions`) {
@@ -71,7 +75,7 @@ func TestProviderSet(t *testing.T) {
 	}{
 		{"tei", "max_batch", 8, ""},
 		{"openai", "org_env", "ORG", ""},
-		{"tei", "org_env", "ORG", `kind "tei" has no setting "org_env" (it has: base_url, api_key_env, headers, header_env, max_concurrency, requests_per_minute, tokens_per_minute, max_retries, timeout_seconds, max_reply_bytes, max_batch)`},
+		{"tei", "org_env", "ORG", `kind "tei" has no setting "org_env" (it has: base_url, api_key_env, headers, header_env, max_concurrency, requests_per_minute, tokens_per_minute, max_retries, timeout_seconds, max_reply_bytes, breaker_failures, breaker_seconds, max_batch)`},
 		{"mock", "max_batch", 2, `kind "mock" has no setting "max_batch"`},
 		{"tei", "max_batch", "8", "max_batch: a int setting cannot hold string"},
 		{"nope", "seed", 1, `unknown kind "nope" (registered kinds: embeddings, mock, openai, tei)`},

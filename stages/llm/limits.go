@@ -11,6 +11,10 @@ const (
 	DefaultTimeout     = httpcall.DefaultTimeout
 	// DefaultMaxReplyBytes is the default of max_reply_bytes.
 	DefaultMaxReplyBytes = httpcall.DefaultMaxReply
+	// DefaultBreakerFailures and DefaultBreakerWindow are the defaults of
+	// breaker_failures and breaker_seconds.
+	DefaultBreakerFailures = httpcall.DefaultBreakerFailures
+	DefaultBreakerWindow   = httpcall.DefaultBreakerWindow
 )
 
 const (
@@ -46,4 +50,14 @@ type LimitState = httpcall.LimitState
 // summary can show how hard a provider pushed back.
 type Limited interface {
 	Limits() LimitState
+}
+
+// Availability is implemented by clients that can declare their provider
+// unavailable (every HTTP kind), so that whoever holds the client can stop
+// sending it work without making a call.
+type Availability interface {
+	// Unavailable is nil while calls may be sent, and the
+	// *UnavailableError every call now fails with once the provider has
+	// been declared unavailable.
+	Unavailable() error
 }

@@ -203,16 +203,19 @@ func TestTokenBudgetCorrection(t *testing.T) {
 	}
 }
 
-// TestAdaptiveBackoff: each 429 halves the effective concurrency and rate;
-// each success adds 1/limit to the concurrency and 2% to the rate.
+// TestAdaptiveBackoff: 17 429s in a row (more than a quarter of the last
+// 64 attempts) are congestion and halve the effective concurrency and rate
+// once; each success then adds 1/limit to the concurrency and 2% to the
+// rate, back to the configured limits.
 func TestAdaptiveBackoff(t *testing.T) {
 	clock := llmtest.NewFakeClock(time.Time{})
 	srv := llmtest.New(llmtest.WithClock(clock.Now))
 	defer srv.Close()
-	srv.Enqueue(repeat(llmtest.Fault{Status: 429}, 3)...)
+	srv.Enqueue(repeat(llmtest.Fault{Status: 429, RetryAfter: "1"}, 17)...)
 	p := testProvider(srv)
 	p.MaxConcurrency = 8
 	p.RequestsPerMinute = 600
+	p.MaxRetries = 17
 	c := newTestClient(t, srv, p, clock)
 	call := func() {
 		t.Helper()
@@ -220,21 +223,20 @@ func TestAdaptiveBackoff(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	call() // three 429s, then a success
+	call() // seventeen 429s, then a success
 	steps := []struct {
 		conc, factor float64
 	}{
-		{2, 0.145}, // 8 -> 4 -> 2 -> 1 by the 429s, +1/1; rate 1 -> 0.125, +0.02
-		{2.5, 0.165},
-		{2.9, 0.185},
+		{4.25, 0.52}, // 8 -> 4 and rate 1 -> 0.5 by the 17th 429; +1/4, +0.02
+		{4.25 + 1/4.25, 0.54},
 	}
 	for i, want := range steps {
 		if i > 0 {
 			call()
 		}
 		got := c.Limits()
-		if !near(got.Concurrency, want.conc) || !near(got.RateFactor, want.factor) || got.Throttled != 3 {
-			t.Fatalf("after success %d: %+v, want concurrency %v, rate factor %v, 3 throttled", i+1, got, want.conc, want.factor)
+		if !near(got.Concurrency, want.conc) || !near(got.RateFactor, want.factor) || got.Throttled != 17 {
+			t.Fatalf("after success %d: %+v, want concurrency %v, rate factor %v, 17 throttled", i+1, got, want.conc, want.factor)
 		}
 		if lim := c.rps(); !near(lim, 10*want.factor) {
 			t.Fatalf("requests/s = %v, want %v", lim, 10*want.factor)
@@ -245,6 +247,35 @@ func TestAdaptiveBackoff(t *testing.T) {
 	}
 	if got, rps := c.Limits(), c.rps(); got.Concurrency != 8 || got.RateFactor != 1 || rps != 10 {
 		t.Fatalf("after recovery: %+v, rpm limit %v; want concurrency 8, factor 1, 10/s", got, rps)
+	}
+}
+
+// TestIsolated429sDelayOnlyTheirCall: 400 calls from 32 goroutines, every
+// tenth request answered 429 with Retry-After: 1. Each 429 delays its own
+// retry by exactly the second the server asked for and nothing else: the
+// simulated waits total one second per 429, no call waits for another's
+// Retry-After, and the 32 slots are never cut.
+func TestIsolated429sDelayOnlyTheirCall(t *testing.T) {
+	clock := llmtest.NewFakeClock(time.Time{})
+	srv := llmtest.New(llmtest.WithClock(clock.Now))
+	defer srv.Close()
+	srv.SetHook(func(r *llmtest.Request) (llmtest.Fault, bool) {
+		return llmtest.Fault{Status: 429, RetryAfter: "1"}, r.Seq%10 == 0
+	})
+	p := testProvider(srv)
+	p.MaxConcurrency = 32
+	c := newTestClient(t, srv, p, clock)
+	runCalls(t, c, 400, 32, func(i int) Request { return userRequest("m1", fmt.Sprint(i)) })
+	throttled := srv.Count() / 10
+	s := c.Limits()
+	if srv.Count() != 444 || s.Throttled != int64(throttled) {
+		t.Fatalf("%d requests, %d throttled; want 444, 44", srv.Count(), s.Throttled)
+	}
+	if got := clock.Slept(); got != time.Duration(throttled)*time.Second || len(clock.Sleeps()) != throttled {
+		t.Errorf("simulated waits %v in %d sleeps, want %d of 1s", got, len(clock.Sleeps()), throttled)
+	}
+	if s.Concurrency != 32 || !s.PausedUntil.IsZero() {
+		t.Errorf("limits after isolated 429s: %+v, want concurrency 32 and no pause", s)
 	}
 }
 

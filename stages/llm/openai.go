@@ -244,7 +244,7 @@ func (c *openAIClient) classify(model string) httpcall.Classify {
 		if e.Status < 300 {
 			return nil
 		}
-		e.Retryable = httpcall.RetryableStatus(e.Status) && e.Code != "insufficient_quota"
+		e.Retryable = httpcall.RetryableStatus(e.Status) && e.Code != httpcall.CodeInsufficientQuota
 		if e.Message == "" {
 			e.Message = http.StatusText(e.Status)
 		}

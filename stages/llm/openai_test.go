@@ -68,6 +68,7 @@ func TestRetriesPerFault(t *testing.T) {
 			clock := llmtest.NewFakeClock(time.Time{})
 			p := testProvider(srv)
 			p.MaxRetries = tt.maxRetries
+			p.BreakerSeconds = 3600 // the longest back-off chain here outlasts the breaker's default two minutes
 			c := newTestClient(t, srv, p, clock)
 			resp, err := c.Complete(bg, userRequest("m1", "hello"))
 			if got := srv.Count(); got != tt.wantAttempts {
@@ -111,7 +112,7 @@ func TestErrorMessages(t *testing.T) {
 		want  []string
 	}{
 		{"401 names the env var", llmtest.Fault{Status: 401, Message: "Incorrect API key provided"},
-			[]string{`provider "fake": HTTP 401: authentication failed: Incorrect API key provided`, "environment variable TEST_KEY"}},
+			[]string{`provider "fake" unavailable (credentials refused; later calls fail without a request): HTTP 401: authentication failed: Incorrect API key provided`, "environment variable TEST_KEY"}},
 		{"404 names model and base URL", llmtest.Fault{Status: 404, Message: "The model `m1` does not exist"},
 			[]string{"HTTP 404: not found: The model `m1` does not exist", `model name "m1"`, "/v1"}},
 		{"400 keeps the server's message", llmtest.Fault{Status: 400, Message: "max_tokens is too large"},

@@ -28,6 +28,8 @@ type Provider struct {
 	TimeoutSeconds    float64 // per request; 0: default
 	RepairAttempts    int     // re-asks after an unparseable answer; -1: default
 	MaxReplyBytes     int     // largest reply body accepted; 0: DefaultMaxReplyBytes
+	BreakerFailures   int     // consecutive failed requests that declare the provider unavailable; 0: DefaultBreakerFailures
+	BreakerSeconds    float64 // seconds of failing requests without a success that declare it unavailable; 0: DefaultBreakerWindow
 
 	// Settings holds the kind-specific settings that were set, by name.
 	Settings map[string]any
@@ -65,6 +67,8 @@ var fields = map[string]struct {
 	"timeout_seconds":     {func(p *Provider) any { return p.TimeoutSeconds }, func(p *Provider, v any) { p.TimeoutSeconds = v.(float64) }},
 	"repair_attempts":     {func(p *Provider) any { return p.RepairAttempts }, func(p *Provider, v any) { p.RepairAttempts = v.(int) }},
 	"max_reply_bytes":     {func(p *Provider) any { return p.MaxReplyBytes }, func(p *Provider, v any) { p.MaxReplyBytes = v.(int) }},
+	"breaker_failures":    {func(p *Provider) any { return p.BreakerFailures }, func(p *Provider, v any) { p.BreakerFailures = v.(int) }},
+	"breaker_seconds":     {func(p *Provider) any { return p.BreakerSeconds }, func(p *Provider, v any) { p.BreakerSeconds = v.(float64) }},
 }
 
 // Set stores the value of a setting of p's kind. v must have the setting's

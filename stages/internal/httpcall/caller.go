@@ -34,12 +34,13 @@ type Attempt func(ctx context.Context, cp *Capture) (Tokens, error)
 // scrub: the Caller does.
 type Classify func(err error, cp *Capture) *Error
 
-// Caller runs attempts under one provider's limits and retry policy. One
-// Caller serves every client of a provider block, so all its kinds of call
-// share one set of limits.
+// Caller runs attempts under one provider's limits, retry policy and
+// breaker. One Caller serves every client of a provider block, so all its
+// kinds of call share one set of limits and one breaker.
 type Caller struct {
 	Provider   string
 	Limiter    *Limiter
+	Breaker    *Breaker // nil: never declared unavailable
 	Clock      Clock
 	Log        zerolog.Logger
 	Scrub      *Scrubber
@@ -53,12 +54,28 @@ type Caller struct {
 // Do runs attempt until it succeeds, fails for good, or the retry budget is
 // spent. est is the token budget taken from tokens_per_minute before each
 // attempt. It returns the attempts made and the final HTTP status; a failure
-// is an *Error unless ctx ended.
+// is an *Error, an *UnavailableError once the provider's breaker has tripped
+// (then no further attempt is made, by this call or any later one), or
+// ctx's error.
 func (c *Caller) Do(ctx context.Context, op, model string, est int64, keepBody bool, attempt Attempt, classify Classify) (int, int, error) {
+	// Waits end when the breaker trips: a call queued behind the limits or
+	// sleeping before a retry fails at once instead.
+	wctx, stop := c.Breaker.Bind(ctx)
+	defer stop()
 	for n := 1; ; n++ {
-		t, err := c.Limiter.Acquire(ctx, est)
+		release, err := c.Breaker.Admit(wctx)
 		if err != nil {
-			return n - 1, 0, fmt.Errorf("provider %q: %s call to %q: waiting for the rate limits: %w", c.Provider, op, model, err)
+			return c.stopped(n-1, 0, op, model, "waiting for the provider's first reply", err)
+		}
+		t, err := c.Limiter.Acquire(wctx, est)
+		if err != nil {
+			release()
+			return c.stopped(n-1, 0, op, model, "waiting for the rate limits", err)
+		}
+		if err := c.Breaker.Err(n - 1); err != nil { // tripped while this attempt waited for its turn
+			c.Limiter.Cancel()
+			release()
+			return n - 1, 0, err
 		}
 		cp := &Capture{KeepBody: keepBody}
 		actx, cancel := context.WithTimeout(WithCapture(ctx, cp), c.Timeout)
@@ -69,12 +86,15 @@ func (c *Caller) Do(ctx context.Context, op, model string, est int64, keepBody b
 		if callErr == nil {
 			c.Limiter.Done(true)
 			c.Limiter.Correct(t, used.In+used.Out)
+			c.Breaker.Record(nil)
+			release()
 			c.Log.Debug().Str("op", op).Str("model", model).Int("attempt", n).Int("status", cp.Status).
 				Dur("latency", c.Clock.Now().Sub(start)).Int64("tokens_in", used.In).Int64("tokens_out", used.Out).Msg("model call done")
 			return n, cp.Status, nil
 		}
-		c.Limiter.Done(false)
-		if ctx.Err() != nil {
+		if ctx.Err() != nil { // the caller gave up: says nothing about the provider
+			c.Limiter.Cancel()
+			release()
 			return n, cp.Status, fmt.Errorf("provider %q: %s call to %q: %w", c.Provider, op, model, ctx.Err())
 		}
 		e := c.classify(callErr, cp, timedOut, classify)
@@ -82,9 +102,23 @@ func (c *Caller) Do(ctx context.Context, op, model string, est int64, keepBody b
 		var wait time.Duration
 		if e.Retryable {
 			wait, _ = ServerWait(cp.Header, e.Status, c.Clock.Now(), est)
-			if e.Status == http.StatusTooManyRequests { // an exhausted quota (not retryable) is no congestion
-				c.Limiter.Throttled(t, wait)
+		}
+		// The server's wait delays this call's retry (below); only
+		// congestion slows the provider for every call (see Limiter).
+		if e.Retryable && e.Status == http.StatusTooManyRequests { // an exhausted quota (not retryable) is no congestion
+			if c.Limiter.Throttled(t, wait) {
+				c.Log.Warn().Str("op", op).Str("model", model).Float64("concurrency", c.Limiter.State().Concurrency).
+					Dur("pause", wait).Msg("congestion: more than a quarter of recent requests answered 429; limits lowered")
 			}
+		} else {
+			c.Limiter.Done(false)
+		}
+		unavailable := c.Breaker.Record(e)
+		release()
+		if unavailable != nil {
+			c.Log.Error().Str("op", op).Str("model", model).Int("attempt", n).Int("status", e.Status).
+				Str("reason", unavailable.Reason).Str("error", e.Message).Msg("provider unavailable: failing every later call")
+			return n, e.Status, unavailable
 		}
 		if !e.Retryable || n > c.MaxRetries {
 			c.Log.Debug().Str("op", op).Str("model", model).Int("attempt", n).Int("status", e.Status).
@@ -96,10 +130,20 @@ func (c *Caller) Do(ctx context.Context, op, model string, est int64, keepBody b
 		}
 		c.Log.Warn().Str("op", op).Str("model", model).Int("attempt", n).Int("status", e.Status).
 			Dur("wait", wait).Str("error", e.Message).Msg("retrying model call")
-		if err := c.Clock.Sleep(ctx, wait); err != nil {
-			return n, e.Status, fmt.Errorf("provider %q: %s call to %q: waiting to retry: %w", c.Provider, op, model, err)
+		if err := c.Clock.Sleep(wctx, wait); err != nil {
+			return c.stopped(n, e.Status, op, model, "waiting to retry", err)
 		}
 	}
+}
+
+// stopped is the error of a call whose wait ended after n attempts, the
+// last with that status: the breaker's when it tripped meanwhile, else the
+// context's.
+func (c *Caller) stopped(n, status int, op, model, waiting string, err error) (int, int, error) {
+	if u := c.Breaker.Err(n); u != nil {
+		return n, status, u
+	}
+	return n, status, fmt.Errorf("provider %q: %s call to %q: %s: %w", c.Provider, op, model, waiting, err)
 }
 
 // classify reads one failed attempt: the size cap first (whatever the API

@@ -20,8 +20,13 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	return fmt.Sprintf("provider %q: %s", e.Provider, e.detail())
+}
+
+// detail is the message without the provider's name, for errors that name
+// it themselves.
+func (e *Error) detail() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "provider %q: ", e.Provider)
 	if e.Status != 0 {
 		fmt.Fprintf(&b, "HTTP %d: ", e.Status)
 	}

@@ -15,6 +15,15 @@ const (
 	// rateRecovery is the share of the configured rate won back per success:
 	// from half speed to full in 25 successful calls.
 	rateRecovery = 0.02
+	// congestionWindow and congestionShare tell congestion from isolated
+	// 429s: a 429 is congestion when more than a quarter of the provider's
+	// last 64 attempts were 429s. Below that the server is rejecting a few
+	// requests, not the load: each such request waits for its own retry, and
+	// cutting the limits for it would cost far more than its wait (halving
+	// 32 slots for every 10th request answered 429 made a run 9 times
+	// slower). Above it, the load is too high and the limits come down.
+	congestionWindow = 64
+	congestionShare  = 0.25
 )
 
 // LimitState is a snapshot of a provider's adaptive limits.
@@ -25,18 +34,28 @@ type LimitState struct {
 	MaxConcurrency int
 	RateFactor     float64 // share of requests/tokens per minute currently allowed (AIMD)
 	Throttled      int64   // 429 replies seen
+	Recent429      int     // 429s among the last congestionWindow attempts since the last cut
 	PausedUntil    time.Time
 }
 
 // Limiter enforces one provider's limits for every stage sharing its Client.
 //
-// Concurrency is a FIFO semaphore whose size adapts: a 429 halves it
-// (multiplicative decrease) and every success adds 1/size to it (additive
-// increase: about one slot per round of successes), between 1 and the
-// configured maximum — TCP's congestion avoidance, as in promptfoo's and
-// Inspect's adaptive concurrency. Requests and tokens per minute are token
-// buckets (x/time/rate) driven with explicit times from the injected clock,
-// and scaled by a rate factor that 429s halve and successes restore.
+// Concurrency is a FIFO semaphore whose size adapts: a congestion 429
+// halves it (multiplicative decrease) and every success adds 1/size to it
+// (additive increase: about one slot per round of successes), between 1 and
+// the configured maximum — TCP's congestion avoidance, as in promptfoo's
+// and Inspect's adaptive concurrency. Requests and tokens per minute are
+// token buckets (x/time/rate) driven with explicit times from the injected
+// clock, and scaled by a rate factor that congestion halves and successes
+// restore.
+//
+// The response to 429s is proportional to how many there are. A 429 is
+// congestion only when more than congestionShare of the last
+// congestionWindow attempts were 429s; an isolated one leaves the limits
+// alone (its request waits for its own retry, freeing its slot meanwhile).
+// Congestion cuts once per round, as before, and pauses new attempts
+// until the server's Retry-After: when most requests are being refused,
+// none should go before the time the server named.
 //
 // A slot is taken before rate budget: only slot holders wait for budget, one
 // at a time in arrival order, and budget is taken at the instant an attempt
@@ -56,10 +75,13 @@ type Limiter struct {
 	limit       float64
 	inUse       int
 	waiters     []chan struct{}
-	epoch       uint64 // bumped by every decrease; see throttled
+	epoch       uint64 // bumped by every decrease; see Throttled
 	factor      float64
 	throttledN  int64
 	pausedUntil time.Time
+	recent      [congestionWindow]bool // ring of the last attempts' outcomes: true for a 429
+	recentNext  int
+	recent429   int // true entries in recent
 }
 
 // NewLimiter makes the limiter of one provider: at most maxConc attempts at
@@ -89,15 +111,15 @@ type Ticket struct {
 }
 
 // Acquire admits one attempt: a concurrency slot, the end of any
-// provider-wide pause, then request and token budget. The caller must call
-// Done when the attempt ends.
+// congestion pause, then request and token budget. The caller must end the
+// attempt with Done, Throttled or Cancel.
 func (l *Limiter) Acquire(ctx context.Context, tokens int64) (Ticket, error) {
 	if err := l.slot(ctx); err != nil {
 		return Ticket{}, err
 	}
 	t, err := l.pace(ctx, tokens)
 	if err != nil {
-		l.Done(false)
+		l.Cancel()
 		return Ticket{}, err
 	}
 	return t, nil
@@ -131,7 +153,7 @@ func (l *Limiter) slot(ctx context.Context) error {
 		}
 		l.mu.Unlock()
 		// Granted while we were giving up: hand the slot on.
-		l.Done(false)
+		l.Cancel()
 		return ctx.Err()
 	}
 }
@@ -260,10 +282,13 @@ func (l *Limiter) Correct(t Ticket, used int64) {
 	}
 }
 
-// Done releases an attempt's slot. A success grows the adaptive limits.
+// Done releases the slot of an attempt that ended in a success or in a
+// failure other than a 429 (see Throttled). A success grows the adaptive
+// limits.
 func (l *Limiter) Done(success bool) {
 	l.mu.Lock()
 	l.inUse--
+	l.record(false)
 	if success {
 		if l.limit < float64(l.max) {
 			l.limit = math.Min(float64(l.max), l.limit+1/l.limit)
@@ -277,27 +302,62 @@ func (l *Limiter) Done(success bool) {
 	l.mu.Unlock()
 }
 
-// Throttled reacts to a 429. Only the first 429 among the attempts admitted
-// since the last decrease cuts the limits: a burst of in-flight calls that all
-// hit the same limit is one congestion event, not many.
-func (l *Limiter) Throttled(t Ticket, wait time.Duration) {
+// Cancel releases the slot of an admitted attempt that was never sent, or
+// whose caller gave up: it says nothing about the provider.
+func (l *Limiter) Cancel() {
+	l.mu.Lock()
+	l.inUse--
+	l.wake()
+	l.mu.Unlock()
+}
+
+// Throttled releases the slot of an attempt answered 429 (retryable: an
+// exhausted quota is no congestion) and reports whether the 429 was
+// congestion. wait is the server's Retry-After, if any.
+//
+// A congestion 429 halves concurrency and the rate factor and pauses new
+// attempts until now+wait. Only the first one among the attempts admitted
+// since the last cut acts, and 429s of attempts admitted before it are not
+// recorded: a round of in-flight calls that all hit the same limit is one
+// congestion event, not many, and their evidence is spent by the cut.
+func (l *Limiter) Throttled(t Ticket, wait time.Duration) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.inUse--
+	defer l.wake()
 	l.throttledN++
-	if wait > 0 {
-		if until := l.clock.Now().Add(wait); until.After(l.pausedUntil) {
-			l.pausedUntil = until
-		}
-	}
 	if t.epoch != l.epoch {
-		return
+		return false
+	}
+	l.record(true)
+	if float64(l.recent429) <= congestionShare*congestionWindow {
+		return false
 	}
 	l.epoch++
+	l.recent, l.recent429 = [congestionWindow]bool{}, 0
 	l.limit = math.Max(1, l.limit/2)
 	if l.rpm != nil || l.tpm != nil {
 		l.factor = math.Max(minRateFactor, l.factor/2)
 		l.applyFactor()
 	}
+	if wait > 0 {
+		if until := l.clock.Now().Add(wait); until.After(l.pausedUntil) {
+			l.pausedUntil = until
+		}
+	}
+	return true
+}
+
+// record adds an attempt's outcome to the congestion window; l.mu must be held.
+func (l *Limiter) record(throttled bool) {
+	if l.recent[l.recentNext] {
+		l.recent429--
+	}
+	l.recent[l.recentNext] = throttled
+	if throttled {
+		l.recent429++
+	}
+	l.recentNext = (l.recentNext + 1) % congestionWindow
 }
 
 // applyFactor sets the buckets' rates from the factor; l.mu must be held.
@@ -316,7 +376,7 @@ func (l *Limiter) State() LimitState {
 	defer l.mu.Unlock()
 	return LimitState{
 		InFlight: l.inUse, Waiting: len(l.waiters), Concurrency: l.limit, MaxConcurrency: l.max, RateFactor: l.factor,
-		Throttled: l.throttledN, PausedUntil: l.pausedUntil,
+		Throttled: l.throttledN, Recent429: l.recent429, PausedUntil: l.pausedUntil,
 	}
 }
 
