@@ -7,6 +7,7 @@ import (
 
 	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
 // task is a call node queued for its provider.
@@ -76,15 +77,18 @@ func (f *flights) ranHere(key string) bool {
 	return f.ran[key]
 }
 
-// startWorkers starts, per provider, as many dispatch workers as the executor
-// allows in flight; each takes call nodes off its provider's queue. A queue
-// holds every node that may run, so resolvers rarely wait on it.
+// startWorkers starts, per provider, dispatch workers that take call nodes
+// off its provider's queue: half again as many as the executor allows in
+// flight, so that a call sleeping before a retry (a Retry-After) does not
+// leave a slot idle; the client itself holds calls in flight to the limit.
+// A queue holds every node that may run, so resolvers rarely wait on it.
 func (e *Engine) startWorkers(w *walker, toRun int) {
 	w.queues = map[string]chan task{}
 	for name := range w.g.Exp.Providers {
 		q := make(chan task, toRun)
 		w.queues[name] = q
-		for k := 0; k < e.Exec.Concurrency(name); k++ {
+		n := e.Exec.Concurrency(name)
+		for k := 0; k < n+n/2; k++ {
 			go e.dispatch(w, q)
 		}
 	}
@@ -107,6 +111,10 @@ func (e *Engine) dispatch(w *walker, q chan task) {
 		}
 		n := w.g.Nodes[t.idx]
 		tk, est := newTask(t.key, n.Address, t.work)
+		if down := w.unavailable(tk.Provider); down != "" {
+			w.skip(t.idx, t.key, why(skipUnavailable, down))
+			continue
+		}
 		if !w.budget.reserve(est) {
 			w.skip(t.idx, t.key, why(skipBudget, ""))
 			continue
@@ -117,6 +125,11 @@ func (e *Engine) dispatch(w *walker, q chan task) {
 			if w.ctx.Err() != nil {
 				w.skip(t.idx, t.key, why(skipInterrupted, ""))
 				continue
+			}
+			if errors.Is(err, llm.ErrProviderUnavailable) {
+				// Wrong credentials, an exhausted quota, or an endpoint that
+				// keeps failing: no later call to it can succeed in this run.
+				w.markUnavailable(tk.Provider, err.Error())
 			}
 			var ee *ExecError
 			if errors.As(err, &ee) {
@@ -147,6 +160,25 @@ func (e *Engine) dispatch(w *walker, q chan task) {
 		}
 		w.complete(t.idx, t.inKey, t.key, t.parts, rec)
 	}
+}
+
+// markUnavailable records that provider can serve no more calls this run.
+func (w *walker) markUnavailable(provider, why string) {
+	w.errMu.Lock()
+	defer w.errMu.Unlock()
+	if w.down == nil {
+		w.down = map[string]string{}
+	}
+	if _, ok := w.down[provider]; !ok {
+		w.down[provider] = why
+	}
+}
+
+// unavailable returns why provider can serve no more calls, or "".
+func (w *walker) unavailable(provider string) string {
+	w.errMu.Lock()
+	defer w.errMu.Unlock()
+	return w.down[provider]
 }
 
 // newTask turns prepared work into an executor task and its estimated cost.

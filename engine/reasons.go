@@ -27,6 +27,7 @@ const (
 	skipInterrupted // the run was interrupted before the node was dispatched
 	skipBudget      // --max-cost would have been exceeded
 	skipStopped     // the run stopped before reaching the node (a cache write failed)
+	skipUnavailable // detail: why the node's provider can serve no more calls this run
 )
 
 // reason is a typed reason with its human detail.
@@ -66,6 +67,8 @@ func (r reason) String() string {
 		return "budget exhausted (--max-cost)"
 	case skipStopped:
 		return "run stopped: " + r.detail
+	case skipUnavailable:
+		return "provider unavailable: " + r.detail
 	}
 	return r.detail
 }
@@ -79,6 +82,8 @@ func (r reason) class() string {
 		return "input failed or skipped"
 	case skipStopped:
 		return "run stopped"
+	case skipUnavailable:
+		return "provider unavailable"
 	}
 	return r.String()
 }

@@ -237,6 +237,7 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	w.stopWriters()
 	sum := w.summarize()
 	sum.Repaired = w.dmg.fixed
+	sum.Unavailable = w.down
 	sum.Interrupted = ctx.Err() != nil
 	for _, inst := range g.Instances {
 		if g.usesMock(inst.providers) {

@@ -85,6 +85,10 @@ type Summary struct {
 	// Deduplicated counts nodes that ran on another node's call: the same
 	// request, sent once.
 	Deduplicated int `json:"deduplicated,omitempty"`
+	// Unavailable names the providers that could serve no more calls (wrong
+	// credentials, exhausted quota, an endpoint that kept failing) and why;
+	// their remaining nodes were skipped.
+	Unavailable map[string]string `json:"unavailable,omitempty"`
 	// Repaired counts cache records found damaged and recomputed.
 	Repaired int                     `json:"repaired,omitempty"`
 	Tokens   Tokens                  `json:"tokens"`

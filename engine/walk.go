@@ -55,6 +55,7 @@ type walker struct {
 	writersWG  sync.WaitGroup
 	errMu      sync.Mutex
 	storeErr   error
+	down       map[string]string // providers unavailable for the rest of the run -> why
 
 	growDiags  hcl.Diagnostics
 	mismatches []VerifyMismatch // verify only

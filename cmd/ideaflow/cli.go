@@ -495,6 +495,9 @@ func printSummary(w io.Writer, order []string, s *engine.Summary) {
 	fmt.Fprintf(w, "%d nodes: %d cached, %d ran, %d failed, %d skipped. %d model calls%s, %d+%d tokens, $%.4f, %.1fs (load %.1f, plan %.1f, run %.1f, reports %.1f).\n",
 		s.Nodes.Total, s.Nodes.Cached, s.Nodes.Ran, s.Nodes.Failed, s.Nodes.Skipped,
 		s.LLMCalls, services, s.Tokens.Input, s.Tokens.Output, s.CostUSD, s.WallSeconds, ph.Load, ph.Plan, ph.Run, ph.Reports)
+	for _, p := range sortedKeys(s.Unavailable) {
+		fmt.Fprintf(w, "provider %s unavailable: %d node(s) not run (%s)\n", p, s.Skipped["provider unavailable"], s.Unavailable[p])
+	}
 	if s.Repaired > 0 {
 		fmt.Fprintf(w, "repaired %d damaged cache record(s): their nodes were recomputed and the records replaced.\n", s.Repaired)
 	}

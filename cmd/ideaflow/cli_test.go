@@ -349,3 +349,29 @@ func TestPlanNamesModelsWithoutAPrice(t *testing.T) {
 		t.Fatalf("mixed: exit %d\n%s", code, stdout)
 	}
 }
+
+// A wrong API key stops dispatch to its provider after one request: the
+// run ends saying the provider is unavailable, with the failure exit code.
+func TestWrongKeyStopsAfterOneRequest(t *testing.T) {
+	srv := llmtest.New(llmtest.WithResponder(responder), llmtest.WithAPIKey("sk-the-right-key"))
+	defer srv.Close()
+	t.Setenv("WRONG_KEY", "sk-a-wrong-key-here")
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "exp")
+	writeExperiment(t, exp, scenario{BaseURL: srv.URL, KeyEnv: "WRONG_KEY", Generators: []string{"gen-a", "gen-b"}, N: 3, Limit: 5})
+	sumPath := filepath.Join(dir, "s.json")
+	code, stdout, stderr := cli(t, "run", exp, "--cache-dir", filepath.Join(dir, "cache"), "--summary-json", sumPath)
+	if code != exitFailedNodes || srv.Count() != 1 {
+		t.Fatalf("wrong key: exit %d, %d requests; want exit 1 after 1 request\n%s\n%s", code, srv.Count(), stdout, stderr)
+	}
+	sum := readSummary(t, sumPath)
+	// Calls already handed to the client fail at once without a request;
+	// the rest are not dispatched.
+	if sum.Unavailable["fake"] == "" || !strings.Contains(stdout, "provider fake unavailable: ") || sum.LLMCalls != 0 ||
+		sum.Nodes.Failed+sum.Skipped["provider unavailable"] != 24 {
+		t.Fatalf("summary %+v %v\n%s", sum.Nodes, sum.Unavailable, stdout)
+	}
+	if strings.Contains(stdout+stderr, "sk-a-wrong-key-here") {
+		t.Fatal("the key was printed")
+	}
+}
