@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/hex"
 	"fmt"
 	"hash/fnv"
 	"math/rand"
@@ -33,11 +34,9 @@ func TestFullDiskStopsTheRunAndResumes(t *testing.T) {
 		h := fnv.New64a()
 		h.Write([]byte(req.Messages[len(req.Messages)-1].Content))
 		r := rand.New(rand.NewSource(int64(h.Sum64())))
-		var b strings.Builder
-		for b.Len() < 400<<10 {
-			fmt.Fprintf(&b, "w%x ", r.Uint64())
-		}
-		return b.String()
+		raw := make([]byte, 200<<10)
+		r.Read(raw)
+		return hex.EncodeToString(raw) // 400 KB that compress to no less than half
 	}
 	srv := llmtest.New(llmtest.WithResponder(big))
 	defer srv.Close()

@@ -195,6 +195,9 @@ func Label(element string) string {
 	head := "element"
 	if len(word) > 0 {
 		head = strings.ToLower(word[0])
+		if len(head) > 24 {
+			head = head[:24]
+		}
 	}
 	return head + "-" + hex.EncodeToString(sum[:4])
 }
