@@ -48,7 +48,16 @@ type Param struct {
 	// stages see it as Upstream.Generator; an instance without one inherits
 	// its first input's.
 	Generator bool
+	// Min and Max bound an Int param, both inclusive; engine/config refuses
+	// a value outside them at its attribute, naming the -var it came from.
+	// Every count a user gives declares them: unbounded, n = 1e9 laid out
+	// for minutes and n = 1e19 overflowed the slice the nodes go in. Both
+	// zero means unbounded, which stages/all allows for no registered type.
+	Min, Max int
 }
+
+// Bounded reports whether an Int param declares its range.
+func (p Param) Bounded() bool { return p.Min != 0 || p.Max != 0 }
 
 // ParamError is a stage's complaint about one of its parameters, so the
 // engine can point at that attribute's source range without guessing from

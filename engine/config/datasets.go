@@ -3,6 +3,7 @@ package config
 // dataset blocks.
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 
@@ -25,7 +26,8 @@ func (l *loader) evalDataset(d *decl) {
 		}
 	}
 	ds.IDField, _ = l.str(a, "id_field", nil)
-	ds.Limit, _ = l.int(a, "limit", nil)
+	// A limit past what node indexes can count (int32 in the graph) is a typo.
+	ds.Limit, _ = l.intIn(a, "limit", nil, 0, math.MaxInt32)
 	l.exp.Datasets[d.name] = ds
 	l.values.ns["dataset"][d.name] = cty.ObjectVal(map[string]cty.Value{
 		refAttr: cty.StringVal(d.addr), "name": cty.StringVal(d.name),

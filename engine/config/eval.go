@@ -63,6 +63,7 @@ func (l *loader) load(files []parsedFile) {
 	l.exp.Models = map[string]*stages.Model{}
 	l.exp.Datasets = map[string]*Dataset{}
 	l.exp.Qualities = map[string]*stages.Quality{}
+	l.exp.MaxNodes = DefaultMaxNodes
 	overrides := l.variableOverrides()
 	for _, d := range l.sorted {
 		switch d.kind {
@@ -82,6 +83,8 @@ func (l *loader) load(files []parsedFile) {
 			l.evalQuality(d)
 		case "stage", "report":
 			l.expandStage(d)
+		case "settings":
+			l.evalSettings(d)
 		}
 	}
 	l.checkProviderUse()

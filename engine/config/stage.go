@@ -256,7 +256,7 @@ func (l *loader) decodeParams(d *decl, each map[string]cty.Value) (stages.Params
 				params[p.Name] = s
 			}
 		case stages.Int:
-			if n, ok := l.int(attrs, p.Name, each); ok {
+			if n, ok := l.param(attrs, p, each); ok {
 				params[p.Name] = n
 			}
 		case stages.Number:

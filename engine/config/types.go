@@ -29,6 +29,10 @@ type Experiment struct {
 
 	// Source is the digest of the experiment's files' contents, for run records.
 	Source string
+
+	// MaxNodes caps the nodes of the laid-out graph: settings { max_nodes },
+	// else DefaultMaxNodes. See CheckNodes.
+	MaxNodes int
 }
 
 // Provider is a provider block with where it was declared. Its settings
