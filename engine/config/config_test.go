@@ -348,3 +348,32 @@ func TestSettings(t *testing.T) {
 		t.Errorf("default MaxNodes = %d", exp.MaxNodes)
 	}
 }
+
+// TestMessagesOnce checks that a mistake is reported once: not once per
+// for_each instance, and not again as follow-on errors in what reads the
+// block it broke.
+func TestMessagesOnce(t *testing.T) {
+	tests := []struct {
+		path string
+		want string
+	}{
+		{"testdata/messages/repeated.hcl", `testdata/messages/repeated.hcl:9:14: error: Wrong type for tags
+    tags must be a list of strings, got string. For example: tags = ["a", "b"].
+       9 |   tags     = "one"
+`},
+		{"testdata/messages/followon.hcl", `testdata/messages/followon.hcl:7:14: error: Wrong type for for_each
+    for_each must be a map, an object or a set of strings; got number. For example: for_each = { for m in [model.a, model.b] : m.name => m }.
+       7 |   for_each = 3
+`},
+	}
+	for _, tc := range tests {
+		t.Run(filepath.Base(tc.path), func(t *testing.T) {
+			_, diags := Load(tc.path, Options{})
+			var b strings.Builder
+			WriteDiagnostics(&b, diags, SourceFiles(tc.path))
+			if b.String() != tc.want {
+				t.Errorf("got:\n%s\nwant:\n%s", b.String(), tc.want)
+			}
+		})
+	}
+}
