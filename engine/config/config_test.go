@@ -377,3 +377,17 @@ func TestMessagesOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestTemplateFileNamed: a Template param read with file() renders with
+// errors naming that file, as the user would open it.
+func TestTemplateFileNamed(t *testing.T) {
+	exp, diags := Load("testdata/templates/main.hcl", Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	_, err := stages.Render("stage.echo.a prompt", exp.Stages[0].Params.String("prompt"), nil)
+	want := "parse template stage.echo.a prompt: template: testdata/templates/prompts/broken.tmpl:3: unclosed action started at testdata/templates/prompts/broken.tmpl:2"
+	if err == nil || err.Error() != want {
+		t.Errorf("error\n got %v\nwant %s", err, want)
+	}
+}

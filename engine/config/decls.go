@@ -45,6 +45,15 @@ type loader struct {
 	// varOrigins names where each variable given on the command line was
 	// set ("-var n=abc", "-var-file vars.hcl:2"), for errors about its value.
 	varOrigins map[string]string
+	// fileTexts maps the text of each file() read to its path as written.
+	fileTexts map[string]string
+}
+
+func (l *loader) noteFile(name, text string) {
+	if l.fileTexts == nil {
+		l.fileTexts = map[string]string{}
+	}
+	l.fileTexts[text] = name
 }
 
 func (l *loader) errorf(rng *hcl.Range, summary, detailFormat string, args ...any) {
