@@ -358,6 +358,24 @@ type Expander interface {
 	Expand(inst *Instance, item string, in []In) ([]Node, error)
 }
 
+// DatasetChecker is a stage type that checks its params against the values
+// its dataset's records hold: filter_references' require_intent against the
+// citation intents the references carry, which a stage otherwise sees only
+// item by item, once it runs. engine/config calls it on loading (so validate,
+// plan and run alike) for each instance whose Input param names a dataset,
+// and reports each error as a warning at its param: the dataset may be about
+// to change, and the value is the user's to keep.
+type DatasetChecker interface {
+	Type
+	// DatasetFields names the fields whose distinct string values
+	// CheckDataset reads, as paths through the records: "references.intents"
+	// is every intent of every reference (lists are walked through).
+	DatasetFields() []string
+	// CheckDataset returns its complaints; values holds each field's
+	// distinct values, sorted.
+	CheckDataset(p Params, values map[string][]string) []*ParamError
+}
+
 var (
 	regMu    sync.RWMutex
 	registry = map[string]Type{}

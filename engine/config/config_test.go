@@ -2,6 +2,7 @@ package config
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -34,12 +35,29 @@ func init() {
 		{Name: "prompt", Kind: stages.Template},
 		{Name: "tags", Kind: stages.StringList},
 	}})
+	stages.Register(checkedType{testType{name: "checked", params: []stages.Param{
+		{Name: "input", Kind: stages.Input, Required: true, Accepts: []string{"dataset"}},
+		{Name: "intent", Kind: stages.String, Default: "unheard"},
+	}}})
 	stages.Register(testType{name: "report", params: []stages.Param{
 		{Name: "rows", Kind: stages.Inputs},
 		{Name: "columns", Kind: stages.Inputs},
 		{Name: "title", Kind: stages.String},
 		{Name: "synthetic", Kind: stages.Bool},
 	}})
+}
+
+// checkedType checks its intent param against the dataset's intents.
+type checkedType struct{ testType }
+
+func (checkedType) DatasetFields() []string { return []string{"references.intents"} }
+func (checkedType) CheckDataset(p stages.Params, values map[string][]string) []*stages.ParamError {
+	for _, v := range values["references.intents"] {
+		if v == p.String("intent") {
+			return nil
+		}
+	}
+	return []*stages.ParamError{{Param: "intent", Err: fmt.Errorf("%q is not among %s", p.String("intent"), strings.Join(values["references.intents"], ", "))}}
 }
 
 var errorMarker = regexp.MustCompile(`#\s*ERROR:\s*(.+)$`)
@@ -389,5 +407,27 @@ func TestTemplateFileNamed(t *testing.T) {
 	want := "parse template stage.echo.a prompt: template: testdata/templates/prompts/broken.tmpl:3: unclosed action started at testdata/templates/prompts/broken.tmpl:2"
 	if err == nil || err.Error() != want {
 		t.Errorf("error\n got %v\nwant %s", err, want)
+	}
+}
+
+// TestDatasetChecker: a stage type that checks params against its dataset's
+// values gets them on loading, and its complaints are warnings at the param
+// (at the block when the param was left at its default).
+func TestDatasetChecker(t *testing.T) {
+	exp, diags := Load("testdata/intents/main.hcl", Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	var b strings.Builder
+	WriteDiagnostics(&b, diags, exp.Files)
+	want := `testdata/intents/main.hcl:8:12: warning: intent matches nothing in dataset.targets
+    stage.checked.typo: "backgorund" is not among background, methodology, result. Use one of those values, or "" for any.
+       8 |   intent = "backgorund"
+testdata/intents/main.hcl:11:1: warning: intent matches nothing in dataset.targets
+    stage.checked.default: "unheard" is not among background, methodology, result. Use one of those values, or "" for any.
+      11 | stage "checked" "default" {
+`
+	if b.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
 	}
 }

@@ -103,6 +103,7 @@ func (l *loader) load(files []parsedFile) {
 	l.checkProviderUse()
 	if !l.diags.HasErrors() {
 		l.checkHasStage(files)
+		l.checkDatasets()
 	}
 }
 

@@ -30,7 +30,16 @@ func (l *loader) evalSettings(d *decl) {
 // already holds have and the sum would pass the budget. The engine calls it
 // before appending a stage's nodes, so a plan that would take minutes and
 // gigabytes fails at once, at the stage that tipped it over.
+//
+// Once it has refused, it returns that same diagnostic for every later
+// stage: they pass the budget only because the first did, and an identical
+// diagnostic prints once (see Dedupe).
 func (e *Experiment) CheckNodes(si *StageInstance, have, adding int) hcl.Diagnostics {
+	e.budgetMu.Lock()
+	defer e.budgetMu.Unlock()
+	if e.overBudget != nil {
+		return e.overBudget
+	}
 	budget := e.MaxNodes
 	if budget <= 0 {
 		budget = DefaultMaxNodes
@@ -39,7 +48,7 @@ func (e *Experiment) CheckNodes(si *StageInstance, have, adding int) hcl.Diagnos
 		return nil
 	}
 	r := si.DeclRange
-	return hcl.Diagnostics{{
+	e.overBudget = hcl.Diagnostics{{
 		Severity: hcl.DiagError,
 		Summary:  "Too many nodes",
 		Detail: fmt.Sprintf("%s lays out %d nodes after %d others: %d in all, more than the limit of %d. "+
@@ -47,4 +56,5 @@ func (e *Experiment) CheckNodes(si *StageInstance, have, adding int) hcl.Diagnos
 			si.Address, adding, have, have+adding, budget, have+adding),
 		Subject: &r,
 	}}
+	return e.overBudget
 }

@@ -5,6 +5,8 @@
 package config
 
 import (
+	"sync"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
@@ -33,6 +35,9 @@ type Experiment struct {
 	// MaxNodes caps the nodes of the laid-out graph: settings { max_nodes },
 	// else DefaultMaxNodes. See CheckNodes.
 	MaxNodes int
+
+	budgetMu   sync.Mutex
+	overBudget hcl.Diagnostics // what CheckNodes said when it first refused
 }
 
 // Provider is a provider block with where it was declared. Its settings

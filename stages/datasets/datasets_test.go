@@ -236,3 +236,20 @@ func TestIdeaBenchTargetsCSV(t *testing.T) {
 		t.Errorf("limit 10 gave %d items", len(limited))
 	}
 }
+
+func TestValues(t *testing.T) {
+	items := read(t, "ideabench", `{"id":"p1","title":"t","abstract":"a","references":[{"id":"r1","title":"R","abstract":"A","citations":1,"intents":["methodology","background"]},{"id":"r2","title":"R","abstract":"A","citations":1}]}
+{"id":"p2","title":"t","abstract":"a","keywords":["k"],"references":[{"id":"r3","title":"R","abstract":"A","citations":1,"intents":["result","background"],"types":["Review"]}]}
+`, Options{})
+	got := Values(items, []string{"references.intents", "references.types", "keywords", "title", "nope.x"})
+	want := map[string][]string{
+		"references.intents": {"background", "methodology", "result"},
+		"references.types":   {"Review"},
+		"keywords":           {"k"},
+		"title":              {"t"},
+		"nope.x":             {},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v\nwant %v", got, want)
+	}
+}

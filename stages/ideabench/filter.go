@@ -75,6 +75,25 @@ func decodeFilter(p stages.Params) (*filterSettings, error) {
 	return s, nil
 }
 
+// intentField is where a reference's citation intents are in an ideabench
+// record.
+const intentField = "references.intents"
+
+func (filterType) DatasetFields() []string { return []string{intentField} }
+
+// CheckDataset warns about a require_intent no reference carries: a misspelt
+// "backgorund" would keep no reference, drop every target and still exit 0.
+// A dataset with no intents at all (the published target list) says nothing
+// about the spelling, so it passes.
+func (filterType) CheckDataset(p stages.Params, values map[string][]string) []*stages.ParamError {
+	want, have := p.String("require_intent"), values[intentField]
+	if want == "" || p.String("mode") == "all" || len(have) == 0 || containsFold(have, want) {
+		return nil
+	}
+	return []*stages.ParamError{stages.ParamErrorf("require_intent",
+		"require_intent = %q is the intent of no reference, so every target would be dropped; the references' intents are %s", want, quoteAll(have)).(*stages.ParamError)}
+}
+
 func (filterType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	s, err := decodeFilter(inst.Params)
 	if err != nil {
