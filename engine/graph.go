@@ -278,6 +278,9 @@ func (g *Graph) layout(inst *Instance) hcl.Diagnostics {
 
 // appendNodes adds nodes of inst at the end of the graph.
 func (g *Graph) appendNodes(inst *Instance, nodes []stages.Node, expanded bool) hcl.Diagnostics {
+	if diags := g.Exp.CheckNodes(inst.cfg, len(g.Nodes), len(nodes)); diags.HasErrors() {
+		return diags
+	}
 	for _, spec := range nodes {
 		n := &Node{Inst: inst, Spec: spec, expanded: expanded}
 		n.Address = nodeAddress(inst.Address, spec)

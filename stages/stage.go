@@ -48,7 +48,16 @@ type Param struct {
 	// stages see it as Upstream.Generator; an instance without one inherits
 	// its first input's.
 	Generator bool
+	// Min and Max bound an Int param, both inclusive; engine/config refuses
+	// a value outside them at its attribute, naming the -var it came from.
+	// Every count a user gives declares them: unbounded, n = 1e9 laid out
+	// for minutes and n = 1e19 overflowed the slice the nodes go in. Both
+	// zero means unbounded, which stages/all allows for no registered type.
+	Min, Max int
 }
+
+// Bounded reports whether an Int param declares its range.
+func (p Param) Bounded() bool { return p.Min != 0 || p.Max != 0 }
 
 // ParamError is a stage's complaint about one of its parameters, so the
 // engine can point at that attribute's source range without guessing from
@@ -350,6 +359,24 @@ type Expander interface {
 	// ExpandInputs param in turn, in node order; Output is nil for a node
 	// that failed or was skipped.
 	Expand(inst *Instance, item string, in []In) ([]Node, error)
+}
+
+// DatasetChecker is a stage type that checks its params against the values
+// its dataset's records hold: filter_references' require_intent against the
+// citation intents the references carry, which a stage otherwise sees only
+// item by item, once it runs. engine/config calls it on loading (so validate,
+// plan and run alike) for each instance whose Input param names a dataset,
+// and reports each error as a warning at its param: the dataset may be about
+// to change, and the value is the user's to keep.
+type DatasetChecker interface {
+	Type
+	// DatasetFields names the fields whose distinct string values
+	// CheckDataset reads, as paths through the records: "references.intents"
+	// is every intent of every reference (lists are walked through).
+	DatasetFields() []string
+	// CheckDataset returns its complaints; values holds each field's
+	// distinct values, sorted.
+	CheckDataset(p Params, values map[string][]string) []*ParamError
 }
 
 var (

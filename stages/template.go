@@ -48,12 +48,18 @@ type parsedTemplate struct {
 var templates sync.Map // templateKey -> *parsedTemplate
 
 func parseTemplate(name, text string) (*template.Template, error) {
-	k := templateKey{name, text}
+	return parseTemplateAs(name, name, text)
+}
+
+// parseTemplateAs parses text under tmplName, the name text/template's own
+// errors give; name is the one this package's errors give.
+func parseTemplateAs(name, tmplName, text string) (*template.Template, error) {
+	k := templateKey{name + "\x00" + tmplName, text}
 	if v, ok := templates.Load(k); ok {
 		p := v.(*parsedTemplate)
 		return p.t, p.err
 	}
-	t, err := template.New(name).Option("missingkey=error").Funcs(templateFuncs).Parse(text)
+	t, err := template.New(tmplName).Option("missingkey=error").Funcs(templateFuncs).Parse(text)
 	if err != nil {
 		err = fmt.Errorf("parse template %s: %w", name, err)
 	}
@@ -62,12 +68,27 @@ func parseTemplate(name, text string) (*template.Template, error) {
 	return p.t, p.err
 }
 
+// templateFiles maps a template's text to the file it was read from (see
+// NoteTemplateFile).
+var templateFiles sync.Map // text -> file name
+
+// NoteTemplateFile records that text was read from file, so that Render's
+// errors give the file and line ("prompts/gen.tmpl:3") where the template is
+// that file's text. engine/config calls it for Template params written as
+// file("..."). It only changes messages: the text alone is key material.
+func NoteTemplateFile(text, file string) { templateFiles.Store(text, file) }
+
 // Render executes the Go text/template text with data. name identifies the
 // template in errors (e.g. `stage.generate_ideas.main: prompt`). A reference to
 // a field or map key that data lacks is an error, not an empty string, so a
 // typo in a prompt cannot silently send a request with a hole in it.
 func Render(name, text string, data any) (string, error) {
-	t, err := parseTemplate(name, text)
+	tmplName := name
+	if f, ok := templateFiles.Load(text); ok {
+		// text/template puts its own name before the line: "template: prompts/gen.tmpl:3: ...".
+		tmplName = f.(string)
+	}
+	t, err := parseTemplateAs(name, tmplName, text)
 	if err != nil {
 		return "", err
 	}

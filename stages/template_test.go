@@ -106,3 +106,29 @@ func TestRenderConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestRenderNamesTemplateFile: a template read from a file gives errors with
+// that file and line, after the stage's own name.
+func TestRenderNamesTemplateFile(t *testing.T) {
+	const parseText = "line one\n{{.A\n"
+	const execText = "line one\nline two {{.b}}\n"
+	NoteTemplateFile(parseText, "prompts/broken.tmpl")
+	NoteTemplateFile(execText, "prompts/keys.tmpl")
+	tests := []struct {
+		name, text string
+		data       any
+		want       string
+	}{
+		{"parse", parseText, nil, `parse template stage.g.main prompt: template: prompts/broken.tmpl:3: unclosed action started at prompts/broken.tmpl:2`},
+		{"exec", execText, map[string]string{"a": "v"}, `render template stage.g.main prompt: template: prompts/keys.tmpl:2:11: executing "prompts/keys.tmpl" at <.b>: map has no entry for key "b"`},
+		{"inline text keeps the stage's name", "{{.A", nil, `parse template stage.g.main prompt: template: stage.g.main prompt:1: unclosed action`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Render("stage.g.main prompt", tc.text, tc.data)
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("error\n got %v\nwant %s", err, tc.want)
+			}
+		})
+	}
+}

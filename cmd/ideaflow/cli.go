@@ -171,6 +171,7 @@ func (a *app) load(path string) (*engine.Graph, error) {
 		config.WriteDiagnostics(a.stderr, diags, filesOf(path, files))
 		return nil, &exitError{exitBadInput, fmt.Errorf("%d error(s) in %s", len(diags.Errs()), path)}
 	}
+	config.WriteDiagnostics(a.stderr, diags, exp.Files) // warnings: config.Load returned no error
 	g, diags := engine.Build(exp)
 	if diags.HasErrors() {
 		config.WriteDiagnostics(a.stderr, diags, exp.Files)
@@ -395,6 +396,9 @@ func (a *app) runCmd() *cobra.Command {
 			g, err := a.load(expArg(args))
 			if err != nil {
 				return err
+			}
+			if err := checkOutputs(outDir, summaryJSON); err != nil {
+				return &exitError{exitBadInput, err}
 			}
 			store, err := a.openCache()
 			if err != nil {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -30,16 +31,33 @@ func init() {
 		{Name: "input", Kind: stages.Input, Required: true, Accepts: []string{"dataset", "echo"}, Doc: "what to echo"},
 		{Name: "model", Kind: stages.ModelRef},
 		{Name: "quality", Kind: stages.QualityRef},
-		{Name: "n", Kind: stages.Int, Default: 3},
+		{Name: "n", Kind: stages.Int, Default: 3, Min: 1, Max: 100},
 		{Name: "prompt", Kind: stages.Template},
 		{Name: "tags", Kind: stages.StringList},
 	}})
+	stages.Register(checkedType{testType{name: "checked", params: []stages.Param{
+		{Name: "input", Kind: stages.Input, Required: true, Accepts: []string{"dataset"}},
+		{Name: "intent", Kind: stages.String, Default: "unheard"},
+	}}})
 	stages.Register(testType{name: "report", params: []stages.Param{
 		{Name: "rows", Kind: stages.Inputs},
 		{Name: "columns", Kind: stages.Inputs},
 		{Name: "title", Kind: stages.String},
 		{Name: "synthetic", Kind: stages.Bool},
 	}})
+}
+
+// checkedType checks its intent param against the dataset's intents.
+type checkedType struct{ testType }
+
+func (checkedType) DatasetFields() []string { return []string{"references.intents"} }
+func (checkedType) CheckDataset(p stages.Params, values map[string][]string) []*stages.ParamError {
+	for _, v := range values["references.intents"] {
+		if v == p.String("intent") {
+			return nil
+		}
+	}
+	return []*stages.ParamError{{Param: "intent", Err: fmt.Errorf("%q is not among %s", p.String("intent"), strings.Join(values["references.intents"], ", "))}}
 }
 
 var errorMarker = regexp.MustCompile(`#\s*ERROR:\s*(.+)$`)
@@ -261,5 +279,155 @@ func copyDir(t *testing.T, from, to string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestVarValueErrors checks that an error about a value typed on the command
+// line names the -var (or -var-file line) as typed, and points at the
+// attribute that uses it.
+func TestVarValueErrors(t *testing.T) {
+	dir := t.TempDir()
+	vf := filepath.Join(dir, "vars.hcl")
+	if err := os.WriteFile(vf, []byte("k = 1\nn = 1e9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const use = "      14 |   n     = var.n\n"
+	tests := []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"too big", Options{Vars: []string{"k=1", "n=1e19"}},
+			"testdata/vars/main.hcl:14:11: error: Invalid n\n    -var n=1e19: n must be from 1 to 100, got 1e+19. Give a value in that range.\n" + use},
+		{"not a number", Options{Vars: []string{"k=1", "n=abc"}},
+			"testdata/vars/main.hcl:14:11: error: Wrong type for n\n    -var n=abc: n must be a number, got string. For example: n = 3.\n" + use},
+		{"not whole", Options{Vars: []string{"k=1", "n=2.5"}},
+			"testdata/vars/main.hcl:14:11: error: Wrong type for n\n    -var n=2.5: n must be a whole number, got 2.5. For example: n = 3.\n" + use},
+		{"from a var file", Options{VarFiles: []string{vf}},
+			"testdata/vars/main.hcl:14:11: error: Invalid n\n    -var-file " + vf + ":2: n must be from 1 to 100, got 1000000000. Give a value in that range.\n" + use},
+		{"typed variable", Options{Vars: []string{"k=abc", "n=2"}},
+			"testdata/vars/main.hcl:3:1: error: Wrong type for variable \"k\"\n    -var k=abc: The value given for \"k\" does not fit its type number: a number is required. Give a value of that type.\n       3 | variable \"k\" {\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, diags := Load("testdata/vars/main.hcl", tc.opts)
+			var b strings.Builder
+			WriteDiagnostics(&b, diags, SourceFiles("testdata/vars/main.hcl"))
+			if b.String() != tc.want {
+				t.Errorf("got:\n%s\nwant:\n%s", b.String(), tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckNodes(t *testing.T) {
+	si := &StageInstance{Address: `stage.echo.a["x"]`, DeclRange: hcl.Range{Filename: "main.hcl", Start: hcl.Pos{Line: 3, Column: 1}}}
+	tests := []struct {
+		name              string
+		max, have, adding int
+		want              string
+	}{
+		{"within the default", 0, DefaultMaxNodes - 10, 10, ""},
+		{"over the default", 0, 1000, DefaultMaxNodes, `stage.echo.a["x"] lays out 10000000 nodes after 1000 others: 10001000 in all, more than the limit of 10000000. Lower what multiplies them (a dataset's limit, n, permutations), or raise the limit with settings { max_nodes = 10001000 } in the experiment.`},
+		{"over a setting", 5, 3, 3, `stage.echo.a["x"] lays out 3 nodes after 3 others: 6 in all, more than the limit of 5. Lower what multiplies them (a dataset's limit, n, permutations), or raise the limit with settings { max_nodes = 6 } in the experiment.`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			diags := (&Experiment{MaxNodes: tc.max}).CheckNodes(si, tc.have, tc.adding)
+			got := ""
+			if len(diags) == 1 && diags[0].Summary == "Too many nodes" && diags[0].Subject.Start.Line == 3 {
+				got = diags[0].Detail
+			} else if len(diags) > 0 {
+				got = diags.Error()
+			}
+			if got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSettings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "exp.hcl")
+	copyDir(t, "testdata/valid", filepath.Dir(path))
+	src := "settings {\n  max_nodes = 20000000\n}\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exp, diags := Load(filepath.Dir(path), Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if exp.MaxNodes != 20000000 {
+		t.Errorf("MaxNodes = %d", exp.MaxNodes)
+	}
+	exp, _ = Load("testdata/valid", Options{})
+	if exp.MaxNodes != DefaultMaxNodes {
+		t.Errorf("default MaxNodes = %d", exp.MaxNodes)
+	}
+}
+
+// TestMessagesOnce checks that a mistake is reported once: not once per
+// for_each instance, and not again as follow-on errors in what reads the
+// block it broke.
+func TestMessagesOnce(t *testing.T) {
+	tests := []struct {
+		path string
+		want string
+	}{
+		{"testdata/messages/repeated.hcl", `testdata/messages/repeated.hcl:9:14: error: Wrong type for tags
+    tags must be a list of strings, got string. For example: tags = ["a", "b"].
+       9 |   tags     = "one"
+`},
+		{"testdata/messages/followon.hcl", `testdata/messages/followon.hcl:7:14: error: Wrong type for for_each
+    for_each must be a map, an object or a set of strings; got number. For example: for_each = { for m in [model.a, model.b] : m.name => m }.
+       7 |   for_each = 3
+`},
+	}
+	for _, tc := range tests {
+		t.Run(filepath.Base(tc.path), func(t *testing.T) {
+			_, diags := Load(tc.path, Options{})
+			var b strings.Builder
+			WriteDiagnostics(&b, diags, SourceFiles(tc.path))
+			if b.String() != tc.want {
+				t.Errorf("got:\n%s\nwant:\n%s", b.String(), tc.want)
+			}
+		})
+	}
+}
+
+// TestTemplateFileNamed: a Template param read with file() renders with
+// errors naming that file, as the user would open it.
+func TestTemplateFileNamed(t *testing.T) {
+	exp, diags := Load("testdata/templates/main.hcl", Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	_, err := stages.Render("stage.echo.a prompt", exp.Stages[0].Params.String("prompt"), nil)
+	want := "parse template stage.echo.a prompt: template: testdata/templates/prompts/broken.tmpl:3: unclosed action started at testdata/templates/prompts/broken.tmpl:2"
+	if err == nil || err.Error() != want {
+		t.Errorf("error\n got %v\nwant %s", err, want)
+	}
+}
+
+// TestDatasetChecker: a stage type that checks params against its dataset's
+// values gets them on loading, and its complaints are warnings at the param
+// (at the block when the param was left at its default).
+func TestDatasetChecker(t *testing.T) {
+	exp, diags := Load("testdata/intents/main.hcl", Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	var b strings.Builder
+	WriteDiagnostics(&b, diags, exp.Files)
+	want := `testdata/intents/main.hcl:8:12: warning: intent matches nothing in dataset.targets
+    stage.checked.typo: "backgorund" is not among background, methodology, result. Use one of those values, or "" for any.
+       8 |   intent = "backgorund"
+testdata/intents/main.hcl:11:1: warning: intent matches nothing in dataset.targets
+    stage.checked.default: "unheard" is not among background, methodology, result. Use one of those values, or "" for any.
+      11 | stage "checked" "default" {
+`
+	if b.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
 	}
 }

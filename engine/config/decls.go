@@ -42,6 +42,18 @@ type loader struct {
 	decls  map[string]*decl
 	sorted []*decl
 	values *values
+	// varOrigins names where each variable given on the command line was
+	// set ("-var n=abc", "-var-file vars.hcl:2"), for errors about its value.
+	varOrigins map[string]string
+	// fileTexts maps the text of each file() read to its path as written.
+	fileTexts map[string]string
+}
+
+func (l *loader) noteFile(name, text string) {
+	if l.fileTexts == nil {
+		l.fileTexts = map[string]string{}
+	}
+	l.fileTexts[text] = name
 }
 
 func (l *loader) errorf(rng *hcl.Range, summary, detailFormat string, args ...any) {
@@ -65,7 +77,8 @@ var blockSchemas = map[string]*hcl.BodySchema{
 	"dataset": {Attributes: []hcl.AttributeSchema{
 		{Name: "format", Required: true}, {Name: "path", Required: true}, {Name: "id_field"}, {Name: "limit"},
 	}},
-	"quality": {Attributes: []hcl.AttributeSchema{{Name: "definition", Required: true}, {Name: "name"}}},
+	"quality":  {Attributes: []hcl.AttributeSchema{{Name: "definition", Required: true}, {Name: "name"}}},
+	"settings": {Attributes: []hcl.AttributeSchema{{Name: "max_nodes"}}},
 }
 
 var priceSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "input_per_mtok"}, {Name: "output_per_mtok"}}}
@@ -140,6 +153,15 @@ func (l *loader) collect(files []parsedFile) {
 				l.collectStage(b, add)
 			case "provider": // its schema depends on its kind: see providers.go
 				l.collectProvider(b, add)
+			case "settings":
+				if prev, dup := l.decls["settings"]; dup {
+					l.errorf(&b.DefRange, "Duplicate settings block",
+						"An experiment has one settings block and another is at %s; merge them into one.", rangeString(prev.declRange))
+					continue
+				}
+				content, diags := b.Body.Content(blockSchemas["settings"])
+				l.diags = append(l.diags, diags...)
+				add(&decl{addr: "settings", kind: "settings", name: "settings", block: b, content: content, declRange: b.DefRange})
 			default:
 				kind := b.Type
 				prefix := kind

@@ -13,7 +13,7 @@ import (
 // WriteDiagnostics prints diagnostics as `file:line:col: error: summary`
 // followed by the detail (which always says how to fix it) and the source line.
 func WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl.File) {
-	for _, d := range diags {
+	for _, d := range Dedupe(diags) {
 		sev := "error"
 		if d.Severity == hcl.DiagWarning {
 			sev = "warning"

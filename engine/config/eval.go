@@ -56,15 +56,26 @@ func (l *loader) load(files []parsedFile) {
 			"var": {}, "local": {}, "provider": {}, "model": {}, "dataset": {}, "quality": {},
 		},
 		stage: map[string]map[string]cty.Value{},
-		funcs: functions(l.exp.Dir),
+		funcs: functions(l.exp.Dir, l.noteFile),
 	}
 	l.exp.Variables = map[string]cty.Value{}
 	l.exp.Providers = map[string]*Provider{}
 	l.exp.Models = map[string]*stages.Model{}
 	l.exp.Datasets = map[string]*Dataset{}
 	l.exp.Qualities = map[string]*stages.Quality{}
+	l.exp.MaxNodes = DefaultMaxNodes
 	overrides := l.variableOverrides()
+	// A declaration reading one that failed is skipped, as Terraform skips
+	// the vertices downstream of a failed one: its errors would be follow-ons
+	// ("no attribute named generate_ideas" for a stage whose for_each failed)
+	// that hide the one that matters.
+	failed := map[string]bool{}
 	for _, d := range l.sorted {
+		if l.readsFailed(d, failed) {
+			failed[d.addr] = true
+			continue
+		}
+		before := errorCount(l.diags)
 		switch d.kind {
 		case "variable":
 			l.evalVariable(d, overrides)
@@ -82,9 +93,44 @@ func (l *loader) load(files []parsedFile) {
 			l.evalQuality(d)
 		case "stage", "report":
 			l.expandStage(d)
+		case "settings":
+			l.evalSettings(d)
+		}
+		if errorCount(l.diags) > before && publishesNothingReliable[d.kind] {
+			failed[d.addr] = true
 		}
 	}
 	l.checkProviderUse()
+	if !l.diags.HasErrors() {
+		l.checkHasStage(files)
+		l.checkDatasets()
+	}
+}
+
+// publishesNothingReliable lists the kinds whose value is missing or wrong
+// after an error in them: a variable keeps a value of the wrong type, a
+// stage whose for_each failed has no instances. The others (a dataset whose
+// file is missing, a model with a bad temperature) still stand for their
+// block, so what reads them is decoded and its own mistakes reported.
+var publishesNothingReliable = map[string]bool{"variable": true, "local": true, "stage": true, "report": true}
+
+func (l *loader) readsFailed(d *decl, failed map[string]bool) bool {
+	for _, r := range d.refs {
+		if failed[r.to] {
+			return true
+		}
+	}
+	return false
+}
+
+func errorCount(diags hcl.Diagnostics) int {
+	n := 0
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			n++
+		}
+	}
+	return n
 }
 
 // eval evaluates one attribute, or returns null when it is absent.

@@ -14,10 +14,11 @@ import (
 
 // functions returns the function table of the experiment language. file and
 // templatefile resolve paths against the experiment folder, so moving the
-// folder changes nothing: only the file contents reach a key.
-func functions(baseDir string) map[string]function.Function {
+// folder changes nothing: only the file contents reach a key. onFile, when
+// set, hears of every file() read (its path as written, and its text).
+func functions(baseDir string, onFile func(name, text string)) map[string]function.Function {
 	return map[string]function.Function{
-		"file":         fileFunc(baseDir),
+		"file":         fileFunc(baseDir, onFile),
 		"templatefile": templateFileFunc(baseDir),
 		"setproduct":   stdlib.SetProductFunc,
 		"range":        stdlib.RangeFunc,
@@ -69,7 +70,7 @@ func readExperimentFile(baseDir, name string) ([]byte, error) {
 	return b, nil
 }
 
-func fileFunc(baseDir string) function.Function {
+func fileFunc(baseDir string, onFile func(name, text string)) function.Function {
 	return function.New(&function.Spec{
 		Params: []function.Parameter{{Name: "path", Type: cty.String}},
 		Type:   function.StaticReturnType(cty.String),
@@ -77,6 +78,9 @@ func fileFunc(baseDir string) function.Function {
 			b, err := readExperimentFile(baseDir, args[0].AsString())
 			if err != nil {
 				return cty.NilVal, err
+			}
+			if onFile != nil {
+				onFile(args[0].AsString(), string(b))
 			}
 			return cty.StringVal(string(b)), nil
 		},
@@ -112,7 +116,7 @@ func templateFileFunc(baseDir string) function.Function {
 					vars[k.AsString()] = ev
 				}
 			}
-			out, diags := expr.Value(&hcl.EvalContext{Variables: vars, Functions: functions(baseDir)})
+			out, diags := expr.Value(&hcl.EvalContext{Variables: vars, Functions: functions(baseDir, nil)})
 			if diags.HasErrors() {
 				return cty.NilVal, fmt.Errorf("template %q: %s", name, diags.Error())
 			}

@@ -5,13 +5,49 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"math/big"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/gocty"
+
+	"github.com/ideaflow/ideaflow/stages"
 )
+
+// givenBy names the -var flags and -var-file lines that set the variables
+// expr reads, as a prefix for an error about its value ("-var n=abc: "): the
+// mistake is in what was typed on the command line, not in the line using it.
+func (l *loader) givenBy(expr hcl.Expression) string {
+	var out []string
+	for _, tr := range expr.Variables() {
+		if tr.RootName() != "var" || len(tr) < 2 {
+			continue
+		}
+		a, ok := tr[1].(hcl.TraverseAttr)
+		if !ok {
+			continue
+		}
+		if o := l.varOrigins[a.Name]; o != "" && !containsString(out, o) {
+			out = append(out, o)
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return strings.Join(out, ", ") + ": "
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
 
 func (l *loader) typeError(a *hcl.Attribute, want, example string, got cty.Value) {
 	gotName := "null"
@@ -19,7 +55,7 @@ func (l *loader) typeError(a *hcl.Attribute, want, example string, got cty.Value
 		gotName = got.Type().FriendlyName()
 	}
 	l.errorf(a.Expr.Range().Ptr(), fmt.Sprintf("Wrong type for %s", a.Name),
-		"%s must be %s, got %s. For example: %s = %s.", a.Name, want, gotName, a.Name, example)
+		"%s%s must be %s, got %s. For example: %s = %s.", l.givenBy(a.Expr), a.Name, want, gotName, a.Name, example)
 }
 
 // Each reports a clear error on a wrong type and returns ok=false.
@@ -58,14 +94,35 @@ func (l *loader) float(attrs hcl.Attributes, name string, each map[string]cty.Va
 	return f, true
 }
 
+// int reads a whole number that fits an int.
 func (l *loader) int(attrs hcl.Attributes, name string, each map[string]cty.Value) (int, bool) {
+	return l.intIn(attrs, name, each, math.MinInt, math.MaxInt)
+}
+
+// param reads an Int param, refusing a value outside its declared bounds.
+func (l *loader) param(attrs hcl.Attributes, p stages.Param, each map[string]cty.Value) (int, bool) {
+	if !p.Bounded() {
+		return l.int(attrs, p.Name, each)
+	}
+	return l.intIn(attrs, p.Name, each, p.Min, p.Max)
+}
+
+// intIn reads a whole number in lo..hi. The range is checked on the exact
+// value, before it becomes an int: 1e19 would otherwise saturate, and pass
+// a bound as 9223372036854775807.
+func (l *loader) intIn(attrs hcl.Attributes, name string, each map[string]cty.Value, lo, hi int) (int, bool) {
 	n, a := l.num(attrs, name, each)
 	if n == nil {
 		return 0, false
 	}
 	if !n.IsInt() {
 		l.errorf(a.Expr.Range().Ptr(), fmt.Sprintf("Wrong type for %s", name),
-			"%s must be a whole number, got %s. For example: %s = 3.", name, n.Text('g', 10), name)
+			"%s%s must be a whole number, got %s. For example: %s = 3.", l.givenBy(a.Expr), name, n.Text('g', 10), name)
+		return 0, false
+	}
+	if n.Cmp(new(big.Float).SetInt64(int64(lo))) < 0 || n.Cmp(new(big.Float).SetInt64(int64(hi))) > 0 {
+		l.errorf(a.Expr.Range().Ptr(), "Invalid "+name,
+			"%s%s must be from %d to %d, got %s. Give a value in that range.", l.givenBy(a.Expr), name, lo, hi, n.Text('g', 15))
 		return 0, false
 	}
 	i, _ := n.Int64()

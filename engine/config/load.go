@@ -29,9 +29,10 @@ var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 	{Type: "quality", LabelNames: []string{"name"}},
 	{Type: "stage", LabelNames: []string{"type", "name"}},
 	{Type: "report", LabelNames: []string{"name"}},
+	{Type: "settings"},
 }}
 
-const topLevelHint = "The top-level blocks are variable, locals, provider, model, dataset, quality, stage and report."
+const topLevelHint = "The top-level blocks are variable, locals, provider, model, dataset, quality, stage, report and settings."
 
 // Load reads the experiment at path (a folder of .hcl files, or one .hcl file)
 // and decodes it. It returns every problem found, not just the first.
@@ -55,6 +56,7 @@ func Load(path string, opts Options) (*Experiment, hcl.Diagnostics) {
 	}
 	l.exp.Source = sourceDigest(files)
 	l.load(files)
+	l.diags = Dedupe(l.diags)
 	if l.diags.HasErrors() {
 		return nil, l.diags
 	}
@@ -130,4 +132,46 @@ func sourceDigest(files []parsedFile) string {
 		h.Write(f.src)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// checkHasStage refuses an experiment without a stage or report block: it
+// would plan and run nothing and exit 0, which hides an empty or misnamed
+// file. Checked only when nothing else is wrong, since a file that failed to
+// decode may have held the stages.
+func (l *loader) checkHasStage(files []parsedFile) {
+	for _, d := range l.decls {
+		if d.kind == "stage" || d.kind == "report" {
+			return
+		}
+	}
+	r := hcl.Range{Start: hcl.InitialPos, End: hcl.InitialPos}
+	if len(files) > 0 {
+		r.Filename = files[0].name
+	}
+	l.errorf(&r, "Experiment declares no stage",
+		"There is nothing to plan or run. Add a stage block, e.g. stage \"generate_ideas\" \"main\" { ... }, or point ideaflow at the experiment's folder.")
+}
+
+// Dedupe drops repeated diagnostics: the same severity, message and source
+// range. An attribute is evaluated once per for_each instance, so one mistake
+// in it would otherwise print once per instance.
+func Dedupe(diags hcl.Diagnostics) hcl.Diagnostics {
+	type key struct {
+		sev                   hcl.DiagnosticSeverity
+		summary, detail, file string
+		start, end            int
+	}
+	seen := make(map[key]bool, len(diags))
+	out := diags[:0:0]
+	for _, d := range diags {
+		k := key{sev: d.Severity, summary: d.Summary, detail: d.Detail}
+		if s := d.Subject; s != nil {
+			k.file, k.start, k.end = s.Filename, s.Start.Byte, s.End.Byte
+		}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, d)
+		}
+	}
+	return out
 }

@@ -13,7 +13,8 @@ import (
 func loadSource(t *testing.T, src string) (*Experiment, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "exp.hcl")
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+	// An experiment needs a stage; these tests are about the providers.
+	if err := os.WriteFile(path, []byte(src+"\nreport \"placeholder\" {}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	exp, diags := Load(path, Options{})

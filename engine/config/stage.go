@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -254,9 +255,12 @@ func (l *loader) decodeParams(d *decl, each map[string]cty.Value) (stages.Params
 		case stages.String, stages.Template:
 			if s, ok := l.str(attrs, p.Name, each); ok {
 				params[p.Name] = s
+				if p.Kind == stages.Template {
+					l.noteTemplateFile(a, s)
+				}
 			}
 		case stages.Int:
-			if n, ok := l.int(attrs, p.Name, each); ok {
+			if n, ok := l.param(attrs, p, each); ok {
 				params[p.Name] = n
 			}
 		case stages.Number:
@@ -449,4 +453,20 @@ func (l *loader) inputsParam(a *hcl.Attribute, v cty.Value, p stages.Param) ([]I
 		}
 	}
 	return out, true
+}
+
+// noteTemplateFile tells stages which file a Template param's text was read
+// from, when it is exactly what a file() call returned, so that a template
+// error found at layout or in a node names that file and line instead of
+// only the stage. The path is given as the experiment's files are: relative
+// to where ideaflow was started.
+func (l *loader) noteTemplateFile(a *hcl.Attribute, text string) {
+	name, ok := l.fileTexts[text]
+	if !ok {
+		return
+	}
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(filepath.Dir(a.Range.Filename), name)
+	}
+	stages.NoteTemplateFile(text, name)
 }

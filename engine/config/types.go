@@ -5,6 +5,8 @@
 package config
 
 import (
+	"sync"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
@@ -29,6 +31,13 @@ type Experiment struct {
 
 	// Source is the digest of the experiment's files' contents, for run records.
 	Source string
+
+	// MaxNodes caps the nodes of the laid-out graph: settings { max_nodes },
+	// else DefaultMaxNodes. See CheckNodes.
+	MaxNodes int
+
+	budgetMu   sync.Mutex
+	overBudget hcl.Diagnostics // what CheckNodes said when it first refused
 }
 
 // Provider is a provider block with where it was declared. Its settings

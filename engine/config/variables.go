@@ -18,6 +18,7 @@ import (
 // variableOverrides reads -var-file files then -var flags; later wins.
 func (l *loader) variableOverrides() map[string]cty.Value {
 	out := map[string]cty.Value{}
+	l.varOrigins = map[string]string{}
 	for _, f := range l.opts.VarFiles {
 		src, err := os.ReadFile(f)
 		if err != nil {
@@ -40,6 +41,7 @@ func (l *loader) variableOverrides() map[string]cty.Value {
 			v, diags := a.Expr.Value(&hcl.EvalContext{Functions: l.valuesFuncs()})
 			l.diags = append(l.diags, diags...)
 			out[a.Name] = v
+			l.varOrigins[a.Name] = fmt.Sprintf("-var-file %s:%d", f, a.NameRange.Start.Line)
 		}
 	}
 	for _, kv := range l.opts.Vars {
@@ -55,11 +57,12 @@ func (l *loader) variableOverrides() map[string]cty.Value {
 			continue
 		}
 		out[name] = parseVarValue(raw, d)
+		l.varOrigins[name] = "-var " + kv
 	}
 	return out
 }
 
-func (l *loader) valuesFuncs() map[string]function.Function { return functions(l.exp.Dir) }
+func (l *loader) valuesFuncs() map[string]function.Function { return functions(l.exp.Dir, nil) }
 
 // parseVarValue reads a -var value as an HCL literal (5, true, ["a"]) unless the
 // variable is declared as a string, falling back to the raw string.
@@ -100,8 +103,12 @@ func (l *loader) evalVariable(d *decl, overrides map[string]cty.Value) {
 		if !diags.HasErrors() && v.IsKnown() {
 			cv, err := convert.Convert(v, ty)
 			if err != nil {
+				given := ""
+				if o := l.varOrigins[d.name]; o != "" {
+					given = o + ": "
+				}
 				l.errorf(d.declRange.Ptr(), fmt.Sprintf("Wrong type for variable %q", d.name),
-					"The value given for %q does not fit its type %s: %s. Give a value of that type.", d.name, typeexpr.TypeString(ty), err)
+					"%sThe value given for %q does not fit its type %s: %s. Give a value of that type.", given, d.name, typeexpr.TypeString(ty), err)
 			} else {
 				v = cv
 			}

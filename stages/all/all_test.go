@@ -75,6 +75,18 @@ func contractProblems(typ stages.Type) []string {
 				add("param %s is Required and has a Default, which is never used", p.Name)
 			}
 		}
+		switch {
+		case p.Kind == stages.Int && !p.Bounded():
+			add("param %s is an unbounded %s; declare Min and Max (a count without a bound lets n = 1e9 through)", p.Name, p.Kind)
+		case p.Kind == stages.Int && p.Min > p.Max:
+			add("param %s has Min %d above Max %d", p.Name, p.Min, p.Max)
+		case p.Kind == stages.Int && p.Default != nil:
+			if d, ok := p.Default.(int); ok && (d < p.Min || d > p.Max) {
+				add("param %s has Default %d outside its bounds %d..%d", p.Name, d, p.Min, p.Max)
+			}
+		case p.Kind != stages.Int && p.Bounded():
+			add("param %s (%s) declares Min/Max, which only Int params have", p.Name, p.Kind)
+		}
 		if p.Generator && p.Kind != stages.ModelRef {
 			add("param %s is a Generator of kind %s; only a %s can be", p.Name, p.Kind, stages.ModelRef)
 		}
@@ -162,7 +174,7 @@ func TestContractProblems(t *testing.T) {
 		want []string
 	}{
 		{"keeps the contract", fakeType{version: "1", params: []stages.Param{in,
-			{Name: "n", Kind: stages.Int, Default: 3, Doc: "d"},
+			{Name: "n", Kind: stages.Int, Default: 3, Min: 1, Max: 10, Doc: "d"},
 			{Name: "x", Kind: stages.Number, Default: 0.5, Doc: "d"},
 			{Name: "s", Kind: stages.Template, Default: "t", Doc: "d"},
 			{Name: "b", Kind: stages.Bool, Default: true, Doc: "d"},
@@ -171,7 +183,7 @@ func TestContractProblems(t *testing.T) {
 		}, layout: refuse}, nil},
 		{"no version", fakeType{params: []stages.Param{in}, layout: refuse}, []string{"Version() is empty"}},
 		{"bad params", fakeType{version: "1", params: []stages.Param{in,
-			{Name: "n", Kind: stages.Int, Default: int64(3), Doc: "d"},
+			{Name: "n", Kind: stages.Int, Default: int64(3), Max: 5, Doc: "d"},
 			{Name: "x", Kind: stages.Number, Default: 1, Doc: "d"},
 			{Name: "l", Kind: stages.StringList, Default: []any{"a"}, Doc: "d"},
 			{Name: "q", Kind: stages.QualityRef, Default: "novelty", Doc: "d"},
@@ -179,6 +191,9 @@ func TestContractProblems(t *testing.T) {
 			{Name: "req", Kind: stages.String, Required: true, Default: "a", Doc: "d"},
 			{Name: "judge", Kind: stages.Input, Generator: true, Doc: "d"},
 			{Name: "n", Kind: stages.Int, Doc: "d"},
+			{Name: "k", Kind: stages.Int, Min: 3, Max: 2, Doc: "d"},
+			{Name: "d", Kind: stages.Int, Default: 9, Min: 0, Max: 5, Doc: "d"},
+			{Name: "f", Kind: stages.Number, Max: 5, Doc: "d"},
 		}, layout: refuse}, []string{
 			"param n (number (whole)) has Default of type int64, want int",
 			"param x (number) has Default of type int, want float64",
@@ -188,6 +203,10 @@ func TestContractProblems(t *testing.T) {
 			"param req is Required and has a Default, which is never used",
 			"param judge is a Generator of kind dataset or stage reference; only a model reference can be",
 			"param n is declared twice",
+			"param n is an unbounded number (whole); declare Min and Max (a count without a bound lets n = 1e9 through)",
+			"param k has Min 3 above Max 2",
+			"param d has Default 9 outside its bounds 0..5",
+			"param f (number) declares Min/Max, which only Int params have",
 		}},
 		{"accepts empty params", fakeType{version: "1", layout: func(*stages.Instance) ([]stages.Node, error) { return []stages.Node{{}}, nil }},
 			[]string{"Layout with empty Params returns 1 nodes and no error", "Layout with WithDefaults of empty Params returns 1 nodes and no error"}},

@@ -66,7 +66,7 @@ func Load(format, path string, opts Options) ([]Item, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open dataset: %w", err)
+		return nil, err // *fs.PathError already says "open PATH: ..."
 	}
 	defer f.Close()
 	return Read(format, path, f, opts)
@@ -81,7 +81,13 @@ func Read(format, name string, r io.Reader, opts Options) ([]Item, error) {
 	if opts.Limit < 0 {
 		return nil, fmt.Errorf("%s: limit %d is negative", name, opts.Limit)
 	}
-	items, err := read(name, r, opts)
+	cr := newCheckedReader(name, r)
+	items, err := read(name, cr, opts)
+	if cr.err != nil {
+		// The reader saw at most the start of the offending line: whatever it
+		// made of that is a follow-on of this.
+		return nil, cr.err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -132,10 +138,11 @@ func (c *collector) errorf(line int, format string, args ...any) error {
 }
 
 // eachLine calls fn with every non-blank line and its 1-based number until fn
-// asks to stop. Lines may be long (abstracts), so the scanner's buffer grows.
+// asks to stop. Lines may be long (abstracts), so the scanner's buffer grows,
+// past MaxLineBytes so that the checkedReader in front reports a long line.
 func eachLine(name string, r io.Reader, fn func(line int, text []byte) (stop bool, err error)) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
+	sc.Buffer(make([]byte, 0, 64*1024), MaxLineBytes+64*1024)
 	line := 0
 	for sc.Scan() {
 		line++

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func read(t *testing.T, format, text string, opts Options) []Item {
@@ -133,6 +134,16 @@ func TestLoadErrors(t *testing.T) {
 		{"targets csv missing column", "ideabench-targets-csv", "paperId,title\na,b\n", Options{}, `targets.jsonl:1: no "abstract" column (have "paperId", "title")`},
 		{"targets csv bad year", "ideabench-targets-csv", "paperId,title,abstract,year\na,t,x,20x4\n", Options{}, `targets.jsonl:2: year "20x4" is not a whole number`},
 		{"unknown format", "yaml", "", Options{}, `unknown dataset format "yaml" (known: csv, ideabench, ideabench-targets-csv, jsonl)`},
+		{"ideabench not utf-8", "ideabench", `{"id":"p1","title":"t","abstract":"a"}` + "\n" + `{"id":"p2","title":"caf` + "\xe9" + `","abstract":"a"}`, Options{},
+			`targets.jsonl:2: byte 0xe9 at column 24 is not UTF-8; save the file as UTF-8`},
+		{"jsonl truncated utf-8 at end", "jsonl", `{"id":"a"}` + "\n" + `{"id":"b","x":"` + "\xe2\x82", Options{}, `targets.jsonl:2: byte 0xe2 at column 16 is not UTF-8; save the file as UTF-8`},
+		{"csv not utf-8", "csv", "id,x\na,1\nb,\xff\n", Options{}, `targets.jsonl:3: byte 0xff at column 3 is not UTF-8; save the file as UTF-8`},
+		{"targets csv not utf-8 header", "ideabench-targets-csv", "paperId,t\x80itle\n", Options{}, `targets.jsonl:1: byte 0x80 at column 10 is not UTF-8; save the file as UTF-8`},
+		{"line too long", "ideabench", `{"id":"p1","title":"t","abstract":"a"}` + "\n" + `{"id":"p2","title":"t","abstract":"` + strings.Repeat("x", MaxLineBytes) + `"}`, Options{},
+			`targets.jsonl:2: line is longer than 8 MiB, the limit for one dataset line; shorten the record (e.g. trim its abstracts) or split it`},
+		{"csv line too long", "csv", "id,x\na," + strings.Repeat("y", MaxLineBytes) + "\n", Options{},
+			`targets.jsonl:2: line is longer than 8 MiB, the limit for one dataset line; shorten the record (e.g. trim its abstracts) or split it`},
+		{"earlier error wins", "jsonl", "{\"id\":\"a\"}\n{\"id\":\n{\"id\":\"\xff\"}\n", Options{}, `targets.jsonl:2: invalid JSON: unexpected EOF`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -158,8 +169,29 @@ func TestLoadFile(t *testing.T) {
 		t.Fatalf("Load = %v, %v", items, err)
 	}
 	_, err = Load("ideabench", filepath.Join(dir, "missing.jsonl"), Options{})
-	if err == nil || !strings.Contains(err.Error(), "open dataset:") || !strings.Contains(err.Error(), "missing.jsonl") {
+	if err == nil || strings.Count(err.Error(), "open ") != 1 || !strings.Contains(err.Error(), "missing.jsonl") {
 		t.Errorf("missing file error = %v", err)
+	}
+}
+
+// TestCheckedReaderSplitsRunes reads valid multi-byte text one byte at a
+// time, so every sequence straddles reads; and a line of exactly
+// MaxLineBytes passes.
+func TestCheckedReaderSplitsRunes(t *testing.T) {
+	text := `{"id":"é","x":"日本語 ✓"}` + "\n" + `{"id":"b"}` + "\r\n"
+	items, err := Read("jsonl", "t", iotest.OneByteReader(strings.NewReader(text)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(items); !reflect.DeepEqual(got, []string{"é", "b"}) {
+		t.Fatalf("ids %v", got)
+	}
+	if string(items[0].Record) != `{"id":"é","x":"日本語 ✓"}` {
+		t.Errorf("record 0 = %s", items[0].Record)
+	}
+	long := `{"id":"b","x":"` + strings.Repeat("x", MaxLineBytes-len(`{"id":"b","x":""}`)) + `"}`
+	if _, err := Read("jsonl", "t", strings.NewReader(long+"\n"), Options{}); err != nil {
+		t.Errorf("a line of exactly MaxLineBytes: %v", err)
 	}
 }
 
@@ -202,5 +234,22 @@ func TestIdeaBenchTargetsCSV(t *testing.T) {
 	}
 	if len(limited) != 10 || limited[9].ID != items[9].ID || string(limited[9].Record) != string(items[9].Record) {
 		t.Errorf("limit 10 gave %d items", len(limited))
+	}
+}
+
+func TestValues(t *testing.T) {
+	items := read(t, "ideabench", `{"id":"p1","title":"t","abstract":"a","references":[{"id":"r1","title":"R","abstract":"A","citations":1,"intents":["methodology","background"]},{"id":"r2","title":"R","abstract":"A","citations":1}]}
+{"id":"p2","title":"t","abstract":"a","keywords":["k"],"references":[{"id":"r3","title":"R","abstract":"A","citations":1,"intents":["result","background"],"types":["Review"]}]}
+`, Options{})
+	got := Values(items, []string{"references.intents", "references.types", "keywords", "title", "nope.x"})
+	want := map[string][]string{
+		"references.intents": {"background", "methodology", "result"},
+		"references.types":   {"Review"},
+		"keywords":           {"k"},
+		"title":              {"t"},
+		"nope.x":             {},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v\nwant %v", got, want)
 	}
 }

@@ -13,6 +13,13 @@ import (
 // treats as non-primary research.
 var DefaultExcludeTypes = []string{"Review", "Editorial", "LettersAndComments", "Book", "BookSection"}
 
+// The bounds of filter_references' counts: far past any paper's citation
+// count or reference list, so only a typo meets them.
+const (
+	maxCitations  = 1_000_000_000
+	maxReferences = 100_000
+)
+
 type filterType struct{}
 
 func (filterType) Name() string    { return "filter_references" }
@@ -22,11 +29,11 @@ func (filterType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "dataset", Kind: stages.Input, Required: true, Accepts: []string{"dataset"}, Doc: "the target papers (format ideabench)"},
 		{Name: "mode", Kind: stages.String, Default: "filtered", Doc: `"filtered" (the paper's filter) or "all" (high resource: every reference with an abstract)`},
-		{Name: "min_citations", Kind: stages.Int, Default: 5, Doc: "drop references cited fewer times"},
+		{Name: "min_citations", Kind: stages.Int, Default: 5, Min: 0, Max: maxCitations, Doc: "drop references cited fewer times"},
 		{Name: "exclude_types", Kind: stages.StringList, Default: DefaultExcludeTypes, Doc: "drop references with any of these publication types"},
 		{Name: "require_intent", Kind: stages.String, Default: "background", Doc: `keep only references cited with this intent; "" keeps any`},
-		{Name: "limit", Kind: stages.Int, Default: 0, Doc: "keep at most this many references, in dataset order (0: no limit; the paper's low resource: 5)"},
-		{Name: "min_references", Kind: stages.Int, Default: 3, Doc: "drop targets left with fewer references"},
+		{Name: "limit", Kind: stages.Int, Default: 0, Min: 0, Max: maxReferences, Doc: "keep at most this many references, in dataset order (0: no limit; the paper's low resource: 5)"},
+		{Name: "min_references", Kind: stages.Int, Default: 3, Min: 0, Max: maxReferences, Doc: "drop targets left with fewer references"},
 	}
 }
 
@@ -66,6 +73,25 @@ func decodeFilter(p stages.Params) (*filterSettings, error) {
 		return nil, stages.ParamErrorf("limit", "limit = %d is below min_references = %d, so every target would be dropped", s.Limit, s.MinReferences)
 	}
 	return s, nil
+}
+
+// intentField is where a reference's citation intents are in an ideabench
+// record.
+const intentField = "references.intents"
+
+func (filterType) DatasetFields() []string { return []string{intentField} }
+
+// CheckDataset warns about a require_intent no reference carries: a misspelt
+// "backgorund" would keep no reference, drop every target and still exit 0.
+// A dataset with no intents at all (the published target list) says nothing
+// about the spelling, so it passes.
+func (filterType) CheckDataset(p stages.Params, values map[string][]string) []*stages.ParamError {
+	want, have := p.String("require_intent"), values[intentField]
+	if want == "" || p.String("mode") == "all" || len(have) == 0 || containsFold(have, want) {
+		return nil
+	}
+	return []*stages.ParamError{stages.ParamErrorf("require_intent",
+		"require_intent = %q is the intent of no reference, so every target would be dropped; the references' intents are %s", want, quoteAll(have)).(*stages.ParamError)}
 }
 
 func (filterType) Layout(inst *stages.Instance) ([]stages.Node, error) {

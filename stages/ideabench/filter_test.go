@@ -173,3 +173,32 @@ func TestFilterLayoutAndOutput(t *testing.T) {
 		t.Errorf("bad record error = %v", err)
 	}
 }
+
+func TestFilterCheckDataset(t *testing.T) {
+	intents := map[string][]string{intentField: {"background", "methodology", "result"}}
+	tests := []struct {
+		name   string
+		params stages.Params
+		values map[string][]string
+		want   string // "" for no complaint
+	}{
+		{"misspelt", stages.Params{"require_intent": "backgorund"}, intents,
+			`require_intent: require_intent = "backgorund" is the intent of no reference, so every target would be dropped; the references' intents are "background", "methodology", "result"`},
+		{"default is there", stages.Params{}, intents, ""},
+		{"case differs", stages.Params{"require_intent": "Background"}, intents, ""},
+		{"any intent", stages.Params{"require_intent": ""}, intents, ""},
+		{"mode all ignores intents", stages.Params{"require_intent": "backgorund", "mode": "all"}, intents, ""},
+		{"dataset without intents", stages.Params{"require_intent": "backgorund"}, map[string][]string{intentField: {}}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, pe := range (filterType{}).CheckDataset(stages.WithDefaults(filterType{}, tc.params), tc.values) {
+				got = append(got, pe.Param+": "+pe.Error())
+			}
+			if strings.Join(got, "\n") != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}

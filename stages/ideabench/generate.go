@@ -9,6 +9,10 @@ import (
 	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
+// maxIdeas bounds n, the ideas per target: each is a model call per target
+// (or a share of one long answer), and the paper's study of n stops at 10.
+const maxIdeas = 100
+
 type generateType struct{}
 
 func (generateType) Name() string    { return "generate_ideas" }
@@ -18,7 +22,7 @@ func (generateType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "references", Kind: stages.Input, Required: true, Accepts: []string{"filter_references"}, Doc: "the filtered references of each target"},
 		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that generates ideas"},
-		{Name: "n", Kind: stages.Int, Default: 3, Doc: "ideas per target (the paper: 3)"},
+		{Name: "n", Kind: stages.Int, Default: 3, Min: 1, Max: maxIdeas, Doc: "ideas per target (the paper: 3)"},
 		{Name: "mode", Kind: stages.String, Default: "independent", Doc: `"independent" (one request per idea; raising n reuses samples) or "batch" (one request for n ideas, as the paper does)`},
 		{Name: "domain", Kind: stages.String, Default: "biomedical", Doc: "the research field the generator is profiled in (template data .Domain)"},
 		{Name: "system", Kind: stages.Template, Default: DefaultGenerateSystem, Doc: "system message template"},

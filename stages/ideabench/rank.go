@@ -2,12 +2,17 @@ package ideabench
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/format"
 	"github.com/ideaflow/ideaflow/stages/llm"
 )
+
+// maxPermutations bounds the rankings per target: each is one judge call
+// per target, and a position-bias control needs a handful.
+const maxPermutations = 100
 
 type rankType struct{}
 
@@ -19,9 +24,9 @@ func (rankType) Params() []stages.Param {
 		{Name: "ideas", Kind: stages.Input, Required: true, Accepts: []string{"generate_ideas"}, Doc: "the generated ideas of each target"},
 		{Name: "judge", Kind: stages.ModelRef, Required: true, Doc: "the model that ranks"},
 		{Name: "quality", Kind: stages.QualityRef, Required: true, Doc: "the quality indicator to rank by"},
-		{Name: "permutations", Kind: stages.Int, Default: 1, Doc: "rankings per target, each with its own letter order (position-bias control)"},
+		{Name: "permutations", Kind: stages.Int, Default: 1, Min: 1, Max: maxPermutations, Doc: "rankings per target, each with its own letter order (position-bias control)"},
 		{Name: "order", Kind: stages.String, Default: "shuffle", Doc: `"shuffle" (seeded letter order per permutation) or "target_first" (the original code's fixed order; needs permutations = 1)`},
-		{Name: "seed", Kind: stages.Int, Default: 0, Doc: "seed of the letter shuffles"},
+		{Name: "seed", Kind: stages.Int, Default: 0, Min: math.MinInt32, Max: math.MaxInt32, Doc: "seed of the letter shuffles"},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultRankPrompt, Doc: "ranking prompt template (data: .Quality .Ideas .Letters .N)"},
 		{Name: "target", Kind: stages.Input, Doc: `a stage whose item output has an "idea" or "abstract" field; default: the dataset record's idea, else its abstract`},
 	}

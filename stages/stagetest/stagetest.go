@@ -135,7 +135,7 @@ func (eachType) Params() []stages.Param {
 		{Name: "list", Kind: stages.Input, Required: true, Accepts: []string{"test_list"}, Doc: "the lists to expand"},
 		{Name: "model", Kind: stages.ModelRef, Doc: "ask this model about each element"},
 		{Name: "compute", Kind: stages.Bool, Doc: "compute children (the element's length) instead of asking the model"},
-		{Name: "max", Kind: stages.Int, Default: 20, Doc: "at most this many elements per item"},
+		{Name: "max", Kind: stages.Int, Default: 20, Min: 0, Max: 1000, Doc: "at most this many elements per item"},
 	}
 }
 

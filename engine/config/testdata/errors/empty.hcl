@@ -1,0 +1,1 @@
+# ERROR: Experiment declares no stage

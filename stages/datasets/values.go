@@ -1,0 +1,60 @@
+package datasets
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strings"
+)
+
+// Values returns the distinct string values each of fields takes across the
+// items, sorted. A field is a dotted path through a record, walking through
+// lists: "references.intents" is every intent of every reference. It lets a
+// stage check a param against what the data holds (see
+// stages.DatasetChecker) without reading the records itself.
+func Values(items []Item, fields []string) map[string][]string {
+	sets := make(map[string]map[string]bool, len(fields))
+	paths := make([][]string, len(fields))
+	for i, f := range fields {
+		sets[f] = map[string]bool{}
+		paths[i] = strings.Split(f, ".")
+	}
+	for _, it := range items {
+		var rec any
+		dec := json.NewDecoder(bytes.NewReader(it.Record))
+		dec.UseNumber()
+		if dec.Decode(&rec) != nil {
+			continue // records are this package's own canonical JSON
+		}
+		for i, f := range fields {
+			collect(rec, paths[i], sets[f])
+		}
+	}
+	out := make(map[string][]string, len(fields))
+	for f, set := range sets {
+		vals := make([]string, 0, len(set))
+		for v := range set {
+			vals = append(vals, v)
+		}
+		sort.Strings(vals)
+		out[f] = vals
+	}
+	return out
+}
+
+func collect(v any, path []string, into map[string]bool) {
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			collect(e, path, into)
+		}
+	case map[string]any:
+		if len(path) > 0 {
+			collect(x[path[0]], path[1:], into)
+		}
+	case string:
+		if len(path) == 0 {
+			into[x] = true
+		}
+	}
+}
