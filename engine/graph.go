@@ -267,13 +267,21 @@ func (g *Graph) layout(inst *Instance) hcl.Diagnostics {
 	if diags := g.appendNodes(inst, nodes, false); diags.HasErrors() {
 		return diags
 	}
+	var warnings hcl.Diagnostics
+	if lw, ok := si.Type.(stages.LayoutWarner); ok {
+		for _, pe := range lw.LayoutWarnings(inst.stInst) {
+			d := errAt(si, pe.Param, "%s.", pe.Err)
+			d[0].Severity, d[0].Summary = hcl.DiagWarning, "Check "+si.Address
+			warnings = append(warnings, d...)
+		}
+	}
 	if inst.expander == nil {
 		inst.final = true
 	} else {
 		inst.expanded = map[string]bool{}
 		inst.final = inst.Up.Source == nil || len(inst.Up.Source.Nodes) == 0
 	}
-	return nil
+	return warnings
 }
 
 // appendNodes adds nodes of inst at the end of the graph.

@@ -361,6 +361,15 @@ type Expander interface {
 	Expand(inst *Instance, item string, in []In) ([]Node, error)
 }
 
+// LayoutWarner is a stage type that can tell, once laid out, that an
+// instance is valid yet will not give what its author likely meant (a report
+// whose rows match none of its columns). The engine reports each complaint
+// as a warning at its param; validate, plan and run print them.
+type LayoutWarner interface {
+	Type
+	LayoutWarnings(inst *Instance) []*ParamError
+}
+
 // DatasetChecker is a stage type that checks its params against the values
 // its dataset's records hold: filter_references' require_intent against the
 // citation intents the references carry, which a stage otherwise sees only

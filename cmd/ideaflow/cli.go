@@ -177,6 +177,7 @@ func (a *app) load(path string) (*engine.Graph, error) {
 		config.WriteDiagnostics(a.stderr, diags, exp.Files)
 		return nil, &exitError{exitBadInput, fmt.Errorf("%d error(s) in %s", len(diags.Errs()), path)}
 	}
+	config.WriteDiagnostics(a.stderr, diags, exp.Files) // warnings
 	return g, nil
 }
 

@@ -375,3 +375,41 @@ func TestWrongKeyStopsAfterOneRequest(t *testing.T) {
 		t.Fatal("the key was printed")
 	}
 }
+
+// validate warns about a report that cannot fill: its column's instance
+// keys match none of its rows'.
+func TestValidateWarnsAboutAReportThatCannotFill(t *testing.T) {
+	_, exp, _, _ := newScenario(t)
+	extra := `
+stage "generate_ideas" "alt" {
+  for_each   = { alt = model.gen-a }
+  model      = each.value
+  references = stage.filter_references.low
+  n          = 1
+}
+stage "rank_ideas" "alt" {
+  ideas   = stage.generate_ideas.alt
+  judge   = model.judge
+  quality = quality.novelty
+}
+stage "insight_score" "alt" {
+  ranks = stage.rank_ideas.alt
+}
+report "mismatch" {
+  rows    = stage.generate_ideas.main
+  columns = [stage.insight_score.novelty, stage.insight_score.alt]
+}
+`
+	if err := os.WriteFile(filepath.Join(exp, "extra.hcl"), []byte(extra), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := cli(t, "validate", exp)
+	if code != 0 || !strings.Contains(stderr, "warning: Check report.mismatch") ||
+		!strings.Contains(stderr, "column insight_score.alt matches no row: its instance keys (alt) are none of the rows' (gen-a, gen-b)") ||
+		strings.Contains(stderr, "column insight_score.novelty") {
+		t.Fatalf("validate: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "extra.hcl:18:13: warning") {
+		t.Errorf("the warning does not point at the columns attribute:\n%s", stderr)
+	}
+}

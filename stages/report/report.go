@@ -221,3 +221,44 @@ func formatList() string {
 	sort.Strings(names)
 	return strings.Join(names, ", ")
 }
+
+// LayoutWarnings says when a column fills no cell of any row: the rows'
+// instance keys match none of the column's (a report over the wrong stage,
+// or keys spelt differently), so the table would print n/a throughout.
+func (reportType) LayoutWarnings(inst *stages.Instance) []*stages.ParamError {
+	t, _, err := layoutTable(inst)
+	if err != nil {
+		return nil // Layout reports it as an error
+	}
+	var out []*stages.ParamError
+	for c, col := range t.columns {
+		filled := false
+		for r := range t.rows {
+			if t.source[r][c] != "" {
+				filled = true
+				break
+			}
+		}
+		if !filled {
+			out = append(out, &stages.ParamError{Param: "columns", Err: fmt.Errorf(
+				"column %s matches no row: its instance keys (%s) are none of the rows' (%s), so every cell would be n/a; make the column stage fan out over the rows' stage",
+				col, strings.Join(columnKeys(inst, col), ", "), strings.Join(t.rows, ", "))})
+		}
+	}
+	return out
+}
+
+// columnKeys lists the instance keys of a column stage, as its block names them.
+func columnKeys(inst *stages.Instance, col string) []string {
+	var keys []string
+	for _, c := range inst.Params.Inputs("columns") {
+		if strings.TrimPrefix(stageAddress(c.Address), "stage.") == col {
+			k := c.Key
+			if k == "" {
+				k = `""`
+			}
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
