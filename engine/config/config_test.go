@@ -431,3 +431,26 @@ testdata/intents/main.hcl:11:1: warning: intent matches nothing in dataset.targe
 		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
+
+// A quality indicator may be just its name, as the IdeaBench paper's default
+// prompt has it; an empty definition is still an error.
+func TestQualityNameAlone(t *testing.T) {
+	dir := t.TempDir()
+	copyDir(t, "testdata/valid", dir)
+	if err := os.WriteFile(filepath.Join(dir, "q.hcl"), []byte("quality \"feasibility\" {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exp, diags := Load(dir, Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if q := exp.Qualities["feasibility"]; q == nil || q.Name != "feasibility" || q.Definition != "" {
+		t.Fatalf("quality: %+v", q)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "q.hcl"), []byte("quality \"feasibility\" {\n  definition = \"  \"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, diags := Load(dir, Options{}); !diags.HasErrors() || !strings.Contains(diags.Error(), "Empty quality definition") {
+		t.Fatalf("an empty definition: %v", diags)
+	}
+}

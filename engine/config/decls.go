@@ -77,7 +77,7 @@ var blockSchemas = map[string]*hcl.BodySchema{
 	"dataset": {Attributes: []hcl.AttributeSchema{
 		{Name: "format", Required: true}, {Name: "path", Required: true}, {Name: "id_field"}, {Name: "limit"},
 	}},
-	"quality":  {Attributes: []hcl.AttributeSchema{{Name: "definition", Required: true}, {Name: "name"}}},
+	"quality":  {Attributes: []hcl.AttributeSchema{{Name: "definition"}, {Name: "name"}}},
 	"settings": {Attributes: []hcl.AttributeSchema{{Name: "max_nodes"}}},
 }
 

@@ -10,6 +10,10 @@ import (
 	"github.com/ideaflow/ideaflow/stages"
 )
 
+// evalQuality decodes a quality indicator. definition is optional: a bare
+// name (quality "feasibility" {}) is how the IdeaBench paper's default
+// prompt asks, and the prompt then names the quality without defining it.
+// Either way the rendered prompt, and so the key, holds what was given.
 func (l *loader) evalQuality(d *decl) {
 	a := d.content.Attributes
 	q := &stages.Quality{Address: d.addr, Name: d.name}
@@ -19,7 +23,7 @@ func (l *loader) evalQuality(d *decl) {
 	q.Definition, _ = l.str(a, "definition", nil)
 	if strings.TrimSpace(q.Definition) == "" && a["definition"] != nil {
 		l.errorf(a["definition"].Expr.Range().Ptr(), "Empty quality definition",
-			"A quality indicator needs a definition the judge can apply, e.g. definition = \"developing new methodologies ...\".")
+			"An empty definition says nothing to the judge: give one, e.g. definition = \"developing new methodologies ...\", or leave the attribute out to name the quality alone.")
 	}
 	l.exp.Qualities[d.name] = q
 	l.values.ns["quality"][d.name] = cty.ObjectVal(map[string]cty.Value{

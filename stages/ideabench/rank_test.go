@@ -369,3 +369,16 @@ func TestRankLayoutRefusesMoreIdeasThanLetters(t *testing.T) {
 	}})
 	checkParamError(t, err, "ideas", "ideas gives 26 ideas per target; a ranking letters the target and the ideas A-Z, so n can be at most 25")
 }
+
+// A quality given by name alone is ranked on by name: the default prompt
+// drops the "By X we mean" line.
+func TestRankPromptWithoutDefinition(t *testing.T) {
+	data := &RankData{Quality: Quality{Name: "feasibility"}, Ideas: []Candidate{{"A", "x"}, {"B", "y"}}, Letters: "AB", N: 1}
+	got, err := stages.Render("rank", DefaultRankPrompt, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "based on their feasibility") || strings.Contains(got, "we mean") {
+		t.Fatalf("prompt:\n%s", got)
+	}
+}
