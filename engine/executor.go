@@ -87,7 +87,7 @@ func (e *LocalExecutor) client(name string) (llm.Client, error) {
 	}
 	c, err := llm.New(p, e.opts...)
 	if err != nil {
-		return nil, fmt.Errorf("provider %q: %w", name, err)
+		return nil, err // llm.New names the provider
 	}
 	e.clients[name] = c
 	return c, nil

@@ -277,7 +277,7 @@ func (a *app) cacheExportCmd() *cobra.Command {
 			}
 			if err != nil {
 				os.Remove(args[0])
-				return &exitError{exitFailedNodes, fmt.Errorf("export: %w", err)}
+				return &exitError{exitFailedNodes, err} // the cache names the operation
 			}
 			fmt.Fprintf(a.stdout, "exported %d records to %s\ndigest: sha256:%s\n", res.Written, args[0], res.Digest)
 			fmt.Fprintf(a.stdout, "  (send the digest by a channel other than the bundle; the importer checks it with `ideaflow cache import %s --expect sha256:%s`)\n",
