@@ -312,7 +312,7 @@ func errAt(si *config.StageInstance, param string, format string, args ...any) h
 	if pr, ok := si.ParamRanges[param]; ok {
 		r = pr
 	}
-	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: fmt.Sprintf("Cannot lay out %s", si.Address),
+	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: fmt.Sprintf("Cannot lay out %s", si.Block), // once per block: the same mistake in every for_each instance is one
 		Detail: fmt.Sprintf(format, args...), Subject: &r}}
 }
 
