@@ -38,6 +38,8 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'RateLimited' -benchtime 1x ./stages/llm/
 	$(GO) test -run '^$$' -bench 'Overhead' -benchtime 5000x ./stages/llm/
 	$(GO) test -run '^$$' -bench 'Throughput' -benchtime 20000x ./stages/llm/
+	$(GO) test -run '^$$' -bench 'Throttled' -benchtime 1x -timeout 30m ./stages/llm/
+	$(GO) test -run '^$$' -bench 'ColdEqualWork' -benchtime 1x ./cmd/ideaflow/
 	$(GO) test -run '^$$' -bench 'Scale' -benchtime 1x -timeout 60m ./cmd/ideaflow/
 
 clean:

@@ -313,12 +313,15 @@ func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary) {
 	if e.ServiceCalls > 0 {
 		services = fmt.Sprintf(", %d service calls", e.ServiceCalls)
 	}
-	counted := "input counted with the models' tokenizers"
-	if e.ApproxTokens {
-		counted = "input partly approximated at 4 bytes per token (models without a public tokenizer, or prompts not rendered yet)"
+	fmt.Fprintf(w, "Estimate: %d model calls%s, ~%d input + ~%d output tokens, %s.\n",
+		e.LLMCalls, services, e.TokensInput, e.TokensOutput, costText(&e))
+	if e.LLMCalls > 0 {
+		counted := "input counted with the models' tokenizers"
+		if e.ApproxTokens {
+			counted = "input partly approximated at 4 bytes per token (a model without a public tokenizer, or a prompt not rendered yet)"
+		}
+		fmt.Fprintf(w, "  tokens: %s; output at max_tokens, an upper bound.\n", counted)
 	}
-	fmt.Fprintf(w, "Estimate: %d model calls%s, ~%d input + ~%d output tokens (%s; output at max_tokens), %s.\n",
-		e.LLMCalls, services, e.TokensInput, e.TokensOutput, counted, costText(&e))
 	if ub := p.UpperBound; ub.LLMCalls > 0 || ub.ServiceCalls > 0 {
 		fmt.Fprintf(w, "Not yet known: stages that expand after others run may add up to %d model calls, ~$%.4f (an upper bound, at each stage's limit per item).\n",
 			ub.LLMCalls+ub.ServiceCalls, ub.CostUSD)
