@@ -130,6 +130,9 @@ func writeStage(w io.Writer, t stages.Type) {
 		if len(p.Accepts) > 0 {
 			kind += " (" + strings.Join(p.Accepts, ", ") + ")"
 		}
+		if p.Bounded() {
+			kind += fmt.Sprintf(", %d to %d", p.Min, p.Max)
+		}
 		doc := p.Doc
 		if p.Generator {
 			doc += "; the instance's generator (downstream stages see it as the generating model)"
