@@ -350,12 +350,20 @@ func (w *walker) planSummary() *PlanSummary {
 					}
 					in := int64(promptOverheadTokens)
 					ub := Estimate{LLMCalls: calls, TokensInput: in * int64(calls), TokensOutput: out * int64(calls),
-						CostUSD: cost(m.Price, in*int64(calls), out*int64(calls))}
+						CostUSD: cost(m.Price, in*int64(calls), out*int64(calls)), ApproxTokens: true}
+					if !m.Priced {
+						ub.Unpriced = []string{m.Address}
+					}
 					c.Pending.UpperBound = &ub
 					p.UpperBound.LLMCalls += ub.LLMCalls
 					p.UpperBound.TokensInput += ub.TokensInput
 					p.UpperBound.TokensOutput += ub.TokensOutput
 					p.UpperBound.CostUSD += ub.CostUSD
+					for _, u := range ub.Unpriced {
+						if !containsString(p.UpperBound.Unpriced, u) {
+							p.UpperBound.Unpriced = append(p.UpperBound.Unpriced, u)
+						}
+					}
 				}
 			}
 		}

@@ -323,8 +323,8 @@ func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary) {
 		fmt.Fprintf(w, "  tokens: %s; output at max_tokens, an upper bound.\n", counted)
 	}
 	if ub := p.UpperBound; ub.LLMCalls > 0 || ub.ServiceCalls > 0 {
-		fmt.Fprintf(w, "Not yet known: stages that expand after others run may add up to %d model calls, ~$%.4f (an upper bound, at each stage's limit per item).\n",
-			ub.LLMCalls+ub.ServiceCalls, ub.CostUSD)
+		fmt.Fprintf(w, "Not yet known: stages that expand after others run may add up to %d calls, %s (an upper bound, at each stage's limit per item).\n",
+			ub.LLMCalls+ub.ServiceCalls, costText(&ub))
 	}
 }
 
@@ -383,7 +383,7 @@ func pendingText(pe *engine.Pending) string {
 	}
 	s := fmt.Sprintf("expands after %s runs (at most %d per item, %d item(s) to expand)", after, pe.MaxPerItem, pe.Items)
 	if ub := pe.UpperBound; ub != nil {
-		s += fmt.Sprintf(": at most %d calls, ~$%.4f (upper bound)", ub.LLMCalls+ub.ServiceCalls, ub.CostUSD)
+		s += fmt.Sprintf(": at most %d calls, %s (an upper bound)", ub.LLMCalls+ub.ServiceCalls, costText(ub))
 	}
 	return s
 }

@@ -49,7 +49,7 @@ func TestDocTopics(t *testing.T) {
 		has   []string
 		hasnt []string
 	}{
-		{"generate_ideas", 0, []string{"### `generate_ideas`", "| `n` | number (whole) |  | `3` |", "Default `prompt`:", "Here are the abstracts:"}, []string{"### `rank_ideas`", "## Provider kinds"}},
+		{"generate_ideas", 0, []string{"### `generate_ideas`", "| `n` | number (whole), 1 to 100 |  | `3` |", "Default `prompt`:", "Here are the abstracts:"}, []string{"### `rank_ideas`", "## Provider kinds"}},
 		{"stages", 0, []string{"## Stage types", "### `rank_ideas`", "### `report`"}, []string{"## Dataset formats"}},
 		{"dataset", 0, []string{"## Dataset formats", "| `references[].intents` |", "| `abstract_summary` |"}, []string{"## Stage types"}},
 		{"provider", 0, []string{"## Provider kinds", "### `openai`", "| `api_key_env` | string | yes |"}, []string{"## Stage types"}},

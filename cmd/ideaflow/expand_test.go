@@ -122,6 +122,7 @@ func TestExpansionThroughTheCLI(t *testing.T) {
 	}
 	empty.Close()
 	code, stdout, stderr := cli(t, "plan", exp, "--cache-dir", cacheDir)
+	t.Logf("cold plan:\n%s", stdout)
 	if code != 0 || !strings.Contains(stdout, "expands after stage.test_list.methods runs (at most 20 per item, 4 item(s) to expand)") ||
 		!strings.Contains(stdout, "laid out after stage.test_each.search is complete") {
 		t.Fatalf("cold plan: exit %d\n%s\n%s", code, stdout, stderr)
