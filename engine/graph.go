@@ -14,7 +14,6 @@ import (
 
 	"github.com/ideaflow/ideaflow/engine/config"
 	"github.com/ideaflow/ideaflow/stages"
-	"github.com/ideaflow/ideaflow/stages/datasets"
 	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
@@ -97,7 +96,7 @@ func Build(exp *config.Experiment) (*Graph, hcl.Diagnostics) {
 	sort.Strings(dsNames)
 	for _, n := range dsNames {
 		ds := exp.Datasets[n]
-		items, err := datasets.Load(ds.Format, ds.Path, datasets.Options{IDField: ds.IDField, Limit: ds.Limit})
+		items, err := ds.Items()
 		if err != nil {
 			r := ds.DeclRange
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: fmt.Sprintf("Cannot load dataset %q", n),

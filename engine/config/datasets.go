@@ -60,7 +60,7 @@ func (l *loader) checkDatasets() {
 			values, seen := loaded[ref.Address]
 			if !seen {
 				ds := l.exp.Datasets[strings.TrimPrefix(ref.Address, "dataset.")]
-				if items, err := datasets.Load(ds.Format, ds.Path, datasets.Options{IDField: ds.IDField, Limit: ds.Limit}); err == nil {
+				if items, err := ds.Items(); err == nil {
 					values = datasets.Values(items, c.DatasetFields())
 				}
 				loaded[ref.Address] = values

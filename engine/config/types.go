@@ -11,6 +11,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/datasets"
 	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
@@ -58,6 +59,19 @@ type Dataset struct {
 	IDField   string
 	Limit     int
 	DeclRange hcl.Range
+
+	once  sync.Once
+	items []datasets.Item
+	err   error
+}
+
+// Items loads the dataset's items, once: decoding checks (validate) and the
+// engine's layout read the same load.
+func (d *Dataset) Items() ([]datasets.Item, error) {
+	d.once.Do(func() {
+		d.items, d.err = datasets.Load(d.Format, d.Path, datasets.Options{IDField: d.IDField, Limit: d.Limit})
+	})
+	return d.items, d.err
 }
 
 // InputRef stands for an Input param before the engine lays out the DAG: the

@@ -12,8 +12,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Item is one dataset item: its id and its canonical JSON record.
@@ -118,19 +120,86 @@ func (c *collector) full() bool { return c.limit > 0 && len(c.items) >= c.limit 
 
 // add encodes rec canonically and appends it under id.
 func (c *collector) add(line int, id string, rec any) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return c.errorf(line, "encode record: %v", err)
+	}
+	return c.addEncoded(line, id, b)
+}
+
+// addEncoded appends an already encoded record under id.
+func (c *collector) addEncoded(line int, id string, b []byte) error {
 	if strings.TrimSpace(id) == "" {
 		return c.errorf(line, "empty id")
 	}
 	if first, dup := c.seen[id]; dup {
 		return c.errorf(line, "duplicate id %q (first on line %d)", id, first)
 	}
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return c.errorf(line, "encode record: %v", err)
-	}
 	c.seen[id] = line
 	c.items = append(c.items, Item{ID: id, Record: b})
 	return nil
+}
+
+// decodeLines reads the non-blank lines as eachLine does (at most max of
+// them; 0: all), decodes them on every core in chunks, and hands each
+// result to add in line order, stopping at the first error in line order:
+// decoding the JSONL of 100k targets is most of a warm run's loading, and
+// lines decode independently.
+func decodeLines[T any](name string, r io.Reader, max int, decode func(line int, text []byte) (T, error), add func(line int, v T) (stop bool, err error)) error {
+	const chunk = 1024
+	workers := runtime.GOMAXPROCS(0)
+	type job struct {
+		line int
+		text []byte
+	}
+	var batch []job
+	read := 0
+	flush := func() (bool, error) {
+		vals := make([]T, len(batch))
+		errs := make([]error, len(batch))
+		var wg sync.WaitGroup
+		per := (len(batch) + workers - 1) / workers
+		for lo := 0; lo < len(batch); lo += per {
+			hi := min(lo+per, len(batch))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := lo; i < hi; i++ {
+					vals[i], errs[i] = decode(batch[i].line, batch[i].text)
+				}
+			}()
+		}
+		wg.Wait()
+		for i, j := range batch {
+			if errs[i] != nil {
+				return true, errs[i]
+			}
+			if stop, err := add(j.line, vals[i]); err != nil || stop {
+				return true, err
+			}
+		}
+		batch = batch[:0]
+		return false, nil
+	}
+	done := false
+	err := eachLine(name, r, func(line int, text []byte) (bool, error) {
+		batch = append(batch, job{line, append([]byte(nil), text...)})
+		read++
+		if len(batch) < chunk && (max == 0 || read < max) {
+			return false, nil
+		}
+		stop, err := flush()
+		done = stop
+		if max > 0 && read >= max {
+			return true, err
+		}
+		return stop, err
+	})
+	if err != nil || done || len(batch) == 0 {
+		return err
+	}
+	_, err = flush()
+	return err
 }
 
 func (c *collector) errorf(line int, format string, args ...any) error {

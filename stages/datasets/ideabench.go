@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -63,16 +64,26 @@ func (p *Paper) normalise() {
 // a misspelt "abstarct" would otherwise silently empty every prompt.
 func readIdeaBench(name string, r io.Reader, opts Options) ([]Item, error) {
 	c := newCollector(name, opts)
-	err := eachLine(name, r, func(line int, text []byte) (bool, error) {
+	type decoded struct {
+		id  string
+		rec []byte
+	}
+	err := decodeLines(name, r, opts.Limit, func(line int, text []byte) (decoded, error) {
 		var p Paper
 		if err := decodeStrict(text, &p, true); err != nil {
-			return false, c.errorf(line, "%v", err)
+			return decoded{}, c.errorf(line, "%v", err)
 		}
 		if strings.TrimSpace(p.Abstract) == "" && strings.TrimSpace(p.Idea) == "" {
-			return false, c.errorf(line, "paper %q has neither an abstract nor an idea to rank against", p.ID)
+			return decoded{}, c.errorf(line, "paper %q has neither an abstract nor an idea to rank against", p.ID)
 		}
 		p.normalise()
-		if err := c.add(line, p.ID, &p); err != nil {
+		b, err := json.Marshal(&p)
+		if err != nil {
+			return decoded{}, c.errorf(line, "encode record: %v", err)
+		}
+		return decoded{p.ID, b}, nil
+	}, func(line int, d decoded) (bool, error) {
+		if err := c.addEncoded(line, d.id, d.rec); err != nil {
 			return false, err
 		}
 		return c.full(), nil

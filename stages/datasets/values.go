@@ -1,10 +1,11 @@
 package datasets
 
 import (
-	"bytes"
 	"encoding/json"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Values returns the distinct string values each of fields takes across the
@@ -19,15 +20,42 @@ func Values(items []Item, fields []string) map[string][]string {
 		sets[f] = map[string]bool{}
 		paths[i] = strings.Split(f, ".")
 	}
-	for _, it := range items {
-		var rec any
-		dec := json.NewDecoder(bytes.NewReader(it.Record))
-		dec.UseNumber()
-		if dec.Decode(&rec) != nil {
-			continue // records are this package's own canonical JSON
-		}
-		for i, f := range fields {
-			collect(rec, paths[i], sets[f])
+	// Records decode independently: split them over the cores, each with
+	// sets of its own, merged after.
+	workers := runtime.GOMAXPROCS(0)
+	per := (len(items) + workers - 1) / max(workers, 1)
+	parts := make([]map[string]map[string]bool, 0, workers)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for lo := 0; lo < len(items); lo += per {
+		hi := min(lo+per, len(items))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := make(map[string]map[string]bool, len(fields))
+			for _, f := range fields {
+				local[f] = map[string]bool{}
+			}
+			for _, it := range items[lo:hi] {
+				var rec any
+				if json.Unmarshal(it.Record, &rec) != nil {
+					continue // records are this package's own canonical JSON
+				}
+				for i, f := range fields {
+					collect(rec, paths[i], local[f])
+				}
+			}
+			mu.Lock()
+			parts = append(parts, local)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for _, local := range parts {
+		for f, set := range local {
+			for v := range set {
+				sets[f][v] = true
+			}
 		}
 	}
 	out := make(map[string][]string, len(fields))
