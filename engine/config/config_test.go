@@ -43,7 +43,6 @@ func init() {
 		{Name: "rows", Kind: stages.Inputs},
 		{Name: "columns", Kind: stages.Inputs},
 		{Name: "title", Kind: stages.String},
-		{Name: "synthetic", Kind: stages.Bool},
 	}})
 }
 

@@ -84,29 +84,15 @@ var blockSchemas = map[string]*hcl.BodySchema{
 var priceSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "input_per_mtok"}, {Name: "output_per_mtok"}}}
 
 // stageSchema is the body schema of a stage type: its params plus for_each.
-// Engine-set params (report.synthetic) are not user-settable.
 func stageSchema(t stages.Type, kind string) *hcl.BodySchema {
 	s := &hcl.BodySchema{}
 	if kind == "stage" {
 		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: "for_each"})
 	}
-	for _, p := range userParams(t) {
+	for _, p := range t.Params() {
 		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: p.Name, Required: p.Required})
 	}
 	return s
-}
-
-// engineParams are set by the engine, never by the experiment file.
-var engineParams = map[string]bool{"synthetic": true}
-
-func userParams(t stages.Type) []stages.Param {
-	var out []stages.Param
-	for _, p := range t.Params() {
-		if !engineParams[p.Name] {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // collect turns the files' blocks into declarations, decoding each body
@@ -244,7 +230,7 @@ func paramList(t stages.Type, kind string) string {
 	if kind == "stage" {
 		names = append(names, "for_each")
 	}
-	for _, p := range userParams(t) {
+	for _, p := range t.Params() {
 		names = append(names, p.Name)
 	}
 	return strings.Join(names, ", ")

@@ -240,7 +240,7 @@ func (l *loader) decodeParams(d *decl, each map[string]cty.Value) (stages.Params
 	inputs := map[string]inputValue{}
 	ranges := map[string]hcl.Range{}
 	before := len(l.diags.Errs())
-	for _, p := range userParams(d.stageType) {
+	for _, p := range d.stageType.Params() {
 		a, set := attrs[p.Name]
 		if set {
 			ranges[p.Name] = a.Expr.Range()
