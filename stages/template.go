@@ -3,6 +3,8 @@ package stages
 import (
 	"bytes"
 	"fmt"
+	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -98,7 +100,7 @@ func Render(name, text string, data any) (string, error) {
 		renderBuffers.Put(b)
 	}()
 	if err := t.Execute(b, data); err != nil {
-		return "", fmt.Errorf("render template %s: %w", name, err)
+		return "", fmt.Errorf("render template %s: %w", name, explainField(err, data))
 	}
 	return b.String(), nil
 }
@@ -106,3 +108,57 @@ func Render(name, text string, data any) (string, error) {
 // renderBuffers keep rendering from regrowing a buffer to prompt size (often
 // 10 kB of abstracts) on every node.
 var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+var unknownField = regexp.MustCompile(`can't evaluate field (\w+) in type (\S+)`)
+
+// explainField rewrites text/template's "can't evaluate field ID in type
+// *ideabench.GenerateData" in the template's own terms: which field is
+// unknown and which the data has (".References .N .Sample ..."), found by
+// walking data's type for the type the error names.
+func explainField(err error, data any) error {
+	m := unknownField.FindStringSubmatch(err.Error())
+	if m == nil || data == nil {
+		return err
+	}
+	t := findType(reflect.TypeOf(data), m[2], map[reflect.Type]bool{})
+	if t == nil {
+		return err
+	}
+	var fields []string
+	for i := 0; i < t.NumField(); i++ {
+		if f := t.Field(i); f.IsExported() {
+			fields = append(fields, "."+f.Name)
+		}
+	}
+	where := strings.SplitN(err.Error(), "can't evaluate", 2)[0]
+	return fmt.Errorf("%s.%s is not a field here; available: %s", where, m[1], strings.Join(fields, " "))
+}
+
+// findType finds, in t or the types it holds, the struct type named name
+// (as reflect prints it, with or without its pointer star).
+func findType(t reflect.Type, name string, seen map[reflect.Type]bool) reflect.Type {
+	if t == nil || seen[t] {
+		return nil
+	}
+	seen[t] = true
+	for t.Kind() == reflect.Pointer {
+		if t.String() == name {
+			return t.Elem()
+		}
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if t.String() == name || "*"+t.String() == name {
+			return t
+		}
+		for i := 0; i < t.NumField(); i++ {
+			if r := findType(t.Field(i).Type, name, seen); r != nil {
+				return r
+			}
+		}
+	case reflect.Slice, reflect.Array, reflect.Map:
+		return findType(t.Elem(), name, seen)
+	}
+	return nil
+}

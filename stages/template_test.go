@@ -132,3 +132,26 @@ func TestRenderNamesTemplateFile(t *testing.T) {
 		})
 	}
 }
+
+// A template naming a field the data lacks says which fields it has, in the
+// template's terms, not Go's.
+func TestRenderNamesTheAvailableFields(t *testing.T) {
+	type ref struct {
+		Number   int
+		Abstract string
+	}
+	type data struct {
+		References []ref
+		N          int
+		Keywords   []string
+	}
+	d := &data{References: []ref{{1, "a"}}, N: 1}
+	_, err := Render("stage.x: prompt", "{{.ID}}", d)
+	if err == nil || !strings.Contains(err.Error(), ".ID is not a field here; available: .References .N .Keywords") || strings.Contains(err.Error(), "in type") {
+		t.Fatalf("top-level field: %v", err)
+	}
+	_, err = Render("stage.x: prompt", "{{range .References}}{{.Title}}{{end}}", d)
+	if err == nil || !strings.Contains(err.Error(), ".Title is not a field here; available: .Number .Abstract") {
+		t.Fatalf("nested field: %v", err)
+	}
+}

@@ -118,9 +118,14 @@ func newGenerator(inst *stages.Instance) (*generator, error) {
 	if g.n < 1 {
 		return nil, stages.ParamErrorf("n", "n = %d must be at least 1", g.n)
 	}
-	// Render once with sample data so a broken template fails the plan, not
-	// every node of the run.
-	sample := &GenerateData{References: []Reference{{Number: 1, ID: "r", Title: "t", Abstract: "a"}}, N: g.ideasPerRequest(), Domain: g.domain}
+	// Render once with data of the real shape (several references, a
+	// target with keywords) so a broken template fails the plan, not every
+	// node of the run, and a template that indexes .Keywords is not refused.
+	sample := &GenerateData{References: []Reference{
+		{Number: 1, ID: "r1", Title: "First title", Abstract: "First abstract."},
+		{Number: 2, ID: "r2", Title: "Second title", Abstract: "Second abstract."},
+		{Number: 3, ID: "r3", Title: "Third title", Abstract: "Third abstract."},
+	}, N: g.ideasPerRequest(), Keywords: []string{"first keyword", "second keyword"}, Domain: g.domain}
 	if _, err := g.render(sample); err != nil {
 		return nil, err
 	}

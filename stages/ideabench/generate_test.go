@@ -82,9 +82,9 @@ func TestGenerateParamErrors(t *testing.T) {
 			`parse template stage.generate_ideas.x prompt: template: stage.generate_ideas.x prompt:1: unclosed action`},
 		// The target is not template data: a prompt cannot leak it.
 		{stages.Params{"references": up, "model": testModel, "prompt": "{{.Target.Abstract}}"}, "prompt",
-			`render template stage.generate_ideas.x prompt: template: stage.generate_ideas.x prompt:1:9: executing "stage.generate_ideas.x prompt" at <.Target.Abstract>: can't evaluate field Target in type *ideabench.GenerateData`},
+			`render template stage.generate_ideas.x prompt: template: stage.generate_ideas.x prompt:1:9: executing "stage.generate_ideas.x prompt" at <.Target.Abstract>: .Target is not a field here; available: .References .N .Sample .Keywords .Domain`},
 		{stages.Params{"references": up, "model": testModel, "system": "{{.Abstract}}"}, "system",
-			`render template stage.generate_ideas.x system: template: stage.generate_ideas.x system:1:2: executing "stage.generate_ideas.x system" at <.Abstract>: can't evaluate field Abstract in type *ideabench.GenerateData`},
+			`render template stage.generate_ideas.x system: template: stage.generate_ideas.x system:1:2: executing "stage.generate_ideas.x system" at <.Abstract>: .Abstract is not a field here; available: .References .N .Sample .Keywords .Domain`},
 	}
 	for _, tc := range tests {
 		_, err := generateType{}.Layout(&stages.Instance{Address: "stage.generate_ideas.x", Params: stages.WithDefaults(generateType{}, tc.params)})

@@ -139,7 +139,7 @@ func TestRankParamErrors(t *testing.T) {
 		{base(stages.Params{"target": twice}), "target", `target (stage.x.y) has 2 nodes for item "p1"; need exactly one`},
 		{base(stages.Params{"ideas": viaTwice}), "ideas", `target (dataset.targets) has 2 nodes for item "p1"; need exactly one`},
 		{base(stages.Params{"prompt": "{{.Target}}"}), "prompt",
-			`render template stage.rank_ideas.novelty prompt: template: stage.rank_ideas.novelty prompt:1:2: executing "stage.rank_ideas.novelty prompt" at <.Target>: can't evaluate field Target in type *ideabench.RankData`},
+			`render template stage.rank_ideas.novelty prompt: template: stage.rank_ideas.novelty prompt:1:2: executing "stage.rank_ideas.novelty prompt" at <.Target>: .Target is not a field here; available: .Quality .Ideas .Letters .N`},
 	}
 	for _, tc := range tests {
 		_, err := rankType{}.Layout(&stages.Instance{Address: "stage.rank_ideas.novelty", Params: stages.WithDefaults(rankType{}, tc.params)})
