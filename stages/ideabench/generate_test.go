@@ -256,3 +256,14 @@ func TestGeneratorParams(t *testing.T) {
 		}
 	}
 }
+
+// Templates are test-rendered with data of the real shape: a prompt that
+// indexes the keywords is valid.
+func TestGenerateTemplateIndexingKeywordsIsValid(t *testing.T) {
+	ds := datasetUp("p1")
+	up := &stages.Upstream{Address: "stage.filter_references.low", Type: "filter_references", Nodes: ds.Nodes, Source: ds}
+	params := stages.Params{"references": up, "model": testModel, "prompt": "Ideas about {{index .Keywords 0}} from {{(index .References 1).Title}}."}
+	if _, err := (generateType{}).Layout(&stages.Instance{Address: "stage.generate_ideas.x", Params: stages.WithDefaults(generateType{}, params)}); err != nil {
+		t.Fatalf("a template indexing .Keywords was refused: %v", err)
+	}
+}
