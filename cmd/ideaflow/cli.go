@@ -167,6 +167,15 @@ func (a *app) load(path string) (*engine.Graph, error) {
 		var files map[string]*hcl.File
 		if exp != nil {
 			files = exp.Files
+			// Lay out what decoded, so dataset and layout errors of the
+			// untouched blocks come in this pass too, not in the next.
+			_, more := engine.Build(exp)
+			for _, d := range more {
+				if d.Severity == hcl.DiagError {
+					diags = append(diags, d)
+				}
+			}
+			diags = config.Dedupe(diags)
 		}
 		config.WriteDiagnostics(a.stderr, diags, filesOf(path, files))
 		return nil, &exitError{exitBadInput, fmt.Errorf("%d error(s) in %s", len(diags.Errs()), path)}

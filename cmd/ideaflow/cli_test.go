@@ -10,6 +10,7 @@ import (
 
 	"github.com/ideaflow/ideaflow/engine"
 	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
+	_ "github.com/ideaflow/ideaflow/stages/stagetest"
 )
 
 // newScenario starts a fake server and writes the two-generator experiment.
@@ -411,5 +412,55 @@ report "mismatch" {
 	}
 	if !strings.Contains(stderr, "extra.hcl:18:13: warning") {
 		t.Errorf("the warning does not point at the columns attribute:\n%s", stderr)
+	}
+}
+
+// All errors in one pass: a reference error does not hide a type error in
+// another block, nor a dataset error found while laying out a third.
+func TestValidateReportsIndependentErrorsInOnePass(t *testing.T) {
+	dir := t.TempDir()
+	hcl := `
+provider "mock" {
+  kind = "mock"
+}
+model "m" {
+  provider = provider.mock
+  name     = "m"
+}
+dataset "good" {
+  format = "jsonl"
+  path   = "good.jsonl"
+}
+dataset "broken" {
+  format = "jsonl"
+  path   = "broken.jsonl"
+}
+stage "test_list" "undeclared" {
+  items = dataset.good
+  model = model.nope
+}
+stage "test_list" "typed" {
+  items  = dataset.good
+  model  = model.m
+  prompt = ["not", "a", "string"]
+}
+stage "test_list" "reads_broken" {
+  items = dataset.broken
+  model = model.m
+}
+`
+	for name, body := range map[string]string{"exp.hcl": hcl, "good.jsonl": "{\"id\":\"a\"}\n", "broken.jsonl": "{\"id\":\"a\"}\n{not json\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, _, stderr := cli(t, "validate", dir)
+	if code != exitBadInput {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"exp.hcl:19:11: error: Reference to undeclared model", "exp.hcl:24:12: error: Wrong type for prompt", "Cannot load dataset \"broken\"", "broken.jsonl:2"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("one pass lacks %q:\n%s", want, stderr)
+		}
 	}
 }

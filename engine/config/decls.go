@@ -28,6 +28,21 @@ type decl struct {
 	order     int
 }
 
+// sourceRange is the whole declaration in its file: the block, or the
+// local's attribute.
+func (d *decl) sourceRange() hcl.Range {
+	switch {
+	case d.block != nil:
+		if b, ok := d.block.Body.(interface{ Range() hcl.Range }); ok {
+			return hcl.RangeBetween(d.block.DefRange, b.Range())
+		}
+		return d.block.DefRange
+	case d.attr != nil:
+		return d.attr.Range
+	}
+	return d.declRange
+}
+
 // ref is one reference found in an expression.
 type ref struct {
 	to  string

@@ -48,9 +48,11 @@ func (l *loader) load(files []parsedFile) {
 	// reports unknown attributes and undeclared references together.
 	l.collect(files)
 	l.analyse()
-	if l.diags.HasErrors() {
-		return
-	}
+	// Evaluation goes on past those errors, so one pass also reports the
+	// type, value and dataset errors of the declarations they do not touch:
+	// a declaration an error points into is skipped, and so is whatever
+	// reads it (below).
+	failed := l.brokenDecls()
 	l.values = &values{
 		ns: map[string]map[string]cty.Value{
 			"var": {}, "local": {}, "provider": {}, "model": {}, "dataset": {}, "quality": {},
@@ -69,9 +71,8 @@ func (l *loader) load(files []parsedFile) {
 	// the vertices downstream of a failed one: its errors would be follow-ons
 	// ("no attribute named generate_ideas" for a stage whose for_each failed)
 	// that hide the one that matters.
-	failed := map[string]bool{}
 	for _, d := range l.sorted {
-		if l.readsFailed(d, failed) {
+		if failed[d.addr] || l.readsFailed(d, failed) {
 			failed[d.addr] = true
 			continue
 		}
@@ -113,6 +114,25 @@ func (l *loader) load(files []parsedFile) {
 // file is missing, a model with a bad temperature) still stand for their
 // block, so what reads them is decoded and its own mistakes reported.
 var publishesNothingReliable = map[string]bool{"variable": true, "local": true, "stage": true, "report": true}
+
+// brokenDecls lists the declarations that an error found so far points
+// into (an unknown attribute, an undeclared reference): evaluating them would
+// only repeat or garble the error.
+func (l *loader) brokenDecls() map[string]bool {
+	failed := map[string]bool{}
+	for _, diag := range l.diags {
+		if diag.Severity != hcl.DiagError || diag.Subject == nil {
+			continue
+		}
+		for _, d := range l.decls {
+			if r := d.sourceRange(); r.Filename == diag.Subject.Filename &&
+				r.Start.Byte <= diag.Subject.Start.Byte && diag.Subject.Start.Byte <= r.End.Byte {
+				failed[d.addr] = true
+			}
+		}
+	}
+	return failed
+}
 
 func (l *loader) readsFailed(d *decl, failed map[string]bool) bool {
 	for _, r := range d.refs {

@@ -35,7 +35,9 @@ var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 const topLevelHint = "The top-level blocks are variable, locals, provider, model, dataset, quality, stage, report and settings."
 
 // Load reads the experiment at path (a folder of .hcl files, or one .hcl file)
-// and decodes it. It returns every problem found, not just the first.
+// and decodes it. It returns every problem found, not just the first; with
+// errors, the experiment it returns (nil only when no file parsed) is
+// partial: what failed and what reads it are left out.
 func Load(path string, opts Options) (*Experiment, hcl.Diagnostics) {
 	files, dir, diags := parseFiles(path)
 	if diags.HasErrors() {
@@ -57,9 +59,9 @@ func Load(path string, opts Options) (*Experiment, hcl.Diagnostics) {
 	l.exp.Source = sourceDigest(files)
 	l.load(files)
 	l.diags = Dedupe(l.diags)
-	if l.diags.HasErrors() {
-		return nil, l.diags
-	}
+	// With errors the experiment is partial (what failed, and what reads
+	// it, is left out), returned so a caller can run the checks that come
+	// after decoding (datasets, layout) on the rest in the same pass.
 	return l.exp, l.diags
 }
 
