@@ -28,8 +28,11 @@ type Provenance struct {
 	Variables        map[string]string `json:"variables,omitempty"`
 	// Models maps each requested model name to the names the endpoint said
 	// answered (with counts), cached and new answers alike.
-	Models    map[string]map[string]int `json:"models,omitempty"`
-	Datasets  map[string]string         `json:"datasets,omitempty"` // name -> sha256 of its items
+	Models   map[string]map[string]int `json:"models,omitempty"`
+	Datasets map[string]string         `json:"datasets,omitempty"` // name -> sha256 of its items
+	// Dropped counts, per stage that dropped items, the items it left out by
+	// reason (a target with too few references).
+	Dropped   map[string]map[string]int `json:"dropped,omitempty"`
 	Synthetic bool                      `json:"synthetic,omitempty"`
 	Partial   bool                      `json:"partial,omitempty"`
 	Written   time.Time                 `json:"written"`
@@ -43,6 +46,20 @@ func provenanceOf(g *Graph, sum *Summary, opts RunOptions) *Provenance {
 	}
 	if p.Ideaflow == "" {
 		p.Ideaflow = "dev"
+	}
+	for addr, st := range sum.Stages {
+		for why, n := range st.DropReasons {
+			if why == "dropped upstream" {
+				continue
+			}
+			if p.Dropped == nil {
+				p.Dropped = map[string]map[string]int{}
+			}
+			if p.Dropped[addr] == nil {
+				p.Dropped[addr] = map[string]int{}
+			}
+			p.Dropped[addr][why] = n
+		}
 	}
 	for _, inst := range g.Instances {
 		if !inst.source {
@@ -85,6 +102,13 @@ func (p *Provenance) footer(prefix string) string {
 	}
 	if len(p.Datasets) > 0 {
 		line("Datasets: %s.", joinSorted(p.Datasets, func(k, v string) string { return k + " sha256:" + prefix12(strings.TrimPrefix(v, "sha256:")) }))
+	}
+	for _, stage := range sortedKeys(p.Dropped) {
+		var rs []string
+		for _, why := range sortedKeys(p.Dropped[stage]) {
+			rs = append(rs, fmt.Sprintf("%d item(s): %s", p.Dropped[stage][why], why))
+		}
+		line("Dropped by %s: %s.", stage, strings.Join(rs, "; "))
 	}
 	return b.String()
 }
