@@ -17,6 +17,7 @@ type task struct {
 	key   string
 	parts []namedPart
 	inKey [32]byte
+	batch []task // samples sent as one request with n choices (choices.go)
 }
 
 // waiter is a node waiting for the call of another node with its key.
@@ -107,6 +108,10 @@ func (e *Engine) dispatch(w *walker, q chan task) {
 		if err := w.storeError(); err != nil {
 			// The cache cannot take results (a full disk): stop paying for calls.
 			w.skip(t.idx, t.key, why(skipStopped, "the cache cannot be written"))
+			continue
+		}
+		if len(t.batch) > 0 {
+			e.dispatchBatch(w, q, t)
 			continue
 		}
 		n := w.g.Nodes[t.idx]

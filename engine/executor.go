@@ -27,6 +27,9 @@ type Task struct {
 	Chat     *llm.Request        `json:"chat,omitempty"`
 	Service  *llm.ServiceRequest `json:"service,omitempty"`
 	Price    stages.Price        `json:"price"`
+	// Samples, when more than one, asks Chat for these sample indexes in one
+	// request with n choices (see choices.go); Result.Choices answers them.
+	Samples []int `json:"samples,omitempty"`
 }
 
 // Result is what an executor returns for a task, also plain data: the parsed
@@ -41,6 +44,8 @@ type Result struct {
 	Usage       cache.Usage     `json:"usage"`
 	Attempts    []cache.Attempt `json:"attempts,omitempty"`
 	Synthetic   bool            `json:"synthetic,omitempty"`
+	// Choices answers a task's Samples, in order; nil where none came.
+	Choices []*Result `json:"choices,omitempty"`
 }
 
 // ExecError is a failed task with what the model said, for the failure record.
@@ -113,6 +118,8 @@ func (e *LocalExecutor) Execute(ctx context.Context, t *Task) (*Result, error) {
 		return nil, err
 	}
 	switch {
+	case t.Chat != nil && len(t.Samples) > 1:
+		return e.chatChoices(ctx, c, t)
 	case t.Chat != nil:
 		return e.chat(ctx, c, t)
 	case t.Service != nil:

@@ -255,9 +255,14 @@ func (w *walker) runMiss(i int32, work *stages.Work, key string, parts []namedPa
 		return
 	}
 	if !w.flights.join(key, waiter{idx: i, inKey: inKey}) {
+		w.leaveGroup(i)
 		return // another node with this key is in flight; it settles this one
 	}
-	q <- task{idx: i, work: work, key: key, parts: parts, inKey: inKey}
+	t := task{idx: i, work: work, key: key, parts: parts, inKey: inKey}
+	if w.joinGroup(t) {
+		return // sent with its sibling samples once they are all prepared
+	}
+	q <- t
 }
 
 // complete stores a fresh result, then settles the node and every node

@@ -229,6 +229,7 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 		}
 	}
 	e.startWorkers(w, toRun)
+	w.planGroups(e.Exec)
 	w.startWriters()
 	w.walk(e.Resolvers)
 	for _, q := range w.queues {

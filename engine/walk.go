@@ -50,6 +50,7 @@ type walker struct {
 	onProgress func(*Node, *nodeState)
 	onResolve  func(i int32) // tests: the order nodes are resolved in
 	flights    flights
+	groups     map[int32]*sampleGroup // run only: samples sent as n choices (choices.go)
 	dmg        damage
 	writes     chan *writeJob // nil: write in place
 	writersWG  sync.WaitGroup
@@ -208,6 +209,9 @@ func (w *walker) output(i int32) ([]byte, error) {
 
 // finish marks node i settled and releases the dependents it was holding back.
 func (w *walker) finish(i int32) {
+	if w.groups != nil {
+		w.leaveGroup(i) // a member that settles alone frees its group to go
+	}
 	if w.onProgress != nil {
 		w.onProgress(w.g.Nodes[i], &w.states[i])
 	}

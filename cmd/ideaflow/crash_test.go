@@ -45,7 +45,7 @@ func TestKilledRunLosesOnlyInFlightCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = child.Wait()
-	beforeKill := srv.Count()
+	beforeKill := settledCount(srv)
 
 	store, err := cache.Open(killedCache)
 	if err != nil {
@@ -166,4 +166,19 @@ func TestSIGINTStopsCleanly(t *testing.T) {
 	if got := srv.Count() - before; got != totalRequests-completed {
 		t.Errorf("re-run sent %d requests, want %d", got, totalRequests-completed)
 	}
+}
+
+// settledCount is the server's request count once requests still in the
+// network when a client was killed have arrived: the count stops changing.
+func settledCount(s *llmtest.Server) int {
+	n := s.Count()
+	for stable := 0; stable < 5; {
+		time.Sleep(20 * time.Millisecond)
+		if m := s.Count(); m != n {
+			n, stable = m, 0
+		} else {
+			stable++
+		}
+	}
+	return n
 }

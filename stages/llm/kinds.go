@@ -164,6 +164,12 @@ var (
 		Check: atLeast(0, fmt.Sprintf("0 (default %s)", DefaultTimeout))}
 	settingRepairs = Setting{Name: "repair_attempts", Type: TypeInt, Default: DefaultRepairs, Doc: "re-asks after an unparseable answer",
 		Check: atLeast(-1, fmt.Sprintf("-1 (default %d)", DefaultRepairs))}
+	// settingNChoices lets the engine ask one request for the pending
+	// independent samples of the same prompt (the OpenAI "n" parameter): the
+	// input is sent, and billed, once. Opt-in: some endpoints ignore n, and
+	// the engine then asks for the missing samples one by one.
+	settingNChoices = Setting{Name: "n_choices", Type: TypeBool, Default: false,
+		Doc: "send the pending independent samples of one prompt as one request with n choices (input billed once); samples with a seed are always sent one by one"}
 	settingMaxReply = Setting{Name: "max_reply_bytes", Type: TypeInt, Default: DefaultMaxReplyBytes, Doc: "largest reply body accepted, in bytes; a larger reply fails without retry",
 		Check: atLeast(0, fmt.Sprintf("0 (default %d)", DefaultMaxReplyBytes))}
 	settingBreakerFailures = Setting{Name: "breaker_failures", Type: TypeInt, Default: DefaultBreakerFailures,

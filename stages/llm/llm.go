@@ -65,3 +65,12 @@ type Client interface {
 	// Synthetic reports whether answers are made up (the mock provider).
 	Synthetic() bool
 }
+
+// ChoicesClient asks one request for several independent samples of the
+// same prompt (the OpenAI n parameter), so the input is sent and billed
+// once. Answer i stands for samples[i]; fewer answers than samples means the
+// endpoint ignored n, and the caller asks for the rest one by one. Clients
+// of kinds with the n_choices setting implement it.
+type ChoicesClient interface {
+	CompleteChoices(ctx context.Context, req Request, samples []int) ([]*Response, error)
+}

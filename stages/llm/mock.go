@@ -30,7 +30,7 @@ func init() {
 		Chat:      true,
 		Ops:       []string{OpEmbeddings, OpTokenEmbeddings},
 		Synthetic: true, DefaultConcurrency: MockConcurrency,
-		Settings: []Setting{settingSeed, maxConcurrency(MockConcurrency), settingRepairs},
+		Settings: []Setting{settingSeed, maxConcurrency(MockConcurrency), settingRepairs, settingNChoices},
 		open:     func(p Provider, _ options) (Client, error) { return newMock(p), nil },
 	})
 }
@@ -43,6 +43,26 @@ type mockClient struct{ p Provider }
 func newMock(p Provider) *mockClient { return &mockClient{p: p} }
 
 func (m *mockClient) Synthetic() bool { return true }
+
+// CompleteChoices answers each sample as Complete would for it alone, so a
+// sample's answer does not depend on how it was fetched; the input counts
+// once, as it would on an endpoint that takes n.
+func (m *mockClient) CompleteChoices(ctx context.Context, req Request, samples []int) ([]*Response, error) {
+	out := make([]*Response, 0, len(samples))
+	for i, s := range samples {
+		r := req
+		r.Sample = s
+		resp, err := m.Complete(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			resp.Usage.InputTokens = 0
+		}
+		out = append(out, resp)
+	}
+	return out, nil
+}
 
 func (m *mockClient) Complete(ctx context.Context, req Request) (*Response, error) {
 	if err := ctx.Err(); err != nil {

@@ -22,7 +22,7 @@ func init() {
 			"through POST {base_url}/chat/completions, embeddings through POST {base_url}/embeddings.",
 		Chat: true, Ops: []string{OpEmbeddings}, DefaultConcurrency: DefaultMaxConcurrency,
 		Settings: withSettings(httpSettings(DefaultMaxConcurrency), requiredKey(), settingOrg, settingRepairs,
-			maxBatch(DefaultEmbeddingBatch, "embedding inputs per request")),
+			maxBatch(DefaultEmbeddingBatch, "embedding inputs per request"), settingNChoices),
 		open: newOpenAI,
 	})
 }
@@ -101,6 +101,65 @@ func (c *openAIClient) Complete(ctx context.Context, req Request) (*Response, er
 		return nil, err
 	}
 	out.Status, out.Attempts = status, attempts
+	return out, nil
+}
+
+// CompleteChoices asks one request for len(samples) independent answers to
+// req (n choices); answer i stands for samples[i]. An endpoint that ignores n
+// returns fewer: the caller asks for the rest one by one. The input is billed
+// once, so the first answer carries the input tokens; the output tokens are
+// shared out by each choice's length.
+func (c *openAIClient) CompleteChoices(ctx context.Context, req Request, samples []int) ([]*Response, error) {
+	cr, err := c.chatRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	cr.N = len(samples)
+	est := EstimateTokens(req) + int64(len(samples)-1)*completionBudget(req)
+	var out []*Response
+	attempts, status, err := c.caller.Do(ctx, "chat", req.Model, est, true, func(ctx context.Context, cp *httpcall.Capture) (httpcall.Tokens, error) {
+		resp, err := c.api.CreateChatCompletion(ctx, cr)
+		if err != nil {
+			return httpcall.Tokens{}, err
+		}
+		if len(resp.Choices) == 0 {
+			return httpcall.Tokens{}, errEmptyChoices
+		}
+		out = make([]*Response, 0, len(resp.Choices))
+		var chars int64
+		for _, ch := range resp.Choices {
+			chars += int64(len(ch.Message.Content)) + 1
+		}
+		for i, ch := range resp.Choices {
+			if i == len(samples) {
+				break
+			}
+			text, reasoning := splitThink(ch.Message.Content)
+			if ch.Message.ReasoningContent != "" {
+				reasoning = ch.Message.ReasoningContent
+			}
+			r := &Response{Text: text, Reasoning: reasoning, Model: resp.Model, SystemFingerprint: resp.SystemFingerprint}
+			r.Usage.OutputTokens = int64(resp.Usage.CompletionTokens) * (int64(len(ch.Message.Content)) + 1) / chars
+			if i == 0 {
+				r.Usage.InputTokens = int64(resp.Usage.PromptTokens)
+			}
+			if resp.Usage.PromptTokens == 0 && resp.Usage.CompletionTokens == 0 {
+				r.UsageEstimated = true
+				r.Usage.OutputTokens = textTokens(ch.Message.Content)
+				if i == 0 {
+					r.Usage.InputTokens = EstimateTokens(req) - completionBudget(req)
+				}
+			}
+			out = append(out, r)
+		}
+		return httpcall.Tokens{In: int64(resp.Usage.PromptTokens), Out: int64(resp.Usage.CompletionTokens)}, nil
+	}, c.classify(req.Model))
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range out {
+		r.Status, r.Attempts = status, attempts
+	}
 	return out, nil
 }
 

@@ -207,6 +207,17 @@ func (s *Server) chatReply(rec *Request, respond Responder) chatResponse {
 		Model: servedModel(rec), SystemFingerprint: s.fingerprint, Usage: usage,
 		Choices: []chatChoice{{Message: msg, FinishReason: "stop"}},
 	}
+	// n choices (the n parameter): each a distinct answer, the prompt
+	// billed once, as OpenAI-compatible servers do. IgnoreN plays a server
+	// that answers one choice whatever n says.
+	if n := rec.Chat.N; n > 1 && !s.ignoreN && !f.EmptyChoices {
+		for i := 1; i < n; i++ {
+			t := fmt.Sprintf("%s (choice %d)", text, i)
+			out.Choices = append(out.Choices, chatChoice{Index: i, Message: chatMessage{Role: "assistant", Content: t}, FinishReason: "stop"})
+			out.Usage.CompletionTokens += Tokens(t)
+		}
+		out.Usage.TotalTokens = out.Usage.PromptTokens + out.Usage.CompletionTokens
+	}
 	if f.EmptyChoices {
 		out.Choices = []chatChoice{}
 	}

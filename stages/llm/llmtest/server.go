@@ -94,11 +94,15 @@ func WithAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
 // input first, each with its right index, as servers are free to.
 func WithReversedEmbeddings() Option { return func(s *Server) { s.reversed = true } }
 
+// WithIgnoreN plays a server that ignores the n parameter: one choice always.
+func WithIgnoreN() Option { return func(s *Server) { s.ignoreN = true } }
+
 // WithFingerprint sets the system_fingerprint reported (default "fp_llmtest").
 func WithFingerprint(fp string) Option { return func(s *Server) { s.fingerprint = fp } }
 
 // Server is the fake endpoint. All methods are safe for concurrent use.
 type Server struct {
+	ignoreN bool
 	// URL is the base URL to configure a client with; it ends in /v1.
 	URL string
 

@@ -1,0 +1,252 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/stages/format"
+	"github.com/ideaflow/ideaflow/stages/llm"
+)
+
+// Independent samples as n choices. The samples of one item's prompt are
+// nodes of their own (raising n keeps the first ones cached), yet they send
+// the same input n times. For a provider whose executor batches samples
+// (n_choices), the run gathers the to-run samples of each (instance, item,
+// inputs) and, once all have been prepared, sends those whose requests are
+// equal but for the sample index as one request with n choices. Each answer
+// is cached as its own sample node under its own key: how samples were
+// fetched is operational, like concurrency. A seeded request is never
+// batched: seed+i is part of sample i's request. Answers the endpoint did
+// not give (it ignored n) or that do not parse are asked for one by one.
+
+// SampleBatcher is an Executor that can send several samples of one prompt
+// as one request (Task.Samples).
+type SampleBatcher interface {
+	BatchesSamples(provider string) bool
+}
+
+// sampleGroup is the to-run call nodes of one instance and item that share
+// their inputs: the samples of one prompt, if their requests agree.
+type sampleGroup struct {
+	mu       sync.Mutex
+	expected int // members not settled from the cache when the run began
+	settled  int // members that settled without joining (cached after all, failed, skipped)
+	joined   []task
+	done     bool
+}
+
+// planGroups assigns the run's to-run call nodes to sample groups, for the
+// providers the executor batches.
+func (w *walker) planGroups(exec Executor) {
+	sb, ok := exec.(SampleBatcher)
+	if !ok {
+		return
+	}
+	type gk struct {
+		inst *Instance
+		item string
+		deps string
+	}
+	byKey := map[gk][]int32{}
+	for i, n := range w.g.Nodes {
+		if n.Inst.source || !n.Inst.calls || w.states[i].status == StatusCached || n.Spec.Item == "" {
+			continue
+		}
+		m := modelOf(n.Inst)
+		if m == nil || !sb.BatchesSamples(m.Provider) {
+			continue
+		}
+		d, _ := json.Marshal(n.Deps)
+		k := gk{n.Inst, n.Spec.Item, string(d)}
+		byKey[k] = append(byKey[k], int32(i))
+	}
+	for _, members := range byKey {
+		if len(members) < 2 {
+			continue
+		}
+		g := &sampleGroup{expected: len(members)}
+		if w.groups == nil {
+			w.groups = map[int32]*sampleGroup{}
+		}
+		for _, i := range members {
+			w.groups[i] = g
+		}
+	}
+}
+
+// joinGroup hands call task t to its sample group, or reports that the node
+// has none (or its request cannot be batched) and must be queued alone.
+func (w *walker) joinGroup(t task) bool {
+	g := w.groups[t.idx]
+	if g == nil {
+		return false
+	}
+	if t.work.Call == nil || t.work.Call.Request.Seed != nil {
+		w.leaveGroup(t.idx)
+		return false
+	}
+	g.mu.Lock()
+	g.joined = append(g.joined, t)
+	ready := g.readyLocked()
+	g.mu.Unlock()
+	if ready {
+		w.flushGroup(g)
+	}
+	return true
+}
+
+// leaveGroup records that node i settled (or is sent) without its group.
+func (w *walker) leaveGroup(i int32) {
+	g := w.groups[i]
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	for _, t := range g.joined {
+		if t.idx == i {
+			g.mu.Unlock()
+			return // a member that joined settles through the group's call
+		}
+	}
+	g.settled++
+	ready := g.readyLocked()
+	g.mu.Unlock()
+	if ready {
+		w.flushGroup(g)
+	}
+}
+
+func (g *sampleGroup) readyLocked() bool {
+	if g.done || len(g.joined)+g.settled < g.expected {
+		return false
+	}
+	g.done = true
+	return true
+}
+
+// flushGroup queues the joined members: those whose requests agree but for
+// the sample index as one batch task, the rest alone.
+func (w *walker) flushGroup(g *sampleGroup) {
+	byReq := map[[32]byte][]task{}
+	var order [][32]byte
+	for _, t := range g.joined {
+		r := t.work.Call.Request
+		r.Sample = 0
+		k := sha256.Sum256(mustJSON(r))
+		if _, ok := byReq[k]; !ok {
+			order = append(order, k)
+		}
+		byReq[k] = append(byReq[k], t)
+	}
+	for _, k := range order {
+		ts := byReq[k]
+		q := w.queues[w.states[ts[0].idx].provider]
+		if len(ts) == 1 {
+			q <- ts[0]
+			continue
+		}
+		q <- task{idx: ts[0].idx, work: ts[0].work, key: ts[0].key, parts: ts[0].parts, inKey: ts[0].inKey, batch: ts}
+	}
+}
+
+// dispatchBatch sends a batch task's samples as one request and completes
+// each member with its own answer; a member without a usable answer is
+// queued again, alone.
+func (e *Engine) dispatchBatch(w *walker, q chan task, t task) {
+	first := t.batch[0]
+	n := w.g.Nodes[first.idx]
+	tk, _ := newTask(first.key, n.Address, first.work)
+	for _, m := range t.batch {
+		tk.Samples = append(tk.Samples, m.work.Call.Request.Sample)
+	}
+	if w.ctx.Err() != nil || w.storeError() != nil || w.unavailable(tk.Provider) != "" {
+		for _, m := range t.batch {
+			q <- m // each meets the checks of a single dispatch
+		}
+		return
+	}
+	// The input is paid once, each sample's output in full.
+	m := first.work.Call.Model
+	in, out, _ := estimateCall(m, first.work.Call.Request)
+	est := cost(m.Price, in, out*int64(len(t.batch)))
+	if !w.budget.reserve(est) {
+		for _, m := range t.batch {
+			w.skip(m.idx, m.key, why(skipBudget, ""))
+		}
+		return
+	}
+	res, err := e.Exec.Execute(w.ctx, tk)
+	if err != nil {
+		w.budget.settle(est, 0)
+		for _, m := range t.batch {
+			q <- m // each asks alone, with its own retries and repairs
+		}
+		return
+	}
+	spent := 0.0
+	for k, m := range t.batch {
+		if k >= len(res.Choices) || res.Choices[k] == nil {
+			q <- m
+			continue
+		}
+		r := res.Choices[k]
+		out, err := applyOutput(m.work, r)
+		if err != nil {
+			q <- m
+			continue
+		}
+		spent += r.Usage.CostUSD
+		w.complete(m.idx, m.inKey, m.key, m.parts, &cache.Record{
+			Output: out, Usage: r.Usage, Model: tk.Chat.Model, ServedModel: r.ServedModel,
+			Fingerprint: r.Fingerprint, Raw: r.Raw, Reasoning: r.Reasoning, Attempts: r.Attempts, Synthetic: r.Synthetic,
+		})
+	}
+	w.budget.settle(est, spent)
+}
+
+// BatchesSamples reports whether provider's n_choices setting is on and its
+// client can ask for n choices.
+func (e *LocalExecutor) BatchesSamples(provider string) bool {
+	p, ok := e.providers[provider]
+	if !ok {
+		return false
+	}
+	v, _ := p.Get("n_choices")
+	on, _ := v.(bool)
+	return on
+}
+
+// chatChoices asks for a task's samples in one request; Result.Choices[i]
+// answers Samples[i], nil where the endpoint gave no usable answer.
+func (e *LocalExecutor) chatChoices(ctx context.Context, c llm.Client, t *Task) (*Result, error) {
+	cc, ok := c.(llm.ChoicesClient)
+	if !ok {
+		return &Result{}, nil // every sample is asked alone
+	}
+	start := time.Now()
+	resps, err := cc.CompleteChoices(ctx, *t.Chat, t.Samples)
+	if err != nil {
+		return nil, &ExecError{Err: err}
+	}
+	out := &Result{Choices: make([]*Result, len(t.Samples))}
+	for i, r := range resps {
+		if i >= len(t.Samples) {
+			break
+		}
+		a, err := format.Parse(t.Chat.Format, r.Text)
+		if err != nil {
+			continue // asked again alone, with repairs
+		}
+		u := cache.Usage{InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens,
+			LatencyMS: time.Since(start).Milliseconds(), Attempts: 1}
+		u.CostUSD = cost(t.Price, u.InputTokens, u.OutputTokens)
+		out.Choices[i] = &Result{Answer: a, Raw: r.Text, Reasoning: r.Reasoning, ServedModel: r.Model,
+			Fingerprint: r.SystemFingerprint, Usage: u, Attempts: []cache.Attempt{{Raw: r.Text, Status: r.Status}},
+			Synthetic: c.Synthetic()}
+	}
+	return out, nil
+}
