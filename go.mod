@@ -6,6 +6,7 @@ require (
 	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/hashicorp/hcl/v2 v2.25.0
 	github.com/klauspost/compress v1.18.0
+	github.com/montanaflynn/stats v0.14.0
 	github.com/rs/zerolog v1.35.1
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/schollz/progressbar/v3 v3.19.1
