@@ -14,6 +14,8 @@ func init() {
 	stages.Register(generateType{})
 	stages.Register(rankType{})
 	stages.Register(insightType{})
+	stages.Register(similarityType{})
+	stages.Register(similarityScoreType{})
 }
 
 // Errors about one parameter are *stages.ParamError, so the engine can point

@@ -1,0 +1,231 @@
+// Package similarity holds the text-similarity measures IdeaBench compares a
+// generated idea with its target by: ROUGE-L (lexical), BERTScore (greedy
+// matching of contextual token embeddings, Zhang et al. 2019) and the cosine
+// of two sentence embeddings. It is pure maths over tokens and vectors: no
+// model, no service, no HCL. Embeddings come from elsewhere (a stage's
+// service call); this package only combines them.
+package similarity
+
+import (
+	"math"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// PRF is a precision, recall and F1 triple. Precision is measured from the
+// candidate's side (how much of the candidate the reference supports),
+// recall from the reference's side.
+type PRF struct {
+	Precision float64 `json:"precision"`
+	Recall    float64 `json:"recall"`
+	F1        float64 `json:"f1"`
+}
+
+// F1 is the harmonic mean 2PR/(P+R), and 0 when P+R is 0 (nothing matched),
+// as bert-score and rouge-score both define it.
+func F1(p, r float64) float64 {
+	if p+r == 0 {
+		return 0
+	}
+	return 2 * p * r / (p + r)
+}
+
+// Tokens splits s for ROUGE-L: lower-cased maximal runs of letters and
+// digits (Unicode classes L and Nd); whitespace, punctuation and symbols
+// separate tokens and are dropped. "Graphene-based, 2D!" is
+// [graphene based 2d]. No stemming and no stop words, so a score depends on
+// the text alone.
+func Tokens(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+}
+
+// RougeL is ROUGE-L of candidate against reference over Tokens:
+//
+//	P = LCS / len(candidate),  R = LCS / len(reference),  F1 = 2PR/(P+R)
+//
+// where LCS is the length of their longest common token subsequence (Lin
+// 2004, the balanced F-measure, beta = 1). An empty side scores 0.
+func RougeL(candidate, reference string) PRF {
+	return RougeLTokens(Tokens(candidate), Tokens(reference))
+}
+
+// RougeLTokens is RougeL over already split tokens.
+func RougeLTokens(candidate, reference []string) PRF {
+	if len(candidate) == 0 || len(reference) == 0 {
+		return PRF{}
+	}
+	l := float64(LCS(candidate, reference))
+	p, r := l/float64(len(candidate)), l/float64(len(reference))
+	return PRF{Precision: p, Recall: r, F1: F1(p, r)}
+}
+
+// LCS is the length of the longest common subsequence of a and b, by the
+// textbook dynamic programme in O(len(a)·len(b)) time and O(len(b)) space.
+func LCS(a, b []string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for i := range a {
+		for j := range b {
+			switch {
+			case a[i] == b[j]:
+				cur[j+1] = prev[j] + 1
+			case prev[j+1] >= cur[j]:
+				cur[j+1] = prev[j+1]
+			default:
+				cur[j+1] = cur[j]
+			}
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// Cosine is a·b / (|a| |b|), and 0 when either vector is zero (no
+// direction to compare). Vectors of different lengths are compared over the
+// shorter one's dimensions; callers pass equal lengths.
+func Cosine(a, b []float64) float64 {
+	var dot, na, nb float64
+	for i := range min(len(a), len(b)) {
+		dot += a[i] * b[i]
+		na += a[i] * a[i]
+		nb += b[i] * b[i]
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / (math.Sqrt(na) * math.Sqrt(nb))
+}
+
+// BERTScore greedily matches the candidate's token vectors with the
+// reference's. With S[i][j] the cosine of candidate token i and reference
+// token j:
+//
+//	P = Σ_i w_c(i) · max_j S[i][j] / Σ_i w_c(i)
+//	R = Σ_j w_r(j) · max_i S[i][j] / Σ_j w_r(j)
+//	F1 = 2PR/(P+R)
+//
+// candW and refW weight each token (idf weights, see IDF); nil weighs every
+// token 1, plain means. A side with no tokens, or whose weights sum to 0,
+// scores 0 (bert-score warns and returns 0 for empty texts). Scores are
+// raw; see Rescale for baseline rescaling.
+func BERTScore(candidate, reference [][]float64, candW, refW []float64) PRF {
+	if len(candidate) == 0 || len(reference) == 0 {
+		return PRF{}
+	}
+	rowMax := make([]float64, len(candidate))
+	colMax := make([]float64, len(reference))
+	for i := range rowMax {
+		rowMax[i] = math.Inf(-1)
+	}
+	for j := range colMax {
+		colMax[j] = math.Inf(-1)
+	}
+	for i, c := range candidate {
+		for j, r := range reference {
+			s := Cosine(c, r)
+			rowMax[i] = max(rowMax[i], s)
+			colMax[j] = max(colMax[j], s)
+		}
+	}
+	p, r := weightedMean(rowMax, candW), weightedMean(colMax, refW)
+	return PRF{Precision: p, Recall: r, F1: F1(p, r)}
+}
+
+// weightedMean is Σ w_i x_i / Σ w_i (w nil: the plain mean), 0 when the
+// weights sum to 0.
+func weightedMean(x, w []float64) float64 {
+	var sum, total float64
+	for i, v := range x {
+		wi := 1.0
+		if w != nil {
+			wi = w[i]
+		}
+		sum += wi * v
+		total += wi
+	}
+	if total == 0 {
+		return 0
+	}
+	return sum / total
+}
+
+// IDF holds inverse document frequencies computed from a corpus of
+// reference texts, as bert-score computes them:
+//
+//	idf(w) = log((M + 1) / (df(w) + 1))
+//
+// with M the number of reference texts and df(w) the number of them that
+// contain token w at least once. A token no reference contains gets
+// log(M + 1), bert-score's default for unseen tokens. A token in every
+// reference weighs log(1) = 0: it tells texts apart no better than a
+// special token does.
+type IDF struct {
+	M  int
+	DF map[string]int
+}
+
+// NewIDF counts document frequencies over refs, each a reference text's tokens.
+func NewIDF(refs [][]string) *IDF {
+	f := &IDF{M: len(refs), DF: map[string]int{}}
+	for _, doc := range refs {
+		seen := make(map[string]bool, len(doc))
+		for _, w := range doc {
+			if !seen[w] {
+				seen[w] = true
+				f.DF[w]++
+			}
+		}
+	}
+	return f
+}
+
+// Of is idf(w).
+func (f *IDF) Of(w string) float64 {
+	return math.Log(float64(f.M+1) / float64(f.DF[w]+1))
+}
+
+// Weights returns idf(w) for each of tokens, in order.
+func (f *IDF) Weights(tokens []string) []float64 {
+	out := make([]float64, len(tokens))
+	for i, w := range tokens {
+		out[i] = f.Of(w)
+	}
+	return out
+}
+
+// Rescale maps a score s onto a baseline b, as bert-score's
+// rescale_with_baseline does:
+//
+//	s' = (s - b) / (1 - b)
+//
+// so that b, the score two unrelated texts typically get, becomes 0 and 1
+// stays 1: raw BERTScores crowd into a narrow band above b, and rescaling
+// spreads them without changing their order. b = 0 leaves s unchanged; the
+// caller must keep b < 1.
+func Rescale(s, b float64) float64 {
+	return (s - b) / (1 - b)
+}
+
+// Percentile is the q-th quantile (0 <= q <= 1) of xs by linear
+// interpolation between closest ranks, numpy.percentile's default: with xs
+// sorted and h = (n-1)·q, it is xs[⌊h⌋] + (h - ⌊h⌋)·(xs[⌊h⌋+1] - xs[⌊h⌋]).
+// xs need not be sorted and is not modified; an empty xs gives NaN.
+func Percentile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	h := float64(len(s)-1) * q
+	lo := int(math.Floor(h))
+	if lo >= len(s)-1 {
+		return s[len(s)-1]
+	}
+	if lo < 0 {
+		return s[0]
+	}
+	return s[lo] + (h-float64(lo))*(s[lo+1]-s[lo])
+}

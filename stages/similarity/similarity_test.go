@@ -1,0 +1,217 @@
+package similarity
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+const eps = 1e-12
+
+func near(a, b float64) bool { return math.Abs(a-b) <= eps }
+
+func nearPRF(a, b PRF) bool {
+	return near(a.Precision, b.Precision) && near(a.Recall, b.Recall) && near(a.F1, b.F1)
+}
+
+func TestTokens(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"Graphene-based, 2D!", []string{"graphene", "based", "2d"}},
+		{"  The  CAT\tsat.\n", []string{"the", "cat", "sat"}},
+		{"Ca²⁺ flux (p<0.05)", []string{"ca", "flux", "p", "0", "05"}}, // superscripts are No, not Nd
+		{"Über-Schall", []string{"über", "schall"}},
+		{"...", nil},
+	} {
+		if got := Tokens(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("Tokens(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestLCS(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"a b c d", "b d", 2},
+		{"a b c b d a b", "b d c a b a", 4}, // CLRS: bcba
+		{"x y", "", 0},
+		{"x y z", "z y x", 1},
+	} {
+		if got := LCS(Tokens(tc.a), Tokens(tc.b)); got != tc.want {
+			t.Errorf("LCS(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+// Worked by hand: tokenise, find the LCS, P = LCS/|cand|, R = LCS/|ref|.
+func TestRougeL(t *testing.T) {
+	for _, tc := range []struct {
+		cand, ref string
+		want      PRF
+	}{
+		// LCS "the cat on the mat" = 5 of 6 and 6.
+		{"The cat sat on the mat.", "the cat is on the mat", PRF{5.0 / 6, 5.0 / 6, 5.0 / 6}},
+		// [graphene based membranes] vs [membranes based on graphene]: LCS 1;
+		// P = 1/3, R = 1/4, F1 = 2(1/12)/(7/12) = 2/7.
+		{"Graphene-based membranes!", "membranes based on graphene", PRF{1.0 / 3, 1.0 / 4, 2.0 / 7}},
+		// LCS "b d": P = 2/4, R = 2/2, F1 = 2(1/2)/(3/2) = 2/3.
+		{"a b c d", "b d", PRF{0.5, 1, 2.0 / 3}},
+		{"Same text here", "same, text; HERE", PRF{1, 1, 1}},
+		{"alpha beta", "gamma", PRF{}},
+		{"", "gamma", PRF{}},
+		{"alpha", "!!", PRF{}},
+	} {
+		if got := RougeL(tc.cand, tc.ref); !nearPRF(got, tc.want) {
+			t.Errorf("RougeL(%q, %q) = %+v, want %+v", tc.cand, tc.ref, got, tc.want)
+		}
+	}
+}
+
+func TestCosine(t *testing.T) {
+	for _, tc := range []struct {
+		a, b []float64
+		want float64
+	}{
+		{[]float64{1, 2, 2}, []float64{2, 1, 2}, 8.0 / 9}, // |a| = |b| = 3, a·b = 8
+		{[]float64{3, 4}, []float64{6, 8}, 1},
+		{[]float64{1, 0}, []float64{-2, 0}, -1},
+		{[]float64{1, 0}, []float64{0, 5}, 0},
+		{[]float64{0, 0}, []float64{1, 1}, 0},
+	} {
+		if got := Cosine(tc.a, tc.b); !near(got, tc.want) {
+			t.Errorf("Cosine(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+// The BERTScore example: candidate tokens c1 = (1,0), c2 = (0,1); reference
+// tokens r1 = (1,0), r2 = (3,4), r3 = (-2,0) (not unit: cosine normalises).
+// The cosine matrix, rows candidate, columns reference:
+//
+//	      r1    r2    r3
+//	c1    1     0.6   -1
+//	c2    0     0.8    0
+//
+// Row maxima 1, 0.8; column maxima 1, 0.8, 0.
+var (
+	candVecs = [][]float64{{1, 0}, {0, 1}}
+	refVecs  = [][]float64{{1, 0}, {3, 4}, {-2, 0}}
+	candToks = []string{"a", "b"}
+	refToks  = []string{"a", "c", "d"}
+	// The idf corpus: three reference texts, M = 3; df(a) = 2, df(c) = 2,
+	// df(d) = 1, df(e) = 1, df(b) = 0.
+	corpus = [][]string{{"a", "c", "d"}, {"a", "e", "a"}, {"c"}}
+)
+
+func TestBERTScore(t *testing.T) {
+	l43, l2, l4 := math.Log(4.0/3), math.Log(2), math.Log(4)
+	idf := NewIDF(corpus)
+	for _, tc := range []struct {
+		name        string
+		candW, refW []float64
+		cand, ref   [][]float64
+		want        PRF
+	}{
+		{
+			// P = (1 + 0.8)/2 = 0.9, R = (1 + 0.8 + 0)/3 = 0.6,
+			// F1 = 2(0.9)(0.6)/1.5 = 0.72.
+			name: "plain", cand: candVecs, ref: refVecs,
+			want: PRF{0.9, 0.6, 0.72},
+		},
+		{
+			// idf(a) = log(4/3), idf(b) = log(4/1) (unseen), idf(c) = log(4/3), idf(d) = log(4/2).
+			// P = (log(4/3)·1 + log4·0.8) / (log(4/3) + log4)
+			// R = (log(4/3)·1 + log(4/3)·0.8 + log2·0) / (2 log(4/3) + log2)
+			name: "idf", cand: candVecs, ref: refVecs,
+			candW: idf.Weights(candToks), refW: idf.Weights(refToks),
+			want: func() PRF {
+				p := (l43 + 0.8*l4) / (l43 + l4)
+				r := (l43 + 0.8*l43) / (2*l43 + l2)
+				return PRF{p, r, 2 * p * r / (p + r)}
+			}(),
+		},
+		{
+			// Weights that zero c1 and r3: P = 0.8, R = (1 + 0.8)/2 = 0.9,
+			// F1 = 2(0.8)(0.9)/1.7 = 1.44/1.7.
+			name: "weights", cand: candVecs, ref: refVecs,
+			candW: []float64{0, 1}, refW: []float64{1, 1, 0},
+			want: PRF{0.8, 0.9, 1.44 / 1.7},
+		},
+		{name: "identical", cand: refVecs, ref: refVecs, want: PRF{1, 1, 1}},
+		{name: "empty candidate", cand: nil, ref: refVecs, want: PRF{}},
+		{name: "zero weights", cand: candVecs, ref: refVecs, candW: []float64{0, 0}, refW: []float64{0, 0, 0}, want: PRF{}},
+	} {
+		if got := BERTScore(tc.cand, tc.ref, tc.candW, tc.refW); !nearPRF(got, tc.want) {
+			t.Errorf("%s: BERTScore = %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestIDF(t *testing.T) {
+	f := NewIDF(corpus)
+	for _, tc := range []struct {
+		tok  string
+		want float64
+	}{
+		{"a", math.Log(4.0 / 3)}, // in 2 of 3 (twice in one: counted once)
+		{"c", math.Log(4.0 / 3)},
+		{"d", math.Log(4.0 / 2)},
+		{"e", math.Log(4.0 / 2)},
+		{"b", math.Log(4.0 / 1)}, // unseen
+	} {
+		if got := f.Of(tc.tok); !near(got, tc.want) {
+			t.Errorf("idf(%s) = %v, want %v", tc.tok, got, tc.want)
+		}
+	}
+	// A token in every reference weighs 0.
+	if got := NewIDF([][]string{{"x"}, {"x", "y"}}).Of("x"); got != 0 {
+		t.Errorf("idf of a token in every reference = %v, want 0", got)
+	}
+}
+
+func TestRescale(t *testing.T) {
+	for _, tc := range []struct{ s, b, want float64 }{
+		{0.72, 0.5, 0.44}, // (0.72 - 0.5) / 0.5
+		{0.83, 0.83, 0},
+		{1, 0.83, 1},
+		{0.6, 0, 0.6},
+		{0.5, 0.75, -1}, // below the baseline: negative
+	} {
+		if got := Rescale(tc.s, tc.b); !near(got, tc.want) {
+			t.Errorf("Rescale(%v, %v) = %v, want %v", tc.s, tc.b, got, tc.want)
+		}
+	}
+}
+
+// Values as numpy.percentile(xs, 100*q) gives them.
+func TestPercentile(t *testing.T) {
+	for _, tc := range []struct {
+		xs   []float64
+		q    float64
+		want float64
+	}{
+		{[]float64{5, 1, 4, 2, 3}, 0.8, 4.2}, // h = 4·0.8 = 3.2: 4 + 0.2·(5-4)
+		{[]float64{5, 1, 4, 2, 3}, 0.5, 3},
+		{[]float64{0.1, 0.4}, 0.8, 0.34}, // h = 0.8: 0.1 + 0.8·0.3
+		{[]float64{1, 2, 3, 4}, 0.5, 2.5},
+		{[]float64{7}, 0.8, 7},
+		{[]float64{1, 2}, 1, 2},
+		{[]float64{1, 2}, 0, 1},
+	} {
+		if got := Percentile(tc.xs, tc.q); !near(got, tc.want) {
+			t.Errorf("Percentile(%v, %v) = %v, want %v", tc.xs, tc.q, got, tc.want)
+		}
+	}
+	if !math.IsNaN(Percentile(nil, 0.5)) {
+		t.Error("Percentile of nothing is not NaN")
+	}
+	xs := []float64{3, 1, 2}
+	Percentile(xs, 0.5)
+	if !slices.Equal(xs, []float64{3, 1, 2}) {
+		t.Error("Percentile sorted its argument")
+	}
+}
