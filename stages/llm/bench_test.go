@@ -3,12 +3,14 @@ package llm
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -243,5 +245,61 @@ func BenchmarkThrottled(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// pausingClock is the wall clock of a process stopped for a while (kill
+// -STOP, a laptop lid): a sleep that would end during the pause ends when it
+// is over, all such sleepers together.
+type pausingClock struct{ from, to time.Time }
+
+func (p pausingClock) Now() time.Time { return time.Now() }
+
+func (p pausingClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := RealClock.Sleep(ctx, d); err != nil {
+		return err
+	}
+	if now := time.Now(); now.After(p.from) && now.Before(p.to) {
+		return RealClock.Sleep(ctx, p.to.Sub(now))
+	}
+	return nil
+}
+
+// BenchmarkRateLimitedPause: requests_per_minute = 1200 (20/s), 1,000 calls,
+// 50 ms latency, and a 1 s pause of the process 10 s in. Reports the most
+// requests that arrived at the server in any sliding 1 s window (the limit
+// allows 20 plus the burst of 1) and the achieved rate over the configured
+// one across the whole run, pause included (time lost is not made up).
+func BenchmarkRateLimitedPause(b *testing.B) {
+	srv := llmtest.New(llmtest.WithLatency(50*time.Millisecond), llmtest.WithResponder(tinyReply))
+	defer srv.Close()
+	const calls, rpm = 1000, 1200
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		clock := pausingClock{from: start.Add(10 * time.Second), to: start.Add(11 * time.Second)}
+		c, err := New(Provider{Name: "bench", Kind: "openai", BaseURL: srv.URL, APIKeyEnv: "TEST_KEY",
+			MaxConcurrency: 32, RequestsPerMinute: rpm, MaxRetries: -1},
+			testEnv(map[string]string{"TEST_KEY": testKey}), WithClock(clock))
+		if err != nil {
+			b.Fatal(err)
+		}
+		before := srv.Count()
+		runCalls(b, c, calls, 32, func(i int) Request { return userRequest("m1", fmt.Sprint(i)) })
+		reqs := srv.Requests()[before:]
+		times := make([]time.Time, len(reqs))
+		for k, r := range reqs {
+			times[k] = r.Time
+		}
+		sort.Slice(times, func(a, b int) bool { return times[a].Before(times[b]) })
+		most, lo := 0, 0
+		for hi := range times {
+			for times[hi].Sub(times[lo]) >= time.Second {
+				lo++
+			}
+			most = max(most, hi-lo+1)
+		}
+		achieved := float64(len(times)-1) / times[len(times)-1].Sub(times[0]).Seconds()
+		b.ReportMetric(float64(most), "max-per-1s-window")
+		b.ReportMetric(achieved/(rpm/60.0), "rate_ratio")
 	}
 }
