@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/format"
 	"github.com/ideaflow/ideaflow/stages/llm"
 )
@@ -249,4 +250,39 @@ func (e *LocalExecutor) chatChoices(ctx context.Context, c llm.Client, t *Task) 
 			Synthetic: c.Synthetic()}
 	}
 	return out, nil
+}
+
+// notePlanChoice records, for a plan, the sample group of a call node whose
+// provider sends samples as n choices, so the estimate counts the group's
+// input (and its request) once, as the run will send it.
+func (w *walker) notePlanChoice(i int32, work *stages.Work) {
+	n := w.g.Nodes[i]
+	r := work.Call.Request
+	if r.Seed != nil || n.Spec.Item == "" || !w.batches(work.Call.Model.Provider) {
+		return
+	}
+	r.Sample = 0
+	k := sha256.Sum256(mustJSON(struct {
+		Inst, Item string
+		Deps       []int32
+		Req        llm.Request
+	}{n.Inst.Address, n.Spec.Item, n.Deps, r}))
+	w.errMu.Lock()
+	defer w.errMu.Unlock()
+	if w.choiceGroups == nil {
+		w.choiceGroups = map[int32][32]byte{}
+	}
+	w.choiceGroups[i] = k
+}
+
+// batches reports whether provider sends independent samples as n choices
+// (its n_choices setting).
+func (w *walker) batches(provider string) bool {
+	p := w.g.Exp.Providers[provider]
+	if p == nil {
+		return false
+	}
+	v, _ := p.Get("n_choices")
+	on, _ := v.(bool)
+	return on
 }

@@ -223,6 +223,7 @@ func (w *walker) planMiss(i int32, work *stages.Work, key string, parts []namedP
 		var exact bool
 		st.estIn, exact, st.estOut, st.estCost = estimateCallExact(work.Call.Model, work.Call.Request)
 		st.estApprox = !exact
+		w.notePlanChoice(i, work)
 	case work.Service != nil:
 		st.estIn, st.estCost = estimateService(work.Service)
 	}

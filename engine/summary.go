@@ -162,6 +162,9 @@ type Estimate struct {
 	// ApproxTokens says some input counts are approximations (4 bytes per
 	// token, or prompts not rendered yet); the rest are tokenizer counts.
 	ApproxTokens bool `json:"approx_tokens,omitempty"`
+	// Choices counts samples that ride along another's request as extra
+	// choices (n_choices): in no call count, their input not counted again.
+	Choices int `json:"choices,omitempty"`
 }
 
 // PlanSummary is `plan --json`.
@@ -278,6 +281,8 @@ func (w *walker) summarize() *Summary {
 func (w *walker) planSummary() *PlanSummary {
 	p := &PlanSummary{Stages: map[string]PlanCounts{}, Order: w.g.StageOrder()}
 	keys := map[string]bool{}
+	// Samples sent as n choices: one request per group, its input once.
+	choice := map[[32]byte]bool{}
 	for i, n := range w.g.Nodes {
 		if n.Inst.source {
 			continue
@@ -320,7 +325,20 @@ func (w *walker) planSummary() *PlanSummary {
 			if m := w.modelOfState(n, st); m != nil && !m.Priced {
 				unpriced = m.Address
 			}
+			repeat := false
+			if g, ok := w.choiceGroups[int32(i)]; ok {
+				repeat = choice[g]
+				choice[g] = true
+			}
 			for _, e := range []*Estimate{&p.Estimate, c.Estimate} {
+				if repeat {
+					// Another choice of a request counted already: its
+					// output only.
+					e.TokensOutput += st.estOut
+					e.CostUSD += cost(modelPrice(w.modelOfState(n, st)), 0, st.estOut)
+					e.Choices++
+					continue
+				}
 				if unpriced != "" && !containsString(e.Unpriced, unpriced) {
 					e.Unpriced = append(e.Unpriced, unpriced)
 				}
@@ -402,4 +420,11 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+func modelPrice(m *stages.Model) stages.Price {
+	if m == nil {
+		return stages.Price{}
+	}
+	return m.Price
 }

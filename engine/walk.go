@@ -51,12 +51,14 @@ type walker struct {
 	onResolve  func(i int32) // tests: the order nodes are resolved in
 	flights    flights
 	groups     map[int32]*sampleGroup // run only: samples sent as n choices (choices.go)
-	dmg        damage
-	writes     chan *writeJob // nil: write in place
-	writersWG  sync.WaitGroup
-	errMu      sync.Mutex
-	storeErr   error
-	down       map[string]string // providers unavailable for the rest of the run -> why
+	// choiceGroups maps, in a plan, a call node to its n-choices group.
+	choiceGroups map[int32][32]byte
+	dmg          damage
+	writes       chan *writeJob // nil: write in place
+	writersWG    sync.WaitGroup
+	errMu        sync.Mutex
+	storeErr     error
+	down         map[string]string // providers unavailable for the rest of the run -> why
 
 	growDiags  hcl.Diagnostics
 	mismatches []VerifyMismatch // verify only

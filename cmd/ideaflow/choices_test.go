@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
 )
 
@@ -79,6 +80,27 @@ func TestIndependentSamplesAsChoices(t *testing.T) {
 		}
 		return srv, exp, cacheDir
 	}
+	// The plan counts what the run will send: 4 requests with 5 choices
+	// each, every target's input once.
+	planDir := t.TempDir()
+	planExp := filepath.Join(planDir, "exp")
+	writeChoicesExperiment(t, planExp, "http://127.0.0.1:1", true)
+	empty, err := cache.Create(filepath.Join(planDir, "cache-unused"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty.Close()
+	code, stdout, stderr := cli(t, "plan", planExp, "--cache-dir", filepath.Join(planDir, "cache-unused"))
+	if !strings.Contains(stdout, "Estimate: 4 model calls (+16 samples as extra choices of those calls: n_choices)") {
+		t.Fatalf("plan with n_choices: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	writeChoicesExperiment(t, planExp, "http://127.0.0.1:1", false)
+	_, stdout2, _ := cli(t, "plan", planExp, "--cache-dir", filepath.Join(planDir, "cache-unused"))
+	if !strings.Contains(stdout2, "Estimate: 20 model calls,") {
+		t.Fatalf("plan without n_choices:\n%s", stdout2)
+	}
+	t.Logf("plan:\n%s\n%s", lastLines(stdout, 3), lastLines(stdout2, 3))
+
 	// 4 targets kept (one is dropped) x 5 samples.
 	single, _, _ := run(false)
 	batched, exp, cacheDir := run(true)
@@ -114,4 +136,12 @@ func TestIndependentSamplesAsChoices(t *testing.T) {
 	if ignoring.Count() != 4+16 {
 		t.Fatalf("an endpoint ignoring n: %d requests, want 20 (4 batched + 16 alone)", ignoring.Count())
 	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -322,6 +322,9 @@ func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary) {
 	if e.ServiceCalls > 0 {
 		services = fmt.Sprintf(", %d service calls", e.ServiceCalls)
 	}
+	if e.Choices > 0 {
+		services += fmt.Sprintf(" (+%d samples as extra choices of those calls: n_choices)", e.Choices)
+	}
 	fmt.Fprintf(w, "Estimate: %d model calls%s, ~%d input + ~%d output tokens, %s.\n",
 		e.LLMCalls, services, e.TokensInput, e.TokensOutput, costText(&e))
 	if e.LLMCalls > 0 {
@@ -367,6 +370,9 @@ func estimateText(e *engine.Estimate) string {
 		if e.LLMCalls == 0 {
 			calls = fmt.Sprintf("~%d service calls", e.ServiceCalls)
 		}
+	}
+	if e.Choices > 0 {
+		calls += fmt.Sprintf(" (+%d samples as extra choices)", e.Choices)
 	}
 	return fmt.Sprintf("%s, ~%d+%d tokens, %s", calls, e.TokensInput, e.TokensOutput, costText(e))
 }
