@@ -159,7 +159,7 @@ func TestSIGINTStopsCleanly(t *testing.T) {
 	if completed == 0 || completed >= totalRequests {
 		t.Fatalf("not interrupted part-way: %d of %d model nodes completed", completed, totalRequests)
 	}
-	before := srv.Count()
+	before := settledCount(srv)
 	if code, stdout, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
 		t.Fatalf("re-run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
