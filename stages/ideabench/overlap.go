@@ -215,8 +215,12 @@ func (o *overlapRater) rate(rec stages.In, idea string, index int) (*stages.Work
 	}
 	msgs := []llm.Message{{Role: "user", Content: userMessage(prompt, overlapSpec)}}
 	return &stages.Work{Call: &stages.Call{
-		Model:   o.judge,
-		Request: o.judge.Request(msgs, 0, overlapSpec),
+		Model: o.judge,
+		// The idea index is the sample index. The output records the index,
+		// so it must be key material: otherwise two equal ideas of a target
+		// (a generator at temperature 0) share one cached rating and the
+		// second reads the first's idea_index.
+		Request: o.judge.Request(msgs, index, overlapSpec),
 		Output: func(a *format.Answer) ([]byte, error) {
 			return marshal(OverlapOutput{Rating: a.Rating, Explanation: a.Explanation, IdeaIndex: index})
 		},
