@@ -16,6 +16,9 @@ func init() {
 	stages.Register(insightType{})
 	stages.Register(similarityType{})
 	stages.Register(similarityScoreType{})
+	stages.Register(extractType{})
+	stages.Register(overlapType{})
+	stages.Register(overlapScoreType{})
 }
 
 // Errors about one parameter are *stages.ParamError, so the engine can point

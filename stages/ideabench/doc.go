@@ -5,6 +5,13 @@
 //	generate_ideas     model, one node per target x sample (or per target in batch mode)
 //	rank_ideas         model, one node per target x permutation: listwise ranking
 //	insight_score      pure, one aggregate node: the Insight Score
+//	similarity         per target: rouge_l scores, or embeddings of the texts
+//	similarity_score   pure, one aggregate node: best-of-n similarity
+//	extract_idea       per target: the dataset's idea (pure), else a model call
+//	                   stating the abstract's idea without its results
+//	overlap_rating     model, one node per target (the most similar idea, with
+//	                   similarity) or per generate_ideas node: 0-10 overlap
+//	overlap_score      pure, one aggregate node: mean, median, p80 overlap
 //
 // # Prompt templates
 //
@@ -32,7 +39,11 @@
 //	.Letters     the letters in use, e.g. "ABCD"
 //	.N           the number of generated ideas (candidates = N+1)
 //
-// Both stages append the answer-format instructions of the expected answer
+// extract_idea renders `prompt` with .Title, .Abstract and .Domain;
+// overlap_rating renders `prompt` with .Idea (the generated idea) and
+// .Abstract (the target's).
+//
+// The model stages append the answer-format instructions of the expected answer
 // (format.Instructions) after the rendered prompt, so a custom template only
 // has to say what to do, not how to lay out the answer.
 package ideabench

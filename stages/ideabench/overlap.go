@@ -1,0 +1,339 @@
+package ideabench
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/format"
+	"github.com/ideaflow/ideaflow/stages/llm"
+	"github.com/ideaflow/ideaflow/stages/stats"
+)
+
+// The paper's idea overlap is two stages, like similarity, because a report
+// column is an instance with one node and a node never reads its own
+// instance's nodes:
+//
+//	overlap_rating  per target: a judge rates 0-10 the overlap between the
+//	                target abstract and a generated idea. With similarity
+//	                set, one node per target rates the most similar idea
+//	                (the paper); unset, one node per generate_ideas node
+//	                rates each idea.
+//	overlap_score   one aggregate node: mean, median and p80 of the
+//	                per-target ratings.
+
+// Overlap ratings are on the paper's 0-10 scale.
+const (
+	overlapMin = 0
+	overlapMax = 10
+)
+
+type overlapType struct{}
+
+func (overlapType) Name() string    { return "overlap_rating" }
+func (overlapType) Version() string { return "1" }
+
+func (overlapType) Params() []stages.Param {
+	return []stages.Param{
+		{Name: "ideas", Kind: stages.Input, Required: true, Accepts: []string{"generate_ideas"}, Doc: "the generated ideas of each target (and, through their dataset, the target abstract)"},
+		{Name: "judge", Kind: stages.ModelRef, Required: true, Doc: "the model that rates the overlap"},
+		{Name: "similarity", Kind: stages.Input, Accepts: []string{"similarity"}, Doc: "the similarity of the same ideas: only each target's most similar idea is rated (the paper); unset: every idea is rated"},
+		{Name: "score", Kind: stages.String, Default: "f1", Doc: `the similarity score that picks the most similar idea: "f1", "precision" or "recall" (embedding's cosine is all three)`},
+		{Name: "prompt", Kind: stages.Template, Default: DefaultOverlapPrompt, Doc: "rating prompt template (data: .Idea .Abstract)"},
+	}
+}
+
+// OverlapData is the template data of the overlap_rating prompt.
+type OverlapData struct {
+	Idea, Abstract string
+}
+
+// OverlapOutput is an overlap_rating node's output. IdeaIndex indexes the
+// target's ideas in the order of its generate_ideas nodes and their ideas.
+type OverlapOutput struct {
+	Rating      int    `json:"rating"`
+	Explanation string `json:"explanation"`
+	IdeaIndex   int    `json:"idea_index"`
+}
+
+var droppedOverlap = []byte(`{"dropped":true}`)
+
+var overlapSpec = format.Spec{Kind: format.Rating, Min: overlapMin, Max: overlapMax}
+
+type overlapRater struct {
+	judge      *stages.Model
+	score      string
+	prompt     string
+	promptName string
+}
+
+func (overlapType) Layout(inst *stages.Instance) ([]stages.Node, error) {
+	p := inst.Params
+	o := &overlapRater{judge: p.Model("judge"), score: p.String("score"), prompt: p.String("prompt"), promptName: inst.Address + " prompt"}
+	ideas, err := requireInput(p, "ideas")
+	if err != nil {
+		return nil, err
+	}
+	if o.judge == nil {
+		return nil, stages.ParamErrorf("judge", "judge is required")
+	}
+	if err := oneOf("score", o.score, "f1", "precision", "recall"); err != nil {
+		return nil, err
+	}
+	if _, err := render("prompt", o.promptName, o.prompt, &OverlapData{Idea: "An idea.", Abstract: "An abstract."}); err != nil {
+		return nil, err
+	}
+	target := ideas.Source
+	if target == nil {
+		return nil, stages.ParamErrorf("ideas", "ideas (%s) has no source dataset to take the target abstracts from", ideas.Address)
+	}
+	sim := p.Input("similarity")
+	if sim != nil && sim.Source != nil && sim.Source.Address != target.Address {
+		return nil, stages.ParamErrorf("similarity", "similarity (%s) scores targets of %s, but ideas are for %s; it must score the same ideas", sim.Address, sim.Source.Address, target.Address)
+	}
+	var nodes []stages.Node
+	for _, item := range ideas.Items() {
+		tn := target.ItemNodes(item)
+		if len(tn) != 1 {
+			return nil, stages.ParamErrorf("ideas", "the target dataset (%s) has %d records for item %q; need exactly one", target.Address, len(tn), item)
+		}
+		rec := stages.Dep{Input: target.Address, Index: tn[0]}
+		idx := ideas.ItemNodes(item)
+		if sim == nil {
+			for k, i := range idx {
+				nodes = append(nodes, stages.Node{Item: item, Slot: k, Label: fmt.Sprintf("idea %d", k),
+					Deps: []stages.Dep{rec, {Input: "ideas", Index: i}}, Prepare: o.prepareEach(k)})
+			}
+			continue
+		}
+		// rouge_l: one node per target; bertscore and embedding: the
+		// reference, then one node per generate_ideas node.
+		sn := sim.ItemNodes(item)
+		if len(sn) != 1 && len(sn) != 1+len(idx) {
+			return nil, stages.ParamErrorf("similarity", "similarity (%s) has %d nodes for item %q, where ideas has %d; it must score the same ideas", sim.Address, len(sn), item, len(idx))
+		}
+		deps := make([]stages.Dep, 0, 1+len(idx)+len(sn))
+		deps = append(deps, rec)
+		for _, i := range idx {
+			deps = append(deps, stages.Dep{Input: "ideas", Index: i})
+		}
+		for _, i := range sn {
+			deps = append(deps, stages.Dep{Input: "similarity", Index: i})
+		}
+		nodes = append(nodes, stages.Node{Item: item, Label: "most similar", Deps: deps, Prepare: o.prepareMostSimilar})
+	}
+	return nodes, nil
+}
+
+// prepareEach rates the idea of the item's k-th generate_ideas node. in
+// holds the target record and that node.
+func (o *overlapRater) prepareEach(k int) func([]stages.In) (*stages.Work, error) {
+	return func(in []stages.In) (*stages.Work, error) {
+		item := in[0].Node.Item
+		ideas, isDropped, err := decodeIdeas(in[1].Output)
+		if err != nil {
+			return nil, fmt.Errorf("decode ideas of %q: %w", item, err)
+		}
+		if isDropped {
+			return dropped(droppedOverlap, "ideas"), nil
+		}
+		if len(ideas) != 1 {
+			return nil, stages.ParamErrorf("similarity", "a generate_ideas node of %q holds %d ideas (batch mode); without similarity, overlap_rating rates the one idea of each node: set similarity to rate the most similar", item, len(ideas))
+		}
+		return o.rate(in[0], ideas[0], k)
+	}
+}
+
+// prepareMostSimilar rates the item's idea that similarity scores highest.
+// in holds the target record, the item's generate_ideas nodes, then its
+// similarity nodes.
+func (o *overlapRater) prepareMostSimilar(in []stages.In) (*stages.Work, error) {
+	item := in[0].Node.Item
+	var ideas []string
+	it := &simItem{id: item}
+	for _, x := range in[1:] {
+		switch x.Input {
+		case "ideas":
+			got, isDropped, err := decodeIdeas(x.Output)
+			if err != nil {
+				return nil, fmt.Errorf("decode ideas of %q: %w", item, err)
+			}
+			if isDropped {
+				return dropped(droppedOverlap, "ideas"), nil
+			}
+			ideas = append(ideas, got...)
+		case "similarity":
+			var n simNode
+			if err := json.Unmarshal(x.Output, &n); err != nil {
+				return nil, fmt.Errorf("decode similarity of %q: %w", item, err)
+			}
+			if n.Dropped {
+				return dropped(droppedOverlap, "ideas"), nil
+			}
+			it.nodes = append(it.nodes, &n)
+		}
+	}
+	scores, err := (&scorer{score: o.score}).itemScores(it, nil)
+	if err != nil {
+		return nil, fmt.Errorf("similarity of %q: %w", item, err)
+	}
+	if len(scores) != len(ideas) {
+		return nil, stages.ParamErrorf("similarity", "similarity scores %d ideas of %q, but ideas gives %d; it must score the same ideas (and not the upper limit)", len(scores), item, len(ideas))
+	}
+	best := mostSimilar(scores)
+	if best < 0 {
+		return nil, fmt.Errorf("item %q has no similarity score to pick an idea by", item)
+	}
+	return o.rate(in[0], ideas[best], best)
+}
+
+// mostSimilar returns the index of the highest score, the first on a tie;
+// NaN scores never win. It returns -1 when no score is a number.
+func mostSimilar(scores []float64) int {
+	best, at := math.Inf(-1), -1
+	for i, v := range scores {
+		if v > best || (at < 0 && v == best) {
+			best, at = v, i
+		}
+	}
+	return at
+}
+
+// rate asks the judge about idea, the index-th of the target in rec.
+func (o *overlapRater) rate(rec stages.In, idea string, index int) (*stages.Work, error) {
+	r, err := decodeRecord(rec.Output)
+	if err != nil {
+		return nil, fmt.Errorf("decode target %q: %w", rec.Node.Item, err)
+	}
+	if r.abstract == "" {
+		return nil, fmt.Errorf("target %q has no abstract to compare with", rec.Node.Item)
+	}
+	prompt, err := render("prompt", o.promptName, o.prompt, &OverlapData{Idea: idea, Abstract: r.abstract})
+	if err != nil {
+		return nil, err
+	}
+	msgs := []llm.Message{{Role: "user", Content: userMessage(prompt, overlapSpec)}}
+	return &stages.Work{Call: &stages.Call{
+		Model: o.judge,
+		// The idea index is the sample index. The output records the index,
+		// so it must be key material: otherwise two equal ideas of a target
+		// (a generator at temperature 0) share one cached rating and the
+		// second reads the first's idea_index.
+		Request: o.judge.Request(msgs, index, overlapSpec),
+		Output: func(a *format.Answer) ([]byte, error) {
+			return marshal(OverlapOutput{Rating: a.Rating, Explanation: a.Explanation, IdeaIndex: index})
+		},
+	}}, nil
+}
+
+type overlapScoreType struct{}
+
+func (overlapScoreType) Name() string    { return "overlap_score" }
+func (overlapScoreType) Version() string { return "1" }
+
+func (overlapScoreType) Params() []stages.Param {
+	return []stages.Param{
+		{Name: "ratings", Kind: stages.Input, Required: true, Accepts: []string{"overlap_rating"}, Doc: "the overlap ratings to summarise"},
+	}
+}
+
+func (overlapScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) {
+	ratings, err := requireInput(inst.Params, "ratings")
+	if err != nil {
+		return nil, err
+	}
+	deps := make([]stages.Dep, len(ratings.Nodes))
+	for i := range ratings.Nodes {
+		deps[i] = stages.Dep{Input: "ratings", Index: i}
+	}
+	return []stages.Node{{Deps: deps, AllowMissing: true, Prepare: func(in []stages.In) (*stages.Work, error) {
+		return &stages.Work{Compute: func() ([]byte, error) {
+			s, err := OverlapScore(in)
+			if err != nil {
+				return nil, err
+			}
+			return marshal(s)
+		}}, nil
+	}}}, nil
+}
+
+// OverlapScore summarises overlap_rating outputs. A target's rating is its
+// one rating (the most similar idea's) or, when every idea was rated, the
+// highest. Then
+//
+//	Value = mean over rated targets of their rating
+//
+// with Extra "median" and "p80" (the 80th percentile the paper's tables
+// report, by linear interpolation) and "dropped" (targets dropped for too
+// few references, excluded). A target any rating of which failed or was
+// skipped counts in Missing.
+func OverlapScore(in []stages.In) (*stages.Score, error) {
+	type acc struct {
+		best           int
+		rated          bool
+		missing, dropd bool
+	}
+	var order []string
+	byItem := map[string]*acc{}
+	for _, x := range in {
+		item := x.Node.Item
+		a := byItem[item]
+		if a == nil {
+			a = &acc{}
+			byItem[item] = a
+			order = append(order, item)
+		}
+		if x.Output == nil {
+			a.missing = true
+			continue
+		}
+		var r struct {
+			OverlapOutput
+			Dropped bool `json:"dropped"`
+		}
+		if err := json.Unmarshal(x.Output, &r); err != nil {
+			return nil, fmt.Errorf("decode overlap rating of %q: %w", item, err)
+		}
+		if r.Dropped {
+			a.dropd = true
+			continue
+		}
+		if r.Rating < overlapMin || r.Rating > overlapMax {
+			return nil, fmt.Errorf("overlap rating of %q is %d; want %d..%d", item, r.Rating, overlapMin, overlapMax)
+		}
+		if !a.rated || r.Rating > a.best {
+			a.best = r.Rating
+		}
+		a.rated = true
+	}
+	s := &stages.Score{PerItem: map[string]float64{}}
+	dropped := 0
+	var values []float64
+	for _, item := range order {
+		switch a := byItem[item]; {
+		case a.dropd:
+			dropped++
+		case a.missing:
+			s.Missing++
+		default:
+			s.PerItem[item] = float64(a.best)
+			values = append(values, float64(a.best))
+		}
+	}
+	s.Count = len(values)
+	s.Extra = map[string]float64{"dropped": float64(dropped)}
+	if s.Count == 0 {
+		return s, nil
+	}
+	var err error
+	if s.Value, err = stats.Mean(values); err != nil {
+		return nil, err
+	}
+	for name, p := range map[string]float64{"median": 50, "p80": 80} {
+		if s.Extra[name], err = stats.Percentile(values, p); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
