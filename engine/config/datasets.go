@@ -34,10 +34,68 @@ func (l *loader) evalDataset(d *decl) {
 	ds.IDField, _ = l.str(a, "id_field", nil)
 	// A limit past what node indexes can count (int32 in the graph) is a typo.
 	ds.Limit, _ = l.intIn(a, "limit", nil, 0, math.MaxInt32)
+	l.evalSelection(a, ds)
 	l.exp.Datasets[d.name] = ds
 	l.values.ns["dataset"][d.name] = cty.ObjectVal(map[string]cty.Value{
 		refAttr: cty.StringVal(d.addr), "name": cty.StringVal(d.name),
 	})
+}
+
+// maxDatasetReferences bounds min_references: far past any paper's
+// reference list, so only a typo meets it (filter_references' bound too).
+const maxDatasetReferences = 100_000
+
+// evalSelection reads the attributes that join references to the targets and
+// select among them. Each is refused at its attribute for a format it means
+// nothing to, rather than ignored: a min_references on a generic CSV would
+// otherwise keep every row and look applied.
+func (l *loader) evalSelection(a hcl.Attributes, ds *Dataset) {
+	ideabench := strings.HasPrefix(ds.Format, "ideabench")
+	if refs, ok := l.str(a, "references", nil); ok && refs != "" {
+		at := a["references"].Expr.Range().Ptr()
+		ext := strings.ToLower(filepath.Ext(refs))
+		switch {
+		case ds.Format != "ideabench-targets-csv":
+			l.errorf(at, "references needs format ideabench-targets-csv",
+				"A references file is joined to the published target list (format \"ideabench-targets-csv\"); format %q carries its references in each record. Remove references, or change the format.", ds.Format)
+		case ext != ".csv" && ext != ".jsonl":
+			l.errorf(at, "Unknown references file type",
+				"A references file is read by its extension, .csv or .jsonl; %q has neither. Rename the file.", refs)
+		default:
+			ds.Select.References = refs
+			if !filepath.IsAbs(refs) {
+				ds.Select.References = filepath.Join(l.exp.Dir, refs)
+			}
+			if _, err := os.Stat(ds.Select.References); err != nil {
+				l.errorf(at, "References file not found",
+					"No file exists at %q (paths are relative to the experiment folder). Fix the path or add the file.", refs)
+			}
+		}
+	}
+	if n, ok := l.intIn(a, "min_references", nil, 0, maxDatasetReferences); ok && n > 0 {
+		if !ideabench {
+			l.errorf(a["min_references"].Expr.Range().Ptr(), "min_references needs an IdeaBench format",
+				"min_references counts each target's references; format %q has none. Remove min_references, or use format \"ideabench\" or \"ideabench-targets-csv\" with references.", ds.Format)
+		}
+		ds.Select.MinReferences = n
+	}
+	ds.Select.Sample, _ = l.intIn(a, "sample", nil, 0, math.MaxInt32)
+	ds.Select.SampleSeed, _ = l.intIn(a, "sample_seed", nil, 0, math.MaxInt32)
+	if _, ok := a["sample_seed"]; ok && ds.Select.Sample == 0 {
+		l.diags = append(l.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "sample_seed without sample",
+			Detail:   "sample_seed chooses the items sample = k keeps; without sample every item is kept. Add sample = k, or remove sample_seed.",
+			Subject:  a["sample_seed"].Expr.Range().Ptr(),
+		})
+	}
+}
+
+// options are the dataset's load options.
+func (d *Dataset) options() datasets.Options {
+	o := d.Select
+	o.IDField, o.Limit = d.IDField, d.Limit
+	return o
 }
 
 // checkDatasets gives each stage that checks its params against its
@@ -73,12 +131,20 @@ func (l *loader) checkDatasets() {
 				if pr, ok := inst.ParamRanges[pe.Param]; ok {
 					r = pr
 				}
-				l.diags = append(l.diags, &hcl.Diagnostic{
+				d := &hcl.Diagnostic{
 					Severity: hcl.DiagWarning,
 					Summary:  fmt.Sprintf("%s matches nothing in %s", pe.Param, ref.Address),
 					Detail:   fmt.Sprintf("%s: %s. Use one of those values, or \"\" for any.", inst.Address, pe.Err),
 					Subject:  &r,
-				})
+				}
+				if pe.Param == p.Name {
+					// A complaint about the dataset itself, not a value
+					// checked against it: the stage's message says what
+					// to do.
+					d.Summary = fmt.Sprintf("%s cannot feed %s", ref.Address, inst.Block)
+					d.Detail = fmt.Sprintf("%s: %s: %s.", inst.Address, ref.Address, pe.Err)
+				}
+				l.diags = append(l.diags, d)
 			}
 		}
 	}

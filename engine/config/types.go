@@ -53,11 +53,14 @@ type Provider struct {
 
 // Dataset is a dataset block.
 type Dataset struct {
-	Name      string
-	Format    string
-	Path      string // absolute
-	IDField   string
-	Limit     int
+	Name    string
+	Format  string
+	Path    string // absolute
+	IDField string
+	Limit   int
+	// Select holds the load options past IDField and Limit (the references
+	// file, min_references, sample), as engine/config/datasets.go reads them.
+	Select    datasets.Options
 	DeclRange hcl.Range
 
 	once  sync.Once
@@ -69,7 +72,7 @@ type Dataset struct {
 // engine's layout read the same load.
 func (d *Dataset) Items() ([]datasets.Item, error) {
 	d.once.Do(func() {
-		d.items, d.err = datasets.Load(d.Format, d.Path, datasets.Options{IDField: d.IDField, Limit: d.Limit})
+		d.items, d.err = datasets.Load(d.Format, d.Path, d.options())
 	})
 	return d.items, d.err
 }

@@ -32,6 +32,16 @@ type Options struct {
 	// Limit keeps only the first Limit items (0: all). Items past the limit are
 	// not read, so their errors are not reported.
 	Limit int
+	// References is a references file (CSV or JSONL, by extension) joined
+	// to the targets of an ideabench-targets-csv dataset; see
+	// referenceColumns. "": none.
+	References string
+	// MinReferences keeps only targets with at least this many references
+	// (IdeaBench formats; 0: all).
+	MinReferences int
+	// Sample keeps a seeded random sample of this many items (0: all);
+	// SampleSeed chooses it (see sampleItems).
+	Sample, SampleSeed int
 }
 
 func (o Options) idField() string {
@@ -80,8 +90,19 @@ func Read(format, name string, r io.Reader, opts Options) ([]Item, error) {
 	if !ok {
 		return nil, unknownFormat(format)
 	}
-	if opts.Limit < 0 {
-		return nil, fmt.Errorf("%s: limit %d is negative", name, opts.Limit)
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"limit", opts.Limit}, {"min_references", opts.MinReferences}, {"sample", opts.Sample}} {
+		if n.v < 0 {
+			return nil, fmt.Errorf("%s: %s %d is negative", name, n.name, n.v)
+		}
+	}
+	if opts.References != "" && format != "ideabench-targets-csv" {
+		return nil, fmt.Errorf("%s: references joins a references file to format ideabench-targets-csv, not %s", name, format)
+	}
+	if opts.MinReferences > 0 && !strings.HasPrefix(format, "ideabench") {
+		return nil, fmt.Errorf("%s: min_references counts the references of IdeaBench targets; format %s has none", name, format)
 	}
 	cr := newCheckedReader(name, r)
 	items, err := read(name, cr, opts)
@@ -96,7 +117,26 @@ func Read(format, name string, r io.Reader, opts Options) ([]Item, error) {
 	if len(items) == 0 {
 		return nil, fmt.Errorf("%s: no items", name)
 	}
-	return items, nil
+	return selectItems(name, items, opts)
+}
+
+// selectItems applies what a dataset keeps beyond the file's first limit
+// items, in this order: the references joined, the targets with at least
+// min_references, a sample of those. The selection is part of what the
+// dataset yields, so changing it changes the items and the keys downstream.
+func selectItems(name string, items []Item, opts Options) ([]Item, error) {
+	var err error
+	if opts.References != "" {
+		if items, err = joinReferences(name, items, opts.References); err != nil {
+			return nil, err
+		}
+	}
+	if opts.MinReferences > 0 {
+		if items, err = keepMinReferences(name, items, opts.MinReferences); err != nil {
+			return nil, err
+		}
+	}
+	return sampleItems(items, opts.Sample, opts.SampleSeed), nil
 }
 
 func unknownFormat(format string) error {

@@ -33,6 +33,10 @@ var Attributes = []Field{
 	{Name: "path", Type: "string", Required: true, Doc: "the file, relative to the experiment folder"},
 	{Name: "id_field", Type: "string", Doc: `jsonl and csv: the field or column holding each item's id (default "id"); the IdeaBench formats have a fixed one`},
 	{Name: "limit", Type: "number (whole)", Doc: "keep only the first limit items (0: all); items past it are not read"},
+	{Name: "references", Type: "string", Doc: "ideabench-targets-csv: a references file (.csv or .jsonl, relative to the experiment folder) joined to the targets by its target_id column; see that format"},
+	{Name: "min_references", Type: "number (whole)", Doc: "IdeaBench formats: keep only targets with at least this many references (0: all; the paper's ablation: 15). Applied after limit and references"},
+	{Name: "sample", Type: "number (whole)", Doc: "keep a seeded random sample of this many items (0: all), after min_references: the items with the lowest SHA-256 of sample_seed (decimal), a NUL byte and the item id, in file order; a new item changes at most one member"},
+	{Name: "sample_seed", Type: "number (whole)", Doc: "the seed of sample (default 0)"},
 }
 
 // paperFields are the fields of a Paper record (formats ideabench and
@@ -63,16 +67,20 @@ var formatDocs = map[string]FormatDoc{
 	},
 	"ideabench-targets-csv": {
 		Name: "ideabench-targets-csv",
-		Doc:  "The target list IdeaBench publishes, as CSV with a header row. It carries no references; other columns are ignored.",
-		ID:   "the paperId column",
-		Columns: []Field{
+		Doc: "The target list IdeaBench publishes, as CSV with a header row; other columns are ignored. " +
+			"It carries no references, so filter_references has nothing to keep until the dataset's references attribute joins a references file: " +
+			"one row (CSV) or JSON object per line (.jsonl) per target and reference, with Semantic Scholar's reference fields and target_id, the target's paperId. " +
+			"In a CSV, lists are Python literals as pandas writes them (['Review', 'JournalArticle'], [], None); in JSONL, JSON arrays or null. " +
+			"A row's references keep file order; rows of targets not loaded are skipped.",
+		ID: "the paperId column",
+		Columns: append([]Field{
 			{Name: "paperId", Type: "string", Required: true, Doc: "becomes id"},
 			{Name: "title", Type: "string", Required: true, Doc: "becomes title"},
 			{Name: "abstract", Type: "string", Required: true, Doc: "becomes abstract (a row needs an abstract or an abstract_summary)"},
 			{Name: "year", Type: "number (whole)", Doc: "becomes year; empty cells are allowed"},
 			{Name: "abstract_summary", Type: "string", Doc: "becomes idea: the paper's extracted research idea"},
-		},
-		Fields: []Field{paperFields[0], paperFields[1], paperFields[2], paperFields[3], paperFields[4]},
+		}, refFileColumns()...),
+		Fields: append([]Field{paperFields[0], paperFields[1], paperFields[2], paperFields[3], paperFields[4]}, paperFields[6:]...),
 	},
 	"jsonl": {
 		Name: "jsonl",
@@ -85,6 +93,17 @@ var formatDocs = map[string]FormatDoc{
 		Doc:  "Any records, as CSV with a header row. The record is an object of column name -> cell text: every value is a string.",
 		ID:   "the id_field column (default \"id\")",
 	},
+}
+
+// refFileColumns documents the references file's columns beside the
+// targets file's, named as such.
+func refFileColumns() []Field {
+	out := make([]Field, len(referenceColumns))
+	for i, c := range referenceColumns {
+		c.Name = "references file: " + c.Name
+		out[i] = c
+	}
+	return out
 }
 
 // Docs returns the documentation of every format Load understands, in the

@@ -1,8 +1,13 @@
 package ideabench
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"math"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/ideaflow/ideaflow/stages"
@@ -28,18 +33,21 @@ func (filterType) Version() string { return "2" } // 2: the target is passed on 
 func (filterType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "dataset", Kind: stages.Input, Required: true, Accepts: []string{"dataset"}, Doc: "the target papers (format ideabench)"},
-		{Name: "mode", Kind: stages.String, Default: "filtered", Doc: `"filtered" (the paper's filter) or "all" (high resource: every reference with an abstract)`},
+		{Name: "mode", Kind: stages.String, Default: "filtered", Doc: `"filtered" (the paper's filter), "all" (high resource: every reference with an abstract) or "random" (the paper's random-filtering baseline: limit references drawn by seed from those with an abstract; the citation, type and intent filters do not apply)`},
 		{Name: "min_citations", Kind: stages.Int, Default: 5, Min: 0, Max: maxCitations, Doc: "drop references cited fewer times"},
 		{Name: "exclude_types", Kind: stages.StringList, Default: DefaultExcludeTypes, Doc: "drop references with any of these publication types"},
 		{Name: "require_intent", Kind: stages.String, Default: "background", Doc: `keep only references cited with this intent; "" keeps any`},
 		{Name: "limit", Kind: stages.Int, Default: 0, Min: 0, Max: maxReferences, Doc: "keep at most this many references, in dataset order (0: no limit; the paper's low resource: 5)"},
 		{Name: "min_references", Kind: stages.Int, Default: 3, Min: 0, Max: maxReferences, Doc: "drop targets left with fewer references"},
+		{Name: "seed", Kind: stages.Int, Default: 0, Min: 0, Max: math.MaxInt32, Doc: `mode = "random": chooses the draw; each target's draw depends on the seed, the target id and its references alone`},
 	}
 }
 
 // filterSettings are a filter_references instance's decoded params.
 type filterSettings struct {
 	All           bool
+	Random        bool
+	Seed          int
 	MinCitations  int
 	ExcludeTypes  []string
 	RequireIntent string
@@ -49,11 +57,13 @@ type filterSettings struct {
 
 func decodeFilter(p stages.Params) (*filterSettings, error) {
 	mode := p.String("mode")
-	if err := oneOf("mode", mode, "filtered", "all"); err != nil {
+	if err := oneOf("mode", mode, "filtered", "all", "random"); err != nil {
 		return nil, err
 	}
 	s := &filterSettings{
 		All:           mode == "all",
+		Random:        mode == "random",
+		Seed:          p.Int("seed"),
 		MinCitations:  p.Int("min_citations"),
 		ExcludeTypes:  p.Strings("exclude_types"),
 		RequireIntent: p.String("require_intent"),
@@ -67,6 +77,9 @@ func decodeFilter(p stages.Params) (*filterSettings, error) {
 		return nil, stages.ParamErrorf("limit", "limit = %d must not be negative (0 means no limit)", s.Limit)
 	case s.MinReferences < 0:
 		return nil, stages.ParamErrorf("min_references", "min_references = %d must not be negative", s.MinReferences)
+	case s.Random && s.Limit == 0:
+		// Drawing "all" of them at random is mode = "all" in another order.
+		return nil, stages.ParamErrorf("limit", `mode = "random" draws limit references, so limit must be at least 1 (the paper's low resource: 5); for every reference use mode = "all"`)
 	case s.Limit > 0 && s.Limit < s.MinReferences:
 		// Blamed on limit: min_references is the paper's rule, limit the knob
 		// a researcher turns for the low-resource setting.
@@ -79,15 +92,32 @@ func decodeFilter(p stages.Params) (*filterSettings, error) {
 // record.
 const intentField = "references.intents"
 
-func (filterType) DatasetFields() []string { return []string{intentField} }
+// refIDField is every reference id: none at all means no target has a
+// reference.
+const refIDField = "references.id"
+
+func (filterType) DatasetFields() []string { return []string{intentField, refIDField} }
 
 // CheckDataset warns about a require_intent no reference carries: a misspelt
 // "backgorund" would keep no reference, drop every target and still exit 0.
 // A dataset with no intents at all (the published target list) says nothing
 // about the spelling, so it passes.
+//
+// A dataset of which no target has a reference (the published target list
+// alone) is named at dataset: every target would be dropped, or with
+// min_references = 0 generate from nothing, and the run would still exit 0
+// with nothing scored.
 func (filterType) CheckDataset(p stages.Params, values map[string][]string) []*stages.ParamError {
+	if len(values[refIDField]) == 0 {
+		what := "every target would be dropped at min_references and nothing generated or scored"
+		if p.Int("min_references") == 0 {
+			what = "every target would go to generation with no references"
+		}
+		return []*stages.ParamError{stages.ParamErrorf("dataset",
+			`no target in it has any reference, so %s. Give the targets references: a references file joined to the target list (references = "refs.csv" on the ideabench-targets-csv dataset, one row per target and reference with a target_id column), or format = "ideabench" with each target's references in its JSONL record`, what).(*stages.ParamError)}
+	}
 	want, have := p.String("require_intent"), values[intentField]
-	if want == "" || p.String("mode") == "all" || len(have) == 0 || containsFold(have, want) {
+	if want == "" || p.String("mode") != "filtered" || len(have) == 0 || containsFold(have, want) {
 		return nil
 	}
 	return []*stages.ParamError{stages.ParamErrorf("require_intent",
@@ -149,6 +179,9 @@ func (s *filterSettings) apply(p *datasets.Paper) *FilterOutput {
 		Target:     Target{ID: p.ID, Keywords: p.Keywords},
 		References: []Ref{},
 	}
+	if s.Random {
+		return s.draw(p, out)
+	}
 	kept := 0
 	for i := range p.References {
 		r := &p.References[i]
@@ -165,6 +198,40 @@ func (s *filterSettings) apply(p *datasets.Paper) *FilterOutput {
 		// The reason names only what decided the drop, not the limit, so that
 		// changing the limit leaves a dropped target's output unchanged.
 		out.Reason = fmt.Sprintf("%d of %d references kept, fewer than min_references = %d", kept, len(p.References), s.MinReferences)
+	}
+	return out
+}
+
+// draw is mode = "random": of the references with an abstract, the limit
+// whose SHA-256 of (seed in decimal, NUL, target id, NUL, position in the
+// target's reference list in decimal, NUL, reference id) is lowest, passed on
+// in dataset order. A target's draw depends on the seed, its id and its own
+// references alone, so adding targets or other instances changes none.
+func (s *filterSettings) draw(p *datasets.Paper, out *FilterOutput) *FilterOutput {
+	type cand struct {
+		i    int
+		hash [32]byte
+	}
+	var cands []cand
+	prefix := strconv.Itoa(s.Seed) + "\x00" + p.ID + "\x00"
+	for i := range p.References {
+		r := &p.References[i]
+		if strings.TrimSpace(r.Abstract) == "" {
+			continue
+		}
+		cands = append(cands, cand{i, sha256.Sum256([]byte(prefix + strconv.Itoa(i) + "\x00" + r.ID))})
+	}
+	if len(cands) < s.MinReferences {
+		out.Dropped = true
+		out.Reason = fmt.Sprintf("%d of %d references have an abstract, fewer than min_references = %d", len(cands), len(p.References), s.MinReferences)
+		return out
+	}
+	sort.Slice(cands, func(a, b int) bool { return bytes.Compare(cands[a].hash[:], cands[b].hash[:]) < 0 })
+	cands = cands[:min(s.Limit, len(cands))]
+	sort.Slice(cands, func(a, b int) bool { return cands[a].i < cands[b].i })
+	for _, c := range cands {
+		r := &p.References[c.i]
+		out.References = append(out.References, Ref{ID: r.ID, Title: r.Title, Abstract: r.Abstract})
 	}
 	return out
 }

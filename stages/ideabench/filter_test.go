@@ -120,7 +120,9 @@ func TestFilterParamErrors(t *testing.T) {
 		param  string
 		want   string
 	}{
-		{stages.Params{"mode": "some"}, "mode", `mode = "some" is not one of "filtered", "all"`},
+		{stages.Params{"mode": "some"}, "mode", `mode = "some" is not one of "filtered", "all", "random"`},
+		{stages.Params{"mode": "random"}, "limit", `mode = "random" draws limit references, so limit must be at least 1 (the paper's low resource: 5); for every reference use mode = "all"`},
+		{stages.Params{"mode": "random", "limit": 2}, "limit", "limit = 2 is below min_references = 3, so every target would be dropped"},
 		{stages.Params{"min_citations": -1}, "min_citations", "min_citations = -1 must not be negative"},
 		{stages.Params{"limit": -2}, "limit", "limit = -2 must not be negative (0 means no limit)"},
 		{stages.Params{"min_references": -1}, "min_references", "min_references = -1 must not be negative"},
@@ -175,7 +177,9 @@ func TestFilterLayoutAndOutput(t *testing.T) {
 }
 
 func TestFilterCheckDataset(t *testing.T) {
-	intents := map[string][]string{intentField: {"background", "methodology", "result"}}
+	intents := map[string][]string{intentField: {"background", "methodology", "result"}, refIDField: {"r1"}}
+	noRefs := map[string][]string{intentField: {}, refIDField: {}}
+	const getRefs = `Give the targets references: a references file joined to the target list (references = "refs.csv" on the ideabench-targets-csv dataset, one row per target and reference with a target_id column), or format = "ideabench" with each target's references in its JSONL record`
 	tests := []struct {
 		name   string
 		params stages.Params
@@ -188,7 +192,12 @@ func TestFilterCheckDataset(t *testing.T) {
 		{"case differs", stages.Params{"require_intent": "Background"}, intents, ""},
 		{"any intent", stages.Params{"require_intent": ""}, intents, ""},
 		{"mode all ignores intents", stages.Params{"require_intent": "backgorund", "mode": "all"}, intents, ""},
-		{"dataset without intents", stages.Params{"require_intent": "backgorund"}, map[string][]string{intentField: {}}, ""},
+		{"mode random ignores intents", stages.Params{"require_intent": "backgorund", "mode": "random"}, intents, ""},
+		{"dataset without intents", stages.Params{"require_intent": "backgorund"}, map[string][]string{intentField: {}, refIDField: {""}}, ""},
+		{"no references", stages.Params{}, noRefs,
+			"dataset: no target in it has any reference, so every target would be dropped at min_references and nothing generated or scored. " + getRefs},
+		{"no references, min_references 0", stages.Params{"min_references": 0, "mode": "all"}, noRefs,
+			"dataset: no target in it has any reference, so every target would go to generation with no references. " + getRefs},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -200,5 +209,56 @@ func TestFilterCheckDataset(t *testing.T) {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// mode = "random": the limit references with an abstract whose
+// SHA-256("seed\x00target\x00position\x00id") is lowest, in dataset order
+// (expected draws computed independently with Python's hashlib); citations,
+// types and intents are ignored.
+func TestFilterRandom(t *testing.T) {
+	var refs []datasets.Reference
+	for _, id := range strings.Fields("a b x c d e f") {
+		r := goodRef(id)
+		switch id {
+		case "x":
+			r.Abstract = ""
+		case "b":
+			r.Types, r.Citations, r.Intents = []string{"Review"}, 0, []string{"methodology"}
+		}
+		refs = append(refs, r)
+	}
+	tests := []struct {
+		seed, limit, minRefs int
+		target               string
+		want                 string // kept ids, or "dropped: reason"
+	}{
+		{0, 3, 3, "p1", "b c f"},
+		{1, 3, 3, "p1", "c e f"},
+		{0, 3, 3, "p2", "d e f"},
+		{0, 5, 3, "p1", "b c d e f"},
+		{0, 6, 3, "p1", "a b c d e f"},
+		{0, 100, 3, "p1", "a b c d e f"},
+		{7, 1, 1, "p1", "a"},
+		{0, 10, 7, "p1", "dropped: 6 of 7 references have an abstract, fewer than min_references = 7"},
+	}
+	for _, tc := range tests {
+		s, err := decodeFilter(stages.WithDefaults(filterType{}, stages.Params{"mode": "random", "seed": tc.seed, "limit": tc.limit, "min_references": tc.minRefs}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := paper(tc.target, refs...)
+		out := s.apply(&p)
+		var got []string
+		for _, r := range out.References {
+			got = append(got, r.ID)
+		}
+		g := strings.Join(got, " ")
+		if out.Dropped {
+			g = "dropped: " + out.Reason
+		}
+		if g != tc.want {
+			t.Errorf("seed %d limit %d target %s: got %q, want %q", tc.seed, tc.limit, tc.target, g, tc.want)
+		}
 	}
 }

@@ -25,7 +25,7 @@ func (rankType) Params() []stages.Param {
 		{Name: "judge", Kind: stages.ModelRef, Required: true, Doc: "the model that ranks"},
 		{Name: "quality", Kind: stages.QualityRef, Required: true, Doc: "the quality indicator to rank by"},
 		{Name: "permutations", Kind: stages.Int, Default: 1, Min: 1, Max: maxPermutations, Doc: "rankings per target, each with its own letter order (position-bias control)"},
-		{Name: "order", Kind: stages.String, Default: "shuffle", Doc: `"shuffle" (seeded letter order per permutation) or "target_first" (the original code's fixed order; needs permutations = 1)`},
+		{Name: "order", Kind: stages.String, Default: "shuffle", Doc: `"shuffle" (seeded letter order per permutation), "target_first" (the original code's fixed order; needs permutations = 1), "target_last" (the ideas in order, then the target; needs permutations = 1) or "rotate" (ideas in order, the target at position p+1 in permutation p, so once at every position; needs permutations = n+1)`},
 		{Name: "seed", Kind: stages.Int, Default: 0, Min: math.MinInt32, Max: math.MaxInt32, Doc: "seed of the letter shuffles"},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultRankPrompt, Doc: "ranking prompt template (data: .Quality .Ideas .Letters .N)"},
 		{Name: "target", Kind: stages.Input, Doc: `a stage whose item output has an "idea" or "abstract" field; default: the dataset record's idea, else its abstract`},
@@ -64,6 +64,8 @@ type ranker struct {
 	judge       *stages.Model
 	quality     Quality
 	shuffle     bool
+	order       string // the order param
+	perms       int
 	seed        int
 	prompt      string
 	promptName  string
@@ -116,6 +118,11 @@ func (rankType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		if len(idx) >= len(letters) {
 			return nil, stages.ParamErrorf("ideas", "ideas gives %d ideas per target; a ranking letters the target and the ideas A-Z, so n can be at most %d", len(idx), len(letters)-1)
 		}
+		// Independent samples (more than one node) give n now; a batch
+		// node's n is checked when its answer arrives (rotateOrder).
+		if r.order == "rotate" && len(idx) > 1 && perms != len(idx)+1 {
+			return nil, stages.ParamErrorf("permutations", `order = "rotate" ranks once per position of the target: with %d ideas per target permutations must be %d (got %d)`, len(idx), len(idx)+1, perms)
+		}
 		deps := make([]stages.Dep, 0, len(idx)+1)
 		for _, i := range idx {
 			deps = append(deps, stages.Dep{Input: "ideas", Index: i})
@@ -145,21 +152,27 @@ func newRanker(inst *stages.Instance) (*ranker, int, error) {
 	}
 	r.quality = Quality{Name: q.Name, Definition: strings.TrimSpace(q.Definition)}
 	order := p.String("order")
-	if err := oneOf("order", order, "shuffle", "target_first"); err != nil {
+	if err := oneOf("order", order, "shuffle", "target_first", "target_last", "rotate"); err != nil {
 		return nil, 0, err
 	}
-	r.shuffle = order == "shuffle"
+	r.shuffle, r.order = order == "shuffle", order
 	perms := p.Int("permutations")
 	if perms < 1 {
 		return nil, 0, stages.ParamErrorf("permutations", "permutations = %d must be at least 1", perms)
 	}
-	if !r.shuffle && perms != 1 {
-		return nil, 0, stages.ParamErrorf("permutations", `order = "target_first" always gives the same letter order, so permutations must be 1 (got %d)`, perms)
+	if (order == "target_first" || order == "target_last") && perms != 1 {
+		return nil, 0, stages.ParamErrorf("permutations", `order = %q always gives the same letter order, so permutations must be 1 (got %d)`, order, perms)
+	}
+	if order == "rotate" && perms < 2 {
+		// One ranking per position of the target: with at least one idea
+		// that is at least two.
+		return nil, 0, stages.ParamErrorf("permutations", `order = "rotate" ranks once per position of the target, so permutations must be n+1, the ideas per target plus one (got %d)`, perms)
 	}
 	sample := &RankData{Quality: r.quality, Ideas: []Candidate{{"A", "x"}, {"B", "y"}}, Letters: "AB", N: 1}
 	if _, err := render("prompt", r.promptName, r.prompt, sample); err != nil {
 		return nil, 0, err
 	}
+	r.perms = perms
 	return r, perms, nil
 }
 
@@ -200,9 +213,9 @@ func (r *ranker) prepare(p int) func(in []stages.In) (*stages.Work, error) {
 		if len(cands) > len(letters) {
 			return nil, fmt.Errorf("item %q has %d candidates; rankings use letters A-Z, so at most %d ideas", item, len(cands), len(letters)-1)
 		}
-		order := identity(len(cands))
-		if r.shuffle {
-			order = permutation(r.seed, item, p, len(cands))
+		order, err := r.letterOrder(item, p, len(cands))
+		if err != nil {
+			return nil, err
 		}
 		data := &RankData{Quality: r.quality, Letters: letters[:len(cands)], N: n, Ideas: make([]Candidate, len(cands))}
 		labels := make(map[string]string, len(cands))
@@ -251,6 +264,36 @@ func rankOutput(ranking []string, labels map[string]string, targetLetter string,
 		return nil, fmt.Errorf("ranking %s lacks the target's letter %s, which the ranking parser guarantees (an internal error)", strings.Join(ranking, " > "), targetLetter)
 	}
 	return marshal(RankOutput{Order: ranking, Labels: labels, TargetLetter: targetLetter, TargetRank: rank, N: n})
+}
+
+// letterOrder returns the candidate shown under each letter in ranking p of
+// k candidates (candidate 0 is the target, then the ideas in sample order).
+func (r *ranker) letterOrder(item string, p, k int) ([]int, error) {
+	switch r.order {
+	case "shuffle":
+		return permutation(r.seed, item, p, k), nil
+	case "target_last":
+		return append(identity(k)[1:], 0), nil
+	case "rotate":
+		// permutations was checked against n at layout for independent
+		// samples; a batch answer's n is known only now. Every ranking of
+		// the item fails alike: a partial rotation would bias the mean.
+		if r.perms != k {
+			return nil, fmt.Errorf(`item %q has %d ideas, so order = "rotate" needs permutations = %d (got %d): set permutations = %d`, item, k-1, k, r.perms, k)
+		}
+		order := make([]int, 0, k)
+		for i := 1; i < k; i++ {
+			if i-1 == p {
+				order = append(order, 0)
+			}
+			order = append(order, i)
+		}
+		if p == k-1 {
+			order = append(order, 0)
+		}
+		return order, nil
+	}
+	return identity(k), nil // target_first
 }
 
 func identity(k int) []int {

@@ -130,7 +130,7 @@ func TestRankParamErrors(t *testing.T) {
 		want   string
 	}{
 		{base(stages.Params{"order": "target_first", "permutations": 3}), "permutations", `order = "target_first" always gives the same letter order, so permutations must be 1 (got 3)`},
-		{base(stages.Params{"order": "random"}), "order", `order = "random" is not one of "shuffle", "target_first"`},
+		{base(stages.Params{"order": "random"}), "order", `order = "random" is not one of "shuffle", "target_first", "target_last", "rotate"`},
 		{base(stages.Params{"permutations": 0}), "permutations", "permutations = 0 must be at least 1"},
 		{stages.Params{"ideas": ideas, "quality": novelty}, "judge", "judge is required"},
 		{stages.Params{"ideas": ideas, "judge": testJudge}, "quality", "quality is required"},
