@@ -248,6 +248,8 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	sum.BudgetExhausted = w.budget.exhausted
 	ran := time.Now()
 	if w.storeErr != nil {
+		sum.Phases = Phases{Load: opts.LoadSeconds, Plan: planned.Sub(start).Seconds(), Run: ran.Sub(planned).Seconds()}
+		sum.WallSeconds = ran.Sub(opts.Started).Seconds()
 		return sum, fmt.Errorf("cache write failed: %w", w.storeErr)
 	}
 	if w.growDiags.HasErrors() {
@@ -263,7 +265,7 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	}
 	e.recordRun(g, w, sum, start, opts)
 	e.Log.Info().Str("experiment", g.Exp.Name).Int("cached", sum.Nodes.Cached).Int("ran", sum.Nodes.Ran).
-		Int("failed", sum.Nodes.Failed).Int("skipped", sum.Nodes.Skipped).Int("llm_calls", sum.LLMCalls).
+		Int("failed", sum.Nodes.Failed).Int("skipped", sum.Nodes.Skipped).Int("llm_calls", sum.LLMCalls).Int("service_calls", sum.ServiceCalls).
 		Int64("tokens_in", sum.Tokens.Input).Int64("tokens_out", sum.Tokens.Output).Float64("cost_usd", sum.CostUSD).
 		Float64("wall_s", sum.WallSeconds).Bool("interrupted", sum.Interrupted).Msg("run finished")
 	return sum, nil
