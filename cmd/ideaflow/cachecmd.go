@@ -43,6 +43,24 @@ func (a *app) openCacheReadOnly() (*cache.Badger, error) {
 	return a.openCacheMode(cacheReadOnly)
 }
 
+// planStore opens the cache read-only for planning (plan, show, export).
+// Before the first run the default cache does not exist yet: then every node
+// is to run, and planning must not create it; note says so in the caller's
+// words. A cache folder named explicitly that does not exist is refused
+// instead: it is likely a typo. close releases the store.
+func (a *app) planStore(note string) (store cache.Store, close func(), err error) {
+	dir := a.cacheDirPath()
+	if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) && a.cacheDir == "" && os.Getenv(cache.EnvDir) == "" {
+		fmt.Fprintf(a.stderr, "note: no cache at %s yet: %s\n", dir, note)
+		return cache.NewMemory(), func() {}, nil
+	}
+	b, err := a.openCacheReadOnly()
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, func() { b.Close() }, nil
+}
+
 func (a *app) cacheDirPath() string {
 	wd, _ := os.Getwd()
 	return cache.ResolveDir(a.cacheDir, wd)

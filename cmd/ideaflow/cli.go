@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -249,23 +248,12 @@ func (a *app) planCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var store cache.Store
-			dir := a.cacheDirPath()
-			if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) && a.cacheDir == "" && os.Getenv("IDEAFLOW_CACHE_DIR") == "" {
-				// Before the first run the default cache does not exist yet:
-				// everything will run, and planning must not create it. A
-				// cache folder named explicitly that does not exist is
-				// refused below instead: it is likely a typo.
-				fmt.Fprintf(a.stderr, "note: no cache at %s yet: every node will run (ideaflow run creates it)\n", dir)
-				store = cache.NewMemory()
-			} else {
-				b, err := a.openCacheReadOnly()
-				if err != nil {
-					return err
-				}
-				defer b.Close()
-				store = b
+			store, closeStore, err := a.planStore("every node will run (ideaflow run creates it)")
+			if err != nil {
+				return err
 			}
+			defer closeStore()
+			dir := a.cacheDirPath()
 			e := &engine.Engine{Store: store, Log: a.log}
 			p := e.Plan(g)
 			if p.Diags.HasErrors() {

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"strconv"
 	"strings"
 
@@ -66,18 +64,11 @@ func (a *app) inspect(address, path string, opts engine.InspectOptions) ([]engin
 	if err != nil {
 		return nil, err
 	}
-	var store cache.Store
-	if _, serr := os.Stat(a.cacheDirPath()); errors.Is(serr, fs.ErrNotExist) && a.cacheDir == "" && os.Getenv(cache.EnvDir) == "" {
-		fmt.Fprintf(a.stderr, "note: no cache at %s yet: no node has a result\n", a.cacheDirPath())
-		store = cache.NewMemory()
-	} else {
-		b, err := a.openCacheReadOnly()
-		if err != nil {
-			return nil, err
-		}
-		defer b.Close()
-		store = b
+	store, closeStore, err := a.planStore("no node has a result")
+	if err != nil {
+		return nil, err
 	}
+	defer closeStore()
 	e := &engine.Engine{Store: store, Log: a.log}
 	p := e.Plan(g)
 	if p.Diags.HasErrors() {
