@@ -169,6 +169,16 @@ func (u *Upstream) ItemNodes(item string) []int {
 	return u.byItem[item]
 }
 
+// AllDeps is a dependency on every node of up, reached through the Input
+// param named input: what an aggregate over all items depends on.
+func AllDeps(input string, up *Upstream) []Dep {
+	deps := make([]Dep, len(up.Nodes))
+	for i := range up.Nodes {
+		deps[i] = Dep{Input: input, Index: i}
+	}
+	return deps
+}
+
 // Items returns the distinct item ids in first-seen order.
 func (u *Upstream) Items() []string {
 	var out []string

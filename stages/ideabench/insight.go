@@ -23,10 +23,7 @@ func (insightType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	deps := make([]stages.Dep, len(ranks.Nodes))
-	for i := range ranks.Nodes {
-		deps[i] = stages.Dep{Input: "ranks", Index: i}
-	}
+	deps := stages.AllDeps("ranks", ranks)
 	return []stages.Node{{
 		Deps:         deps,
 		AllowMissing: true,

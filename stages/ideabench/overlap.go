@@ -243,10 +243,7 @@ func (overlapScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	deps := make([]stages.Dep, len(ratings.Nodes))
-	for i := range ratings.Nodes {
-		deps[i] = stages.Dep{Input: "ratings", Index: i}
-	}
+	deps := stages.AllDeps("ratings", ratings)
 	return []stages.Node{{Deps: deps, AllowMissing: true, Prepare: func(in []stages.In) (*stages.Work, error) {
 		return &stages.Work{Compute: func() ([]byte, error) {
 			s, err := OverlapScore(in)

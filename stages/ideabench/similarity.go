@@ -272,10 +272,7 @@ func (similarityScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) 
 	if sc.baseline >= 1 || math.IsNaN(sc.baseline) {
 		return nil, stages.ParamErrorf("baseline", "baseline = %v must be below 1: scores are rescaled by 1/(1 - baseline)", sc.baseline)
 	}
-	deps := make([]stages.Dep, len(up.Nodes))
-	for i := range up.Nodes {
-		deps[i] = stages.Dep{Input: "similarity", Index: i}
-	}
+	deps := stages.AllDeps("similarity", up)
 	return []stages.Node{{Deps: deps, AllowMissing: true, Prepare: func(in []stages.In) (*stages.Work, error) {
 		return &stages.Work{Compute: func() ([]byte, error) {
 			s, err := sc.Score(in)
