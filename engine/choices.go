@@ -276,13 +276,14 @@ func (w *walker) notePlanChoice(i int32, work *stages.Work) {
 }
 
 // batches reports whether provider sends independent samples as n choices
-// (its n_choices setting).
+// (its n_choices setting). The answer is read once per provider.
 func (w *walker) batches(provider string) bool {
-	p := w.g.Exp.Providers[provider]
-	if p == nil {
-		return false
-	}
-	v, _ := p.Get("n_choices")
-	on, _ := v.(bool)
-	return on
+	w.batchesOnce.Do(func() {
+		w.batching = map[string]bool{}
+		for name, p := range w.g.Exp.Providers {
+			v, _ := p.Get("n_choices")
+			w.batching[name], _ = v.(bool)
+		}
+	})
+	return w.batching[provider]
 }

@@ -53,6 +53,8 @@ type walker struct {
 	groups     map[int32]*sampleGroup // run only: samples sent as n choices (choices.go)
 	// choiceGroups maps, in a plan, a call node to its n-choices group.
 	choiceGroups map[int32][32]byte
+	batchesOnce  sync.Once
+	batching     map[string]bool // provider -> sends samples as n choices
 	dmg          damage
 	writes       chan *writeJob // nil: write in place
 	writersWG    sync.WaitGroup
