@@ -251,6 +251,7 @@ type badgerBackend struct {
 	reserve      int64
 	commit       *committer // nil when read-only
 	closed       atomic.Bool
+	written      atomic.Int64 // write units applied through this handle
 	closeOnce    sync.Once
 	closeErr     error
 }
@@ -325,8 +326,17 @@ func (bb *badgerBackend) apply(units ...[]op) error {
 	if err := bb.checkSpace(units); err != nil {
 		return err
 	}
+	bb.written.Add(int64(len(units)))
 	return bb.commit.submit(units)
 }
+
+// flattenAfter is how many writes through one handle make Close compact
+// the tree into one level first. A run that wrote a large experiment leaves
+// many overlapping level-0 tables, and every memo lookup of the next (warm)
+// run would probe each of them until background compaction caught up: warm
+// runs of 200k nodes varied from 4.4 s to 6.8 s. Compacting once at the end
+// of the writing run makes the next one's lookups hit one level.
+const flattenAfter = 20_000
 
 // flushMarker is written and dropped by reclaim; no other key uses its prefix.
 const flushMarker = "gc-flush/marker"
@@ -383,6 +393,12 @@ func (bb *badgerBackend) close() error {
 			bb.commit.stop()
 		}
 		bb.closed.Store(true)
+		if !bb.readOnly && bb.written.Load() >= flattenAfter {
+			// Outside the close timeout: compaction of a large cache takes
+			// its time and is no sign of damage. A failure only leaves
+			// lookups slower; nothing is lost.
+			_ = bb.db.Flatten(2)
+		}
 		done := make(chan error, 1)
 		go func() { done <- bb.db.Close() }()
 		select {

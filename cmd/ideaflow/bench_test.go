@@ -202,5 +202,7 @@ func benchScale(b *testing.B, models, items, n, perms int) {
 	b.ReportMetric(planWarm.Seconds(), "plan-warm-s")
 	b.ReportMetric(runWarm.Seconds(), "run-warm-s")
 	b.ReportMetric(rssKiB/1024, "warm-peak-MiB")
+	b.ReportMetric(warm.Phases.Load, "warm-load-s")
+	b.ReportMetric(warm.Phases.Plan, "warm-plan-s")
 	b.ReportMetric(float64(planWarm.Nanoseconds())/float64(sum.Nodes.Total)/1e3, "plan-warm-µs/node")
 }
