@@ -9,6 +9,7 @@ import (
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/llm"
 	"github.com/ideaflow/ideaflow/stages/similarity"
+	"github.com/ideaflow/ideaflow/stages/stats"
 )
 
 // The paper's semantic similarity is two steps in ideaflow, because a node
@@ -394,13 +395,15 @@ func (sc *scorer) Score(in []stages.In) (*stages.Score, error) {
 	}
 	s.Count = len(bests)
 	if s.Count > 0 {
-		total := 0.0
-		for _, b := range bests {
-			total += b
+		var err error
+		if s.Value, err = stats.Mean(bests); err != nil {
+			return nil, err
 		}
-		s.Value = total / float64(s.Count)
-		s.Extra["median"] = similarity.Percentile(bests, 0.5)
-		s.Extra["p80"] = similarity.Percentile(bests, 0.8)
+		for name, p := range map[string]float64{"median": 50, "p80": 80} {
+			if s.Extra[name], err = stats.Percentile(bests, p); err != nil {
+				return nil, err
+			}
+		}
 		if n > 0 {
 			s.Extra["n"] = float64(n)
 		}

@@ -8,7 +8,6 @@ package similarity
 
 import (
 	"math"
-	"sort"
 	"strings"
 	"unicode"
 )
@@ -207,25 +206,4 @@ func (f *IDF) Weights(tokens []string) []float64 {
 // caller must keep b < 1.
 func Rescale(s, b float64) float64 {
 	return (s - b) / (1 - b)
-}
-
-// Percentile is the q-th quantile (0 <= q <= 1) of xs by linear
-// interpolation between closest ranks, numpy.percentile's default: with xs
-// sorted and h = (n-1)·q, it is xs[⌊h⌋] + (h - ⌊h⌋)·(xs[⌊h⌋+1] - xs[⌊h⌋]).
-// xs need not be sorted and is not modified; an empty xs gives NaN.
-func Percentile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	h := float64(len(s)-1) * q
-	lo := int(math.Floor(h))
-	if lo >= len(s)-1 {
-		return s[len(s)-1]
-	}
-	if lo < 0 {
-		return s[0]
-	}
-	return s[lo] + (h-float64(lo))*(s[lo+1]-s[lo])
 }

@@ -188,30 +188,3 @@ func TestRescale(t *testing.T) {
 }
 
 // Values as numpy.percentile(xs, 100*q) gives them.
-func TestPercentile(t *testing.T) {
-	for _, tc := range []struct {
-		xs   []float64
-		q    float64
-		want float64
-	}{
-		{[]float64{5, 1, 4, 2, 3}, 0.8, 4.2}, // h = 4·0.8 = 3.2: 4 + 0.2·(5-4)
-		{[]float64{5, 1, 4, 2, 3}, 0.5, 3},
-		{[]float64{0.1, 0.4}, 0.8, 0.34}, // h = 0.8: 0.1 + 0.8·0.3
-		{[]float64{1, 2, 3, 4}, 0.5, 2.5},
-		{[]float64{7}, 0.8, 7},
-		{[]float64{1, 2}, 1, 2},
-		{[]float64{1, 2}, 0, 1},
-	} {
-		if got := Percentile(tc.xs, tc.q); !near(got, tc.want) {
-			t.Errorf("Percentile(%v, %v) = %v, want %v", tc.xs, tc.q, got, tc.want)
-		}
-	}
-	if !math.IsNaN(Percentile(nil, 0.5)) {
-		t.Error("Percentile of nothing is not NaN")
-	}
-	xs := []float64{3, 1, 2}
-	Percentile(xs, 0.5)
-	if !slices.Equal(xs, []float64{3, 1, 2}) {
-		t.Error("Percentile sorted its argument")
-	}
-}
