@@ -64,7 +64,8 @@ type Instance struct {
 	expander stages.Expander // nil unless the stage type expands
 	expanded map[string]bool // items expanded so far (expanders only)
 	final    bool            // no node will be added any more
-	calls    bool            // its nodes likely make calls (it has a model param): they are resolved first
+	calls    bool            // its nodes likely make model calls (see guessWork): they are resolved first
+	services bool            // its nodes likely make service calls
 }
 
 // Node is one unit of caching and scheduling.
@@ -196,7 +197,7 @@ func (g *Graph) declare(si *config.StageInstance) *Instance {
 		}
 	}
 	synthetic := g.usesMock(inst.providers)
-	inst.calls, _ = guessWork(&Node{Inst: inst})
+	inst.calls, inst.services = g.guessWork(inst)
 	inst.Up = &stages.Upstream{Address: inst.Address, Type: inst.Type, Key: inst.Key, Synthetic: synthetic}
 	inherited := false
 	if firstInput != nil {

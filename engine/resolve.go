@@ -10,6 +10,7 @@ import (
 
 	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
 // resolve settles node i, in phases:
@@ -88,7 +89,7 @@ func (w *walker) inputDigests(i int32) ([][32]byte, bool) {
 			digests[k] = ds.digest
 		case w.plan && ds.status == StatusToRun:
 			st.status, st.why = StatusToRun, why(planUpstreamRuns, "")
-			st.isCall, st.isService = guessWork(n)
+			st.isCall, st.isService = n.Inst.calls, n.Inst.services
 			w.estimateUnprepared(n, st)
 			w.finish(i)
 			return nil, false
@@ -396,17 +397,21 @@ func (w *walker) whyDirty(n *Node, key string, parts []namedPart) reason {
 	return why(planChanged, explain(oldParts, parts, n.Inst.about))
 }
 
-// guessWork says whether an unprepared node will likely make a model call
-// (its instance has a model parameter) and whether it is a service: the
-// stage type cannot say before its inputs exist.
-func guessWork(n *Node) (call, service bool) {
-	for _, v := range n.Inst.Params {
-		switch v.(type) {
-		case *stages.Model, []*stages.Model:
-			return true, false
+// guessWork says what an instance's nodes will likely do before they can be
+// prepared (the stage type cannot say until its inputs exist): an instance
+// with a model param calls it, as a chat call when the model's provider kind
+// chats, else as a service call (embeddings).
+func (g *Graph) guessWork(inst *Instance) (call, service bool) {
+	m := modelOf(inst)
+	if m == nil {
+		return false, false
+	}
+	if p := g.Exp.Providers[m.Provider]; p != nil {
+		if k, ok := llm.LookupKind(p.Kind); ok && !k.Chat {
+			return false, true
 		}
 	}
-	return false, false
+	return true, false
 }
 
 // VerifyMismatch is a cached deterministic node whose recomputed output

@@ -359,7 +359,7 @@ func (w *walker) planSummary() *PlanSummary {
 		c := p.Stages[inst.Address]
 		c.Pending = &Pending{After: pe.after, Items: pe.items, MaxPerItem: pe.maxPerItem, LaidOut: pe.laidOut}
 		if inst.expander != nil && pe.items > 0 {
-			if call, _ := guessWork(&Node{Inst: inst}); call {
+			if inst.calls {
 				if m := modelOf(inst); m != nil {
 					calls := pe.items * pe.maxPerItem
 					out := int64(m.MaxTokens)

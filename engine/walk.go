@@ -235,7 +235,7 @@ func (w *walker) finish(i int32) {
 // enqueue hands a ready node to the resolvers: a node of an instance that
 // makes calls goes ahead of deterministic ones.
 func (w *walker) enqueue(i int32) {
-	if w.g.Nodes[i].Inst.calls {
+	if inst := w.g.Nodes[i].Inst; inst.calls || inst.services {
 		w.readyCalls <- i
 		return
 	}
