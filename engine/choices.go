@@ -213,9 +213,11 @@ func (e *Engine) dispatchBatch(w *walker, q chan task, t task) {
 // client can ask for n choices.
 func (e *LocalExecutor) BatchesSamples(provider string) bool {
 	p, ok := e.providers[provider]
-	if !ok {
-		return false
-	}
+	return ok && nChoices(p)
+}
+
+// nChoices reads a provider's n_choices setting.
+func nChoices(p llm.Provider) bool {
 	v, _ := p.Get("n_choices")
 	on, _ := v.(bool)
 	return on
@@ -281,8 +283,7 @@ func (w *walker) batches(provider string) bool {
 	w.batchesOnce.Do(func() {
 		w.batching = map[string]bool{}
 		for name, p := range w.g.Exp.Providers {
-			v, _ := p.Get("n_choices")
-			w.batching[name], _ = v.(bool)
+			w.batching[name] = nChoices(p.Provider)
 		}
 	})
 	return w.batching[provider]
