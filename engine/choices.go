@@ -156,8 +156,9 @@ func (w *walker) flushGroup(g *sampleGroup) {
 
 // dispatchBatch sends a batch task's samples as one request and completes
 // each member with its own answer; a member without a usable answer is
-// queued again, alone.
-func (e *Engine) dispatchBatch(w *walker, q chan task, t task) {
+// dispatched alone, by this worker (never queued again: a full queue would
+// block the workers that drain it).
+func (e *Engine) dispatchBatch(w *walker, t task) {
 	first := t.batch[0]
 	n := w.g.Nodes[first.idx]
 	tk, _ := newTask(first.key, n.Address, first.work)
@@ -166,7 +167,7 @@ func (e *Engine) dispatchBatch(w *walker, q chan task, t task) {
 	}
 	if w.ctx.Err() != nil || w.storeError() != nil || w.unavailable(tk.Provider) != "" {
 		for _, m := range t.batch {
-			q <- m // each meets the checks of a single dispatch
+			e.dispatchOne(w, m) // each meets the checks of a single dispatch
 		}
 		return
 	}
@@ -184,20 +185,20 @@ func (e *Engine) dispatchBatch(w *walker, q chan task, t task) {
 	if err != nil {
 		w.budget.settle(est, 0)
 		for _, m := range t.batch {
-			q <- m // each asks alone, with its own retries and repairs
+			e.dispatchOne(w, m) // each asks alone, with its own retries and repairs
 		}
 		return
 	}
 	spent := 0.0
 	for k, m := range t.batch {
 		if k >= len(res.Choices) || res.Choices[k] == nil {
-			q <- m
+			e.dispatchOne(w, m)
 			continue
 		}
 		r := res.Choices[k]
 		out, err := applyOutput(m.work, r)
 		if err != nil {
-			q <- m
+			e.dispatchOne(w, m)
 			continue
 		}
 		spent += r.Usage.CostUSD

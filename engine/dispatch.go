@@ -101,70 +101,76 @@ func (e *Engine) startWorkers(w *walker, toRun int) {
 // executor) and stores it.
 func (e *Engine) dispatch(w *walker, q chan task) {
 	for t := range q {
+		if len(t.batch) > 0 {
+			e.dispatchBatch(w, t)
+			continue
+		}
+		e.dispatchOne(w, t)
+	}
+}
+
+// dispatchOne checks the interrupt, the cache, the provider and the budget,
+// then executes one call and completes (or fails, or skips) its node.
+func (e *Engine) dispatchOne(w *walker, t task) {
+	if w.ctx.Err() != nil {
+		w.skip(t.idx, t.key, why(skipInterrupted, ""))
+		return
+	}
+	if err := w.storeError(); err != nil {
+		// The cache cannot take results (a full disk): stop paying for calls.
+		w.skip(t.idx, t.key, why(skipStopped, "the cache cannot be written"))
+		return
+	}
+	n := w.g.Nodes[t.idx]
+	tk, est := newTask(t.key, n.Address, t.work)
+	if down := w.unavailable(tk.Provider); down != "" {
+		w.skip(t.idx, t.key, why(skipUnavailable, down))
+		return
+	}
+	if !w.budget.reserve(est) {
+		w.skip(t.idx, t.key, why(skipBudget, ""))
+		return
+	}
+	res, err := e.Exec.Execute(w.ctx, tk)
+	if err != nil {
+		w.budget.settle(est, 0)
 		if w.ctx.Err() != nil {
 			w.skip(t.idx, t.key, why(skipInterrupted, ""))
-			continue
+			return
 		}
-		if err := w.storeError(); err != nil {
-			// The cache cannot take results (a full disk): stop paying for calls.
-			w.skip(t.idx, t.key, why(skipStopped, "the cache cannot be written"))
-			continue
+		if errors.Is(err, llm.ErrProviderUnavailable) {
+			// Wrong credentials, an exhausted quota, or an endpoint that
+			// keeps failing: no later call to it can succeed in this run.
+			w.markUnavailable(tk.Provider, err.Error())
 		}
-		if len(t.batch) > 0 {
-			e.dispatchBatch(w, q, t)
-			continue
-		}
-		n := w.g.Nodes[t.idx]
-		tk, est := newTask(t.key, n.Address, t.work)
-		if down := w.unavailable(tk.Provider); down != "" {
-			w.skip(t.idx, t.key, why(skipUnavailable, down))
-			continue
-		}
-		if !w.budget.reserve(est) {
-			w.skip(t.idx, t.key, why(skipBudget, ""))
-			continue
-		}
-		res, err := e.Exec.Execute(w.ctx, tk)
-		if err != nil {
-			w.budget.settle(est, 0)
-			if w.ctx.Err() != nil {
-				w.skip(t.idx, t.key, why(skipInterrupted, ""))
-				continue
-			}
-			if errors.Is(err, llm.ErrProviderUnavailable) {
-				// Wrong credentials, an exhausted quota, or an endpoint that
-				// keeps failing: no later call to it can succeed in this run.
-				w.markUnavailable(tk.Provider, err.Error())
-			}
-			var ee *ExecError
-			if errors.As(err, &ee) {
-				w.fail(t.idx, t.key, why(failCall, err.Error()), ee.Raw, ee.Attempts)
-			} else {
-				w.fail(t.idx, t.key, why(failCall, err.Error()), "", nil)
-			}
-			continue
-		}
-		w.budget.settle(est, res.Usage.CostUSD)
-		out, err := applyOutput(t.work, res)
-		if err != nil {
-			w.fail(t.idx, t.key, why(failOutput, err.Error()), res.Raw, res.Attempts)
-			continue
-		}
-		rec := &cache.Record{
-			Output: out, Usage: res.Usage, ServedModel: res.ServedModel,
-			Fingerprint: res.Fingerprint, Raw: res.Raw, Reasoning: res.Reasoning, Attempts: res.Attempts,
-			Synthetic: res.Synthetic,
-		}
-		if tk.Chat != nil {
-			rec.Model = tk.Chat.Model
+		var ee *ExecError
+		if errors.As(err, &ee) {
+			w.fail(t.idx, t.key, why(failCall, err.Error()), ee.Raw, ee.Attempts)
 		} else {
-			rec.Model = tk.Service.Model
-			if t.work.Service.Output != nil {
-				rec.Raw = string(res.Body) // the output is derived: keep the reply too
-			}
+			w.fail(t.idx, t.key, why(failCall, err.Error()), "", nil)
 		}
-		w.complete(t.idx, t.inKey, t.key, t.parts, rec)
+		return
 	}
+	w.budget.settle(est, res.Usage.CostUSD)
+	out, err := applyOutput(t.work, res)
+	if err != nil {
+		w.fail(t.idx, t.key, why(failOutput, err.Error()), res.Raw, res.Attempts)
+		return
+	}
+	rec := &cache.Record{
+		Output: out, Usage: res.Usage, ServedModel: res.ServedModel,
+		Fingerprint: res.Fingerprint, Raw: res.Raw, Reasoning: res.Reasoning, Attempts: res.Attempts,
+		Synthetic: res.Synthetic,
+	}
+	if tk.Chat != nil {
+		rec.Model = tk.Chat.Model
+	} else {
+		rec.Model = tk.Service.Model
+		if t.work.Service.Output != nil {
+			rec.Raw = string(res.Body) // the output is derived: keep the reply too
+		}
+	}
+	w.complete(t.idx, t.inKey, t.key, t.parts, rec)
 }
 
 // markUnavailable records that provider can serve no more calls this run.
