@@ -28,11 +28,13 @@ const (
 	QualityRef             // Go: *Quality
 	Input                  // Go: *Upstream; a dataset or an upstream stage instance (an edge of the DAG)
 	Inputs                 // Go: []*Upstream; every instance of one or more stages, no fan-out (reports, aggregates across models)
+	StringMap              // Go: map[string]string; labels, per-column options ({ "insight_score.novelty" = "Novelty" })
 )
 
 func (k Kind) String() string {
 	return [...]string{"string", "number (whole)", "number", "bool", "list of strings", "template",
-		"model reference", "list of model references", "quality reference", "dataset or stage reference", "list of stage references"}[k]
+		"model reference", "list of model references", "quality reference", "dataset or stage reference", "list of stage references",
+		"map of strings"}[k]
 }
 
 // Param declares one attribute of a stage block.
@@ -205,7 +207,11 @@ func (p Params) Models(name string) []*Model    { m, _ := p[name].([]*Model); re
 func (p Params) Quality(name string) *Quality   { q, _ := p[name].(*Quality); return q }
 func (p Params) Input(name string) *Upstream    { u, _ := p[name].(*Upstream); return u }
 func (p Params) Inputs(name string) []*Upstream { u, _ := p[name].([]*Upstream); return u }
-func (p Params) Has(name string) bool           { v, ok := p[name]; return ok && v != nil }
+func (p Params) StringMap(name string) map[string]string {
+	m, _ := p[name].(map[string]string)
+	return m
+}
+func (p Params) Has(name string) bool { v, ok := p[name]; return ok && v != nil }
 
 // WithDefaults returns a copy of p with every param of t that p leaves unset
 // (absent or nil) set to its declared Default, the rule engine/config applies

@@ -161,16 +161,26 @@ func (l *loader) strings(attrs hcl.Attributes, name string, each map[string]cty.
 }
 
 func (l *loader) stringMap(attrs hcl.Attributes, name string) map[string]string {
-	v, a := l.eval(attrs, name, nil)
+	m, _ := l.stringMapParam(attrs, name, nil)
+	return m
+}
+
+// stringMapParam evaluates a map-of-strings attribute (an object whose
+// values are strings, numbers or bools converts too).
+func (l *loader) stringMapParam(attrs hcl.Attributes, name string, each map[string]cty.Value) (map[string]string, bool) {
+	v, a := l.eval(attrs, name, each)
 	if a == nil || v.IsNull() {
-		return nil
+		return nil, false
 	}
 	mv, err := convert.Convert(v, cty.Map(cty.String))
-	if err != nil {
+	if err != nil || !mv.IsWhollyKnown() {
 		l.typeError(a, "a map of strings", `{ "X-Name" = "value" }`, v)
-		return nil
+		return nil, false
 	}
 	out := map[string]string{}
-	_ = gocty.FromCtyValue(mv, &out)
-	return out
+	if err := gocty.FromCtyValue(mv, &out); err != nil {
+		l.typeError(a, "a map of strings", `{ "X-Name" = "value" }`, v)
+		return nil, false
+	}
+	return out, true
 }

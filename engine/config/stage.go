@@ -275,6 +275,10 @@ func (l *loader) decodeParams(d *decl, each map[string]cty.Value) (stages.Params
 			if s, ok := l.strings(attrs, p.Name, each); ok {
 				params[p.Name] = s
 			}
+		case stages.StringMap:
+			if m, ok := l.stringMapParam(attrs, p.Name, each); ok {
+				params[p.Name] = m
+			}
 		case stages.ModelRef:
 			if m := l.modelParam(a, each); m != nil {
 				params[p.Name] = m

@@ -39,6 +39,7 @@ var kindType = map[stages.Kind]reflect.Type{
 	stages.Number:     reflect.TypeFor[float64](),
 	stages.Bool:       reflect.TypeFor[bool](),
 	stages.StringList: reflect.TypeFor[[]string](),
+	stages.StringMap:  reflect.TypeFor[map[string]string](),
 }
 
 // contractProblems lists how typ breaks the stage type contract, one
