@@ -124,3 +124,79 @@ func TestPacerCancel(t *testing.T) {
 		t.Fatalf("sleeps = %v, want [1s]: the cancelled attempt took no budget", got)
 	}
 }
+
+// lateClock wakes every sleep late by a fixed lateness, as a loaded machine's
+// timers do, inside a synctest bubble.
+type lateClock struct{ late time.Duration }
+
+func (c lateClock) Now() time.Time { return time.Now() }
+
+func (c lateClock) Sleep(ctx context.Context, d time.Duration) error {
+	return RealClock.Sleep(ctx, d+c.late)
+}
+
+// TestLateWakesKeepTheRate: at 60 requests per minute with every wake late,
+// a lateness within lateWake of the interval is given back (the first start
+// goes at once, start i >= 1 at i seconds plus one lateness: the configured
+// rate),
+// no 1 s window holds more than the rate plus the burst, and a lateness
+// beyond lateWake is lost on every request, not made up.
+func TestLateWakesKeepTheRate(t *testing.T) {
+	tests := []struct {
+		late time.Duration
+		span time.Duration // first to last of 30 starts
+	}{
+		{0, 29 * time.Second},
+		{5 * time.Millisecond, 29*time.Second + 5*time.Millisecond},
+		{200 * time.Millisecond, 29*time.Second + 200*time.Millisecond},    // within lateWake (250 ms)
+		{400 * time.Millisecond, 29*time.Second + 29*400*time.Millisecond}, // beyond: each lateness lost
+	}
+	for _, tt := range tests {
+		t.Run(tt.late.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l := NewLimiter(lateClock{tt.late}, 4, 60, 0)
+				start := time.Now()
+				var mu sync.Mutex
+				var starts []time.Time
+				var wg sync.WaitGroup
+				for w := 0; w < 4; w++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for range 30 / 4 {
+							if _, err := l.Acquire(bg, 1); err != nil {
+								t.Error(err)
+								return
+							}
+							mu.Lock()
+							starts = append(starts, time.Now())
+							mu.Unlock()
+							l.Done(true)
+						}
+					}()
+				}
+				wg.Wait()
+				for range 30 - 4*(30/4) {
+					if _, err := l.Acquire(bg, 1); err != nil {
+						t.Fatal(err)
+					}
+					starts = append(starts, time.Now())
+					l.Done(true)
+				}
+				sort.Slice(starts, func(i, j int) bool { return starts[i].Before(starts[j]) })
+				if len(starts) != 30 {
+					t.Fatalf("%d starts, want 30", len(starts))
+				}
+				if got := starts[29].Sub(starts[0]); got != tt.span {
+					t.Errorf("30 starts span %v, want %v", got, tt.span)
+				}
+				if starts[0] != start {
+					t.Errorf("first start at %v, want at once", starts[0].Sub(start))
+				}
+				if got := maxIn(starts, time.Second); got > 2 {
+					t.Errorf("a 1 s window holds %d starts, want at most 2 (rate 1/s + burst 1)", got)
+				}
+			})
+		})
+	}
+}
