@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 	"github.com/rs/zerolog"
 )
 
@@ -189,6 +190,7 @@ func open(dir string, create bool, opts []Option) (*Badger, error) {
 		WithMemTableSize(o.memTableSize).
 		WithNumMemtables(numMemtables).
 		WithBlockCacheSize(blockCacheSize).
+		WithCompression(options.None).
 		WithNumCompactors(2).
 		WithValueThreshold(valueThreshold).
 		WithValueLogFileSize(valueLogFileSize).
