@@ -2,6 +2,7 @@ package stages
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -112,6 +113,7 @@ var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 var (
 	unknownField = regexp.MustCompile(`can't evaluate field (\w+) in type (\S+)`)
+	identifier   = regexp.MustCompile(`^[\pL_][\pL\pN_]*$`)
 	missingKey   = regexp.MustCompile(`at <(\.[\w.]+)>: map has no entry for key "([^"]*)"`)
 )
 
@@ -148,10 +150,17 @@ func explainKey(err error, data any) error {
 	if v.Kind() != reflect.Map || v.Type().Key().Kind() != reflect.String {
 		return err
 	}
-	prefix := "." + strings.Join(path[:len(path)-1], ".")
+	prefix := ""
+	if len(path) > 1 {
+		prefix = "." + strings.Join(path[:len(path)-1], ".")
+	}
 	var keys []string
 	for _, k := range v.MapKeys() {
-		keys = append(keys, prefix+"."+k.String())
+		if identifier.MatchString(k.String()) {
+			keys = append(keys, prefix+"."+k.String())
+		} else { // a csv column like "Search Volume" is reached with index
+			keys = append(keys, fmt.Sprintf("(index %s %q)", cmp.Or(prefix, "."), k.String()))
+		}
 	}
 	sort.Strings(keys)
 	where := strings.SplitN(err.Error(), "map has no entry", 2)[0]
@@ -159,7 +168,7 @@ func explainKey(err error, data any) error {
 	if have == "" {
 		have = "none"
 	}
-	return fmt.Errorf("%s%s has no field %q; available: %s", where, prefix, m[2], have)
+	return fmt.Errorf("%s%s is not a field here; available: %s", where, m[1], have)
 }
 
 // explainField rewrites text/template's "can't evaluate field ID in type

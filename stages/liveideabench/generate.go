@@ -154,7 +154,7 @@ func newGenerator(inst *stages.Instance) (*generator, error) {
 	if g.domainField != "" {
 		sample.Item[g.domainField] = "Physics"
 	}
-	if _, err := g.render(sample); err != nil && !strings.Contains(err.Error(), ".Item has no field") {
+	if _, err := g.render(sample); err != nil && !strings.Contains(err.Error(), "<.Item.") {
 		return nil, err
 	}
 	return g, nil
