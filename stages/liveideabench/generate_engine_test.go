@@ -236,3 +236,45 @@ func TestGenerateThroughTheEngine(t *testing.T) {
 		t.Errorf("max_words = 5: %+v", idea)
 	}
 }
+
+// The mock provider writes on-topic ideas of 60 to 100 words for the
+// paper's prompt, so an offline run of the stage keeps every idea.
+func TestGenerateOnTheMock(t *testing.T) {
+	keywords := []string{"meteorology", "volcanology", "periodic table", "quantum dots"}
+	dir := writeExperiment(t, "provider \"p\" {\n  kind = \"mock\"\n  seed = 3\n}", keywords...)
+	e := &engine.Engine{Store: cache.NewMemory()}
+	g, sum := run(t, e, dir)
+	if sum.LLMCalls != 16 {
+		t.Errorf("%d calls, want 16", sum.LLMCalls)
+	}
+	for _, m := range []string{"gen-a", "gen-b"} {
+		addr := fmt.Sprintf(`stage.generate_from_keyword.main["%s"]`, m)
+		if st := sum.Stages[addr]; st.Dropped != 0 {
+			t.Errorf("%s dropped %d: %v", m, st.Dropped, st.DropReasons)
+		}
+		for k, idea := range ideas(t, e, g, addr) {
+			if !strings.Contains(idea.Idea, idea.Keyword) || idea.Words < 60 || idea.Words > 100 || idea.Refused {
+				t.Errorf("%s %s: %d words: %s", m, k, idea.Words, idea.Idea)
+			}
+		}
+	}
+}
+
+// A categories file that misses keywords is a warning at the attribute;
+// on a generic format it is an error.
+func TestCategoriesDiagnostics(t *testing.T) {
+	dir := writeExperiment(t, "provider \"p\" {\n  kind = \"mock\"\n}", "meteorology", "quantum dots", "soil health")
+	_, diags := config.Load(dir, config.Options{})
+	if diags.HasErrors() || len(diags) != 1 || diags[0].Summary != "2 of 3 keywords have no category" ||
+		!strings.Contains(diags[0].Detail, `categories.csv does not list ["quantum dots" "soil health"]`) || diags[0].Subject == nil {
+		t.Errorf("diagnostics: %v", diags)
+	}
+	hcl := strings.Replace(fmt.Sprintf(generateHCL, "provider \"p\" {\n  kind = \"mock\"\n}"), `format     = "keywords"`, `format     = "csv"`, 1)
+	if err := os.WriteFile(filepath.Join(dir, "exp.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, diags = config.Load(dir, config.Options{})
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), "categories needs a keyword format") {
+		t.Errorf("csv with categories: %v", diags)
+	}
+}
