@@ -277,7 +277,8 @@ type Work struct {
 	// KeyParams narrows the params a Compute node is keyed on: nil means all of
 	// the instance's params; a non-nil list (possibly empty) names the only
 	// ones its output depends on, so changing another param (say n) does not
-	// re-run it. Model nodes are keyed on their request and ignore this.
+	// re-run it. Model nodes are keyed on their request (and Call.KeyParams)
+	// and ignore this.
 	KeyParams []string
 }
 
@@ -292,6 +293,11 @@ type Call struct {
 	// the node without another ask, so it must only refuse what the spec
 	// cannot express.
 	Output func(a *format.Answer) ([]byte, error)
+	// KeyParams names the instance params Output reads (a word limit that
+	// drops an answer): the node is keyed on them beside its request, so
+	// changing one re-runs the node instead of serving an output made
+	// under the old value. nil: Output reads none.
+	KeyParams []string
 }
 
 // Service is one non-chat request (embeddings, token embeddings, literature
