@@ -118,6 +118,11 @@ func (s sampler) draw(idx []int) {
 // interval's bias and skewness (second-order accurate against first);
 // it needs n > 2 and is undefined (ErrUndefined) when every θ* lies on
 // one side of θ̂, as happens for a percentile of heavily tied data.
+// For a percentile statistic (PercentileStat, e.g. flexibility's 30th)
+// prefer the percentile method: the jackknife that estimates a is not
+// consistent for quantiles, which are not smooth in the data (Efron &
+// Tibshirani 1993, sec. 11.6), and the percentile interval of a
+// quantile keeps its nominal coverage (TestBootstrapPercentileStatistic).
 //
 // stat must not retain or modify its argument, which is reused; it
 // returning NaN is an error. The same opts.Seed gives the same interval.
