@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"strconv"
 
@@ -178,6 +179,21 @@ func (j *judgements) add(unit, coder string, v float64) error {
 	return nil
 }
 
+// sortCoders orders the coders by name (named coders: a panel's judges
+// appear in whatever order their nodes come).
+func (j *judgements) sortCoders() {
+	old := j.coders
+	j.coders = slices.Sorted(slices.Values(old))
+	for i, name := range j.coders {
+		j.coderIx[name] = i
+	}
+	value := make(map[[2]int]float64, len(j.value))
+	for k, v := range j.value {
+		value[[2]int{k[0], j.coderIx[old[k[1]]]}] = v
+	}
+	j.value = value
+}
+
 func (j *judgements) coder(name string) int {
 	c, ok := j.coderIx[name]
 	if !ok {
@@ -282,6 +298,9 @@ func (c *agreementConfig) compute(in []stages.In) (*AgreementOutput, error) {
 		}
 	}
 
+	if c.coders == "field" {
+		j.sortCoders()
+	}
 	out := &AgreementOutput{Metric: c.metricName, Weights: c.weightsName, Coders: j.coders, Pairs: []CoderPair{}}
 	out.Missing = missing
 	out.Extra = map[string]float64{"coders": float64(len(j.coders)), "units": float64(len(j.units)), "dropped": float64(dropped)}
