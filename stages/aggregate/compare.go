@@ -33,12 +33,36 @@ func (compareType) Params() []stages.Param {
 // holds one entry per compared pair, in the order of the pairs param (or,
 // by default, every pair i < j of Models as (Models[i], Models[j])).
 type CompareOutput struct {
-	Models    []string `json:"models"`
-	Pairs     []Pair   `json:"pairs"`
-	Method    string   `json:"method"`    // "percentile" or "bca"
-	Level     float64  `json:"level"`     // confidence level of every interval
-	Resamples int      `json:"resamples"` // resamples of every pair
-	Seed      int      `json:"seed"`
+	Models []string `json:"models"`
+	Pairs  []Pair   `json:"pairs"`
+	// Leaderboard ranks every model (in Models order) by its mean over the
+	// items all models scored (LeaderboardItems of them), with rank
+	// intervals from the same resamples; nil when no item is shared by
+	// all, with LeaderboardNote saying why.
+	Leaderboard      []Standing `json:"leaderboard,omitempty"`
+	LeaderboardItems int        `json:"leaderboard_items"`
+	LeaderboardNote  string     `json:"leaderboard_note,omitempty"`
+	Method           string     `json:"method"`    // "percentile" or "bca"
+	Level            float64    `json:"level"`     // confidence level of every interval
+	Resamples        int        `json:"resamples"` // resamples of every pair
+	Seed             int        `json:"seed"`
+}
+
+// Standing is one model's place on the leaderboard (stats.Leaderboard):
+// ranks count from 1 (highest mean), tied models share the better rank.
+type Standing struct {
+	Model  string  `json:"model"`
+	Mean   float64 `json:"mean"`
+	CILow  float64 `json:"ci_low"`
+	CIHigh float64 `json:"ci_high"`
+	Rank   int     `json:"rank"`
+	// RankLow and RankHigh are the 2.5% and 97.5% points (at Level 0.95)
+	// of the model's rank over the resamples: "ranked RankLow to RankHigh".
+	RankLow  int `json:"rank_low"`
+	RankHigh int `json:"rank_high"`
+	// ArenaRank is Chatbot Arena's rank: 1 + the number of models whose
+	// CILow exceeds this model's CIHigh.
+	ArenaRank int `json:"arena_rank"`
 }
 
 // Pair is the paired comparison of A and B on the items both scored.
@@ -139,6 +163,9 @@ func (compareType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 					}
 					out.Pairs = append(out.Pairs, p)
 				}
+				if err := leaderboard(&out, vals, opts); err != nil {
+					return nil, err
+				}
 				return marshal(out)
 			}}, nil
 		},
@@ -213,4 +240,47 @@ func comparePair(a, b string, va, vb *itemValues, opts stats.Options) (Pair, err
 	mb, _ := stats.Mean(xb)
 	p.Result = &PairResult{MeanA: ma, MeanB: mb, Diff: res.Diff.Estimate, CILow: res.Diff.Lower, CIHigh: res.Diff.Upper, ShareNonPositive: res.ShareNonPositive}
 	return p, nil
+}
+
+// leaderboard fills out's leaderboard from the items every model scored.
+func leaderboard(out *CompareOutput, vals []*itemValues, opts stats.Options) error {
+	var common []string
+	for _, it := range vals[0].items {
+		all := true
+		for _, v := range vals[1:] {
+			if _, ok := v.values[it]; !ok {
+				all = false
+				break
+			}
+		}
+		if all {
+			common = append(common, it)
+		}
+	}
+	out.LeaderboardItems = len(common)
+	if len(common) == 0 {
+		out.LeaderboardNote = "no item scored by every model"
+		return nil
+	}
+	scores := make([][]float64, len(vals))
+	for m, v := range vals {
+		for _, it := range common {
+			scores[m] = append(scores[m], v.values[it])
+		}
+	}
+	st, err := stats.Leaderboard(scores, stats.MeanStat, opts)
+	if err != nil {
+		if opts.Method == stats.BCa && errors.Is(err, stats.ErrUndefined) {
+			out.LeaderboardNote = fmt.Sprintf("BCa undefined for these scores (%v); method = \"percentile\" is defined for any data", err)
+			return nil
+		}
+		return fmt.Errorf("leaderboard: %w", err)
+	}
+	for m, s := range st {
+		out.Leaderboard = append(out.Leaderboard, Standing{
+			Model: out.Models[m], Mean: s.Score.Estimate, CILow: s.Score.Lower, CIHigh: s.Score.Upper,
+			Rank: s.Rank, RankLow: s.RankLower, RankHigh: s.RankUpper, ArenaRank: s.ArenaRank,
+		})
+	}
+	return nil
 }

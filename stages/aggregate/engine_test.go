@@ -233,6 +233,9 @@ func TestStagesThroughTheEngine(t *testing.T) {
 	if len(c.Models) != 2 || c.Models[0] != genA || c.Models[1] != genB || len(c.Pairs) != 1 || c.Resamples != 1000 || c.Level != 0.95 {
 		t.Fatalf("compare: %+v", c)
 	}
+	if c.LeaderboardItems != 4 || len(c.Leaderboard) != 2 || c.Leaderboard[0].Rank != 1 || c.Leaderboard[0].Mean != insight[genA].Value {
+		t.Errorf("leaderboard: %+v", c)
+	}
 	p := c.Pairs[0]
 	if p.A != genA || p.B != genB || p.Shared != 4 || p.OnlyA != 0 || p.OnlyB != 0 || p.Result == nil {
 		t.Fatalf("pair: %+v", p)

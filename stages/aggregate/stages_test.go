@@ -265,6 +265,26 @@ func TestCompare(t *testing.T) {
 		t.Errorf("a vs c: %+v %+v; want %+v", ac, ac.Result, want)
 	}
 
+	// The leaderboard uses the items all three scored (i1-i3): means a
+	// 13.75/3, b 13/3, c 13/3, so a ranks 1 and b, c share rank 2.
+	if out.LeaderboardItems != 3 || len(out.Leaderboard) != 3 {
+		t.Fatalf("leaderboard: %+v", out)
+	}
+	lb := stats.Options{}
+	wantLB, err := stats.Leaderboard([][]float64{{1.25, 9.25, 3.25}, {1, 9, 3}, {2, 8, 3}}, stats.MeanStat, lb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m, s := range out.Leaderboard {
+		w := wantLB[m]
+		if s.Model != out.Models[m] || s.Mean != w.Score.Estimate || s.CILow != w.Score.Lower || s.CIHigh != w.Score.Upper || s.Rank != w.Rank || s.RankLow != w.RankLower || s.RankHigh != w.RankUpper || s.ArenaRank != w.ArenaRank {
+			t.Errorf("standing %d: %+v; want %+v", m, s, w)
+		}
+	}
+	if r := []int{out.Leaderboard[0].Rank, out.Leaderboard[1].Rank, out.Leaderboard[2].Rank}; fmt.Sprint(r) != "[1 2 2]" {
+		t.Errorf("ranks %v; want [1 2 2]", r)
+	}
+
 	// Chosen pairs, in the order given; B - A is the negation.
 	out = runOut[CompareOutput](t, compareType{}, stages.Params{"scores": ups, "pairs": []string{"c vs a"}}, in)
 	if len(out.Pairs) != 1 || out.Pairs[0].A != "c" || !near(out.Pairs[0].Result.Diff, 0.0625) {
@@ -285,7 +305,7 @@ func TestCompare(t *testing.T) {
 	// No shared item: a note, no result.
 	ud, id := scoreUp("stage.s[\"d\"]", "d", stages.Score{Count: 1, PerItem: map[string]float64{"q": 1}})
 	out = runOut[CompareOutput](t, compareType{}, stages.Params{"scores": []*stages.Upstream{ua, ud}}, append(append([]stages.In(nil), ia...), id...))
-	if p := out.Pairs[0]; p.Result != nil || p.Shared != 0 || p.OnlyA != 4 || p.OnlyB != 1 || p.Note == "" {
+	if p := out.Pairs[0]; p.Result != nil || p.Shared != 0 || p.OnlyA != 4 || p.OnlyB != 1 || p.Note == "" || out.Leaderboard != nil || out.LeaderboardNote == "" {
 		t.Errorf("disjoint: %+v", p)
 	}
 }
