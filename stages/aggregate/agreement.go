@@ -23,7 +23,7 @@ func (agreementType) Version() string { return "1" }
 func (agreementType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "judgements", Kind: stages.Inputs, Required: true, Doc: "the judging stage instances: one (coders = its slots, e.g. rank_ideas' permutations, or a coder_field) or several (coders = the instances, e.g. rank_ideas by judge A and by judge B)"},
-		{Name: "coders", Kind: stages.String, Default: "auto", Doc: `who the coders are: "slot" (each node slot of an item: permutations, samples), "instance" (each listed instance), "field" (the value at coder_field, e.g. a panel's judge name); "auto": field when coder_field is set, else slot for one instance and instance for several`},
+		{Name: "coders", Kind: stages.String, Default: "auto", Doc: `who the coders are: "slot" (each node slot of an item: permutations, samples), "instance" (each listed instance), "field" (the value at coder_field, e.g. a panel's judge name), "keys" (value_field holds an object of numbers, one per coder: {"judge-a": 7, "judge-b": 5}); "auto": field when coder_field is set, else slot for one instance and instance for several`},
 		{Name: "coder_field", Kind: stages.String, Default: "", Doc: `dotted path of the coder's name in each node's output (e.g. "judge"), for coders = "field"`},
 		{Name: "value_field", Kind: stages.String, Default: "", Doc: "dotted path of the number in each node's output (default: known per type, rank_ideas: target_rank); aggregate score upstreams (coders = instance) need none"},
 		{Name: "metric", Kind: stages.String, Default: "ordinal", Doc: `Krippendorff's alpha metric: "nominal", "ordinal", "interval" or "ratio"; ordinal by default because ranks and rating scales are ordered but not evenly spaced`},
@@ -95,7 +95,7 @@ func readAgreement(p stages.Params) (*agreementConfig, error) {
 		default:
 			c.coders = "instance"
 		}
-	case "slot", "instance", "field":
+	case "slot", "instance", "field", "keys":
 	default:
 		return nil, stages.ParamErrorf("coders", "coders = %q is not one of \"auto\", \"slot\", \"instance\", \"field\"", c.coders)
 	}
@@ -250,7 +250,7 @@ func (c *agreementConfig) compute(in []stages.In) (*AgreementOutput, error) {
 			if c.coders != "instance" && len(c.ups) > 1 {
 				unit = instNames[i] + ": " + unit
 			}
-			if c.coders == "instance" && slotted {
+			if (c.coders == "instance" || c.coders == "keys") && slotted {
 				unit += " / slot " + strconv.Itoa(x.Node.Slot)
 			}
 			coder := ""
@@ -264,6 +264,21 @@ func (c *agreementConfig) compute(in []stages.In) (*AgreementOutput, error) {
 				missing++
 				if coder != "" {
 					j.coder(coder)
+				}
+				continue
+			}
+			if c.coders == "keys" {
+				byCoder, drop, err := nodeValues(x.Output, c.fields[i])
+				if err != nil {
+					return nil, fmt.Errorf("%s, item %q, slot %d: %w", u.Address, x.Node.Item, x.Node.Slot, err)
+				}
+				if drop {
+					dropped++
+				}
+				for _, name := range sortedKeys(byCoder) {
+					if err := j.add(unit, name, byCoder[name]); err != nil {
+						return nil, fmt.Errorf("%s: %w", u.Address, err)
+					}
 				}
 				continue
 			}
@@ -298,7 +313,7 @@ func (c *agreementConfig) compute(in []stages.In) (*AgreementOutput, error) {
 		}
 	}
 
-	if c.coders == "field" {
+	if c.coders == "field" || c.coders == "keys" {
 		j.sortCoders()
 	}
 	out := &AgreementOutput{Metric: c.metricName, Weights: c.weightsName, Coders: j.coders, Pairs: []CoderPair{}}
@@ -390,6 +405,38 @@ func meanInto(out *AgreementOutput, key string, vs []float64, what string) {
 	}
 	m, _ := stats.Mean(vs)
 	out.Extra[key] = m
+}
+
+// nodeValues reads the object of numbers at the dotted path field (coder
+// name -> value; a null value is a missing judgement), or reports that the
+// node dropped its item.
+func nodeValues(out []byte, field string) (map[string]float64, bool, error) {
+	var doc any
+	if err := json.Unmarshal(out, &doc); err != nil {
+		return nil, false, fmt.Errorf("output is not JSON: %w", err)
+	}
+	if m, ok := doc.(map[string]any); ok && m["dropped"] == true {
+		return nil, true, nil
+	}
+	x, err := lookup(doc, "value_field", field)
+	if err != nil {
+		return nil, false, err
+	}
+	m, ok := x.(map[string]any)
+	if !ok {
+		return nil, false, fmt.Errorf("value_field %q holds %s; coders = \"keys\" needs an object of numbers, one per coder", field, describe(x))
+	}
+	vals := make(map[string]float64, len(m))
+	for k, v := range m {
+		switch f := v.(type) {
+		case float64:
+			vals[k] = f
+		case nil:
+		default:
+			return nil, false, fmt.Errorf("value_field %q: coder %q has %s, not a number", field, k, describe(v))
+		}
+	}
+	return vals, false, nil
 }
 
 // coderName reads the coder's name at path: a string, or a number.

@@ -355,7 +355,39 @@ func TestAgreementPanel(t *testing.T) {
 		t.Errorf("A-B tau-b %v; want %v", deref(ab.TauB), tau)
 	}
 
+	// The same data as one node per unit holding every judge's score
+	// (coders = "keys"; null: not judged).
+	nodes = nil
+	for u := range data[0] {
+		byJudge := map[string]any{}
+		for c, row := range data {
+			if !math.IsNaN(row[u]) {
+				byJudge[string(rune('A'+c))] = row[u]
+			} else if c == 0 {
+				byJudge["A"] = nil
+			}
+		}
+		nodes = append(nodes, node{fmt.Sprintf("unit%02d", u), 0, map[string]any{"scores": byJudge}})
+	}
+	kup, kins := upstream("stage.judge_panel.k", "judge_panel", "", nodes...)
+	keyed := runOut[AgreementOutput](t, agreementType{}, stages.Params{"judgements": []*stages.Upstream{kup}, "coders": "keys", "value_field": "scores", "metric": "interval"}, kins)
+	if math.Round(keyed.Value*1000)/1000 != 0.849 || fmt.Sprint(keyed.Coders) != "[A B C D]" || keyed.Count != 11 {
+		t.Errorf("keys: %+v", keyed)
+	}
+	kup, kins = upstream("stage.judge_panel.k", "judge_panel", "", node{"u", 0, map[string]any{"scores": map[string]any{"A": "high"}}})
+	if _, err := run(t, agreementType{}, stages.Params{"judgements": []*stages.Upstream{kup}, "coders": "keys", "value_field": "scores"}, kins); err == nil || !strings.Contains(err.Error(), `coder "A" has a string, not a number`) {
+		t.Errorf("keys, a string: %v", err)
+	}
+
 	// A judge who judged a unit twice is refused, not averaged.
+	nodes = nil
+	for u := range data[0] {
+		for c, row := range data {
+			if !math.IsNaN(row[u]) {
+				nodes = append(nodes, node{fmt.Sprintf("unit%02d", u), c, map[string]any{"judge": string(rune('A' + c)), "scores": map[string]any{"originality": row[u]}}})
+			}
+		}
+	}
 	nodes = append(nodes, node{"unit00", 9, map[string]any{"judge": "A", "scores": map[string]any{"originality": 2}}})
 	up, ins = upstream("stage.judge_panel.p", "judge_panel", "", nodes...)
 	_, err := run(t, agreementType{}, stages.Params{"judgements": []*stages.Upstream{up}, "coder_field": "judge", "value_field": "scores.originality"}, ins)
