@@ -136,7 +136,7 @@ func TestParamErrors(t *testing.T) {
 	}{
 		{bootstrapType{}, stages.Params{}, "scores", "scores is required"},
 		{bootstrapType{}, stages.Params{"scores": score, "statistic": "mode"}, "statistic", `statistic = "mode" is not one of`},
-		{bootstrapType{}, stages.Params{"scores": score, "statistic": "percentile"}, "p", "needs p"},
+		{bootstrapType{}, stages.Params{"scores": score, "statistic": "percentile"}, "statistic", "needs p"},
 		{bootstrapType{}, stages.Params{"scores": score, "statistic": "percentile", "p": 130.0}, "p", "not in [0, 100]"},
 		{bootstrapType{}, stages.Params{"scores": score, "p": 30.0}, "p", `p only applies to statistic = "percentile"`},
 		{bootstrapType{}, stages.Params{"scores": score, "confidence": 95.0}, "confidence", "must be in (0, 1)"},

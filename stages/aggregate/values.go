@@ -218,7 +218,9 @@ func readStatistic(p stages.Params) (statistic, error) {
 		}
 	case "percentile":
 		if !p.Has("p") {
-			return s, stages.ParamErrorf("p", "statistic = \"percentile\" needs p, the percentile in [0, 100] (e.g. p = 30 for flexibility)")
+			// Reported at statistic, which is written, so the error points
+			// at a line; p is not.
+			return s, stages.ParamErrorf("statistic", "statistic = \"percentile\" needs p, the percentile in [0, 100] (e.g. p = 30 for flexibility)")
 		}
 		s.p = p.Number("p")
 		if math.IsNaN(s.p) || s.p < 0 || s.p > 100 {
