@@ -126,9 +126,8 @@ func (s sampler) draw(idx []int) {
 //
 // stat receives each resample sorted ascending (see distribution), so it
 // must be a function of the values alone, not their order, as every
-// statistic of resampled items is; it must not retain or modify its
-// argument, which is reused; it
-// returning NaN is an error. The same opts.Seed gives the same interval.
+// statistic of resampled items is. It must not retain or modify its
+// argument, which is reused, and its returning NaN is an error. The same opts.Seed gives the same interval.
 func Bootstrap(values []float64, stat func([]float64) float64, opts Options) (Interval, error) {
 	opts, err := opts.resolve()
 	if err != nil {
