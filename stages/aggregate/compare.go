@@ -34,7 +34,10 @@ func (compareType) Params() []stages.Param {
 // by default, every pair i < j of Models as (Models[i], Models[j])).
 type CompareOutput struct {
 	Models []string `json:"models"`
-	Pairs  []Pair   `json:"pairs"`
+	// Counts says, per model in Models order, how many items it scored
+	// and how many were missing or dropped upstream (for footnotes).
+	Counts []ModelCounts `json:"counts"`
+	Pairs  []Pair        `json:"pairs"`
 	// Leaderboard ranks every model (in Models order) by its mean over the
 	// items all models scored (LeaderboardItems of them), with rank
 	// intervals from the same resamples; nil when no item is shared by
@@ -46,6 +49,14 @@ type CompareOutput struct {
 	Level            float64    `json:"level"`     // confidence level of every interval
 	Resamples        int        `json:"resamples"` // resamples of every pair
 	Seed             int        `json:"seed"`
+}
+
+// ModelCounts are one compared model's item counts.
+type ModelCounts struct {
+	Model   string `json:"model"`
+	Items   int    `json:"items"`   // items with a score
+	Missing int    `json:"missing"` // items whose inputs failed or were skipped
+	Dropped int    `json:"dropped"` // items dropped upstream
 }
 
 // Standing is one model's place on the leaderboard (stats.Leaderboard):
@@ -156,6 +167,9 @@ func (compareType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 					vals[i] = iv
 				}
 				out := CompareOutput{Models: models, Method: method, Level: opts.Level, Resamples: opts.Resamples, Seed: seed}
+				for m, v := range vals {
+					out.Counts = append(out.Counts, ModelCounts{Model: models[m], Items: len(v.items), Missing: v.missing, Dropped: v.dropped})
+				}
 				for _, pr := range pairs {
 					p, err := comparePair(models[pr[0]], models[pr[1]], vals[pr[0]], vals[pr[1]], opts)
 					if err != nil {

@@ -3,8 +3,11 @@ package aggregate
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -122,6 +125,36 @@ func TestReadItems(t *testing.T) {
 	}
 }
 
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+// golden compares v, as indented JSON, with testdata/name: the output
+// shapes report and plot code reads, kept in view.
+func golden(t *testing.T, name string, v any) {
+	t.Helper()
+	got, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs from golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 
 func TestParamErrors(t *testing.T) {
@@ -190,6 +223,9 @@ func TestAggregateAndBootstrap(t *testing.T) {
 			t.Errorf("aggregate %v: %+v; want %v", tt.params, a, tt.want)
 		}
 		b := runOut[BootstrapOutput](t, bootstrapType{}, tt.params, ins)
+		if tt.label == "p30" {
+			golden(t, "bootstrap.json", b)
+		}
 		// The stage's interval is stats.Bootstrap's on the items in order.
 		st, _ := readStatistic(stages.WithDefaults(bootstrapType{}, tt.params))
 		ci, err := stats.Bootstrap([]float64{0.1, 0.4, 0.5, 0.9, 1}, st.fn(), stats.Options{Resamples: 1000, Level: 0.95})
@@ -235,7 +271,7 @@ func TestCompare(t *testing.T) {
 	b := map[string]float64{"i1": 1, "i2": 9, "i3": 3, "y": 5, "z": 6}
 	c := map[string]float64{"i1": 2, "i2": 8, "i3": 3, "x": 1}
 	ua, ia := scoreUp("stage.s[\"a\"]", "a", stages.Score{Count: 4, PerItem: a})
-	ub, ib := scoreUp("stage.s[\"b\"]", "b", stages.Score{Count: 5, PerItem: b})
+	ub, ib := scoreUp("stage.s[\"b\"]", "b", stages.Score{Count: 5, Missing: 2, Extra: map[string]float64{"dropped": 1}, PerItem: b})
 	uc, ic := scoreUp("stage.s[\"c\"]", "c", stages.Score{Count: 4, PerItem: c})
 	ups := []*stages.Upstream{ua, ub, uc}
 	in := append(append(append([]stages.In(nil), ia...), ib...), ic...)
@@ -244,6 +280,10 @@ func TestCompare(t *testing.T) {
 	if fmt.Sprint(out.Models) != "[a b c]" || len(out.Pairs) != 3 || out.Resamples != 1000 || out.Method != "percentile" {
 		t.Fatalf("compare: %+v", out)
 	}
+	if fmt.Sprint(out.Counts) != "[{a 4 0 0} {b 5 2 1} {c 4 0 0}]" {
+		t.Errorf("counts %v", out.Counts)
+	}
+	golden(t, "compare.json", out)
 	var got []string
 	for _, p := range out.Pairs {
 		got = append(got, p.A+"-"+p.B)
@@ -339,6 +379,8 @@ func TestAgreementPanel(t *testing.T) {
 			t.Errorf("%s: %+v; want alpha %v", tt.metric, out, tt.want)
 		}
 	}
+
+	golden(t, "agreement.json", runOut[AgreementOutput](t, agreementType{}, stages.Params{"judgements": []*stages.Upstream{up}, "coder_field": "judge", "value_field": "scores.originality"}, ins))
 
 	// Hand-worked pair statistics: coders A and B share units 0-8, where
 	// they differ only on unit 5 (1 vs 2). Unweighted kappa: categories
