@@ -3,7 +3,8 @@
 package all
 
 import (
-	_ "github.com/ideaflow/ideaflow/stages/ideabench"     // filter_references, generate_ideas, rank_ideas, insight_score
-	_ "github.com/ideaflow/ideaflow/stages/liveideabench" // generate_from_keyword
+	_ "github.com/ideaflow/ideaflow/stages/aggregate"     // aggregate, bootstrap, compare, agreement
+	_ "github.com/ideaflow/ideaflow/stages/ideabench"     // filter_references, generate_ideas, rank_ideas, insight_score, ...
+	_ "github.com/ideaflow/ideaflow/stages/liveideabench" // generate_from_keyword, ...
 	_ "github.com/ideaflow/ideaflow/stages/report"        // report
 )

@@ -28,6 +28,11 @@ const (
 	RatioMetric
 )
 
+// MaxDistinctValues bounds the distinct values KrippendorffAlpha and
+// CohenKappa accept: both build a table with a cell per pair of values,
+// so 47,200 continuous scores would need 17 GB. 2,048 values take 32 MB.
+const MaxDistinctValues = 2048
+
 // KrippendorffAlpha returns Krippendorff's alpha, the agreement among
 // coders beyond chance, for data[coder][unit] with NaN where a coder did
 // not code a unit. It follows the coincidence-matrix formulation of
@@ -79,6 +84,9 @@ func KrippendorffAlpha(data [][]float64, metric Metric) (float64, error) {
 	if len(vals) == 0 {
 		return math.NaN(), fmt.Errorf("%w: no unit has two values", ErrUndefined)
 	}
+	if len(vals) > MaxDistinctValues {
+		return math.NaN(), fmt.Errorf("%w: %d distinct values; alpha's coincidence matrix has one cell per pair of values, so at most %d are allowed (round continuous scores to a scale first)", ErrRange, len(vals), MaxDistinctValues)
+	}
 	index := make(map[float64]int, len(vals))
 	for i, v := range vals {
 		index[v] = i
@@ -91,26 +99,36 @@ func KrippendorffAlpha(data [][]float64, metric Metric) (float64, error) {
 	for i := range o {
 		o[i] = make([]float64, v)
 	}
+	// Only the values present in a unit can pair there, so each unit
+	// costs O(m_u²), not O(v²): with continuous scores v is large.
 	counts := make([]float64, v)
+	var present []int
 	for u := range units {
 		m := pairable(data, u)
 		if m < 2 {
 			continue
 		}
-		clear(counts)
+		present = present[:0]
 		for _, row := range data {
 			if !math.IsNaN(row[u]) {
-				counts[index[row[u]]]++
+				i := index[row[u]]
+				if counts[i] == 0 {
+					present = append(present, i)
+				}
+				counts[i]++
 			}
 		}
-		for c := range v {
-			for k := range v {
+		for _, c := range present {
+			for _, k := range present {
 				pairs := counts[c] * counts[k]
 				if c == k {
 					pairs -= counts[c]
 				}
 				o[c][k] += pairs / float64(m-1)
 			}
+		}
+		for _, c := range present {
+			counts[c] = 0
 		}
 	}
 	nc := make([]float64, v)
@@ -122,6 +140,12 @@ func KrippendorffAlpha(data [][]float64, metric Metric) (float64, error) {
 		n += nc[c]
 	}
 
+	// cum[g] = n_0 + ... + n_{g-1}, so the ordinal metric's sum over the
+	// values from c to k is cum[hi+1] - cum[lo].
+	cum := make([]float64, v+1)
+	for g := range v {
+		cum[g+1] = cum[g] + nc[g]
+	}
 	delta := func(c, k int) float64 {
 		switch metric {
 		case NominalMetric:
@@ -131,11 +155,7 @@ func KrippendorffAlpha(data [][]float64, metric Metric) (float64, error) {
 			return 1
 		case OrdinalMetric:
 			lo, hi := min(c, k), max(c, k)
-			var s float64
-			for g := lo; g <= hi; g++ {
-				s += nc[g]
-			}
-			d := s - (nc[c]+nc[k])/2
+			d := cum[hi+1] - cum[lo] - (nc[c]+nc[k])/2
 			return d * d
 		case IntervalMetric:
 			d := vals[c] - vals[k]
@@ -216,6 +236,9 @@ func CohenKappa(a, b []float64, w Weights) (float64, error) {
 	cats := slices.Concat(a, b)
 	slices.Sort(cats)
 	cats = slices.Compact(cats)
+	if len(cats) > MaxDistinctValues {
+		return math.NaN(), fmt.Errorf("%w: %d distinct ratings; kappa's table has one cell per pair of them, so at most %d are allowed (kappa is for categories and rating scales)", ErrRange, len(cats), MaxDistinctValues)
+	}
 	index := make(map[float64]int, len(cats))
 	for i, c := range cats {
 		index[c] = i

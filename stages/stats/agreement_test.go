@@ -267,3 +267,21 @@ func TestKendallTauOrders(t *testing.T) {
 		}
 	}
 }
+
+func TestAgreementTooManyValues(t *testing.T) {
+	n := MaxDistinctValues + 1
+	a, b := make([]float64, n), make([]float64, n)
+	for i := range a {
+		a[i], b[i] = float64(i), float64(i)+0.5
+	}
+	if _, err := KrippendorffAlpha([][]float64{a, b}, IntervalMetric); !errors.Is(err, ErrRange) {
+		t.Errorf("alpha over %d distinct values: %v; want ErrRange", 2*n, err)
+	}
+	if _, err := CohenKappa(a, a, Unweighted); !errors.Is(err, ErrRange) {
+		t.Errorf("kappa over %d categories: %v; want ErrRange", n, err)
+	}
+	// At the bound both still work.
+	if _, err := KrippendorffAlpha([][]float64{a[:MaxDistinctValues/2], b[:MaxDistinctValues/2]}, IntervalMetric); err != nil {
+		t.Errorf("alpha at the bound: %v", err)
+	}
+}

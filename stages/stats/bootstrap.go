@@ -118,9 +118,16 @@ func (s sampler) draw(idx []int) {
 // interval's bias and skewness (second-order accurate against first);
 // it needs n > 2 and is undefined (ErrUndefined) when every θ* lies on
 // one side of θ̂, as happens for a percentile of heavily tied data.
+// For a percentile statistic (PercentileStat, e.g. flexibility's 30th)
+// prefer the percentile method: the jackknife that estimates a is not
+// consistent for quantiles, which are not smooth in the data (Efron &
+// Tibshirani 1993, sec. 11.6), and the percentile interval of a
+// quantile keeps its nominal coverage (TestBootstrapPercentileStatistic).
 //
-// stat must not retain or modify its argument, which is reused; it
-// returning NaN is an error. The same opts.Seed gives the same interval.
+// stat receives each resample sorted ascending (see distribution), so it
+// must be a function of the values alone, not their order, as every
+// statistic of resampled items is. It must not retain or modify its
+// argument, which is reused, and its returning NaN is an error. The same opts.Seed gives the same interval.
 func Bootstrap(values []float64, stat func([]float64) float64, opts Options) (Interval, error) {
 	opts, err := opts.resolve()
 	if err != nil {
@@ -142,14 +149,32 @@ func distribution(values []float64, stat func([]float64) float64, opts Options) 
 	if math.IsNaN(est) {
 		return 0, nil, fmt.Errorf("%w: statistic of the data is NaN", ErrNaN)
 	}
+	// A resample is handed to stat in ascending order: the items are
+	// drawn as indices into the sorted data and the indices counted, so
+	// each resample is built sorted in O(n) and a percentile statistic
+	// sorts nothing (BenchmarkBootstrap, 1,000 resamples of 47,200 items: p30 12 s -> 0.8 s; the mean 0.8 -> 1.0 s for the counting).
+	// Any statistic of independently resampled items is a function of
+	// the multiset alone, so the order changes no value but for the
+	// rounding of a sum.
+	sorted := slices.Clone(values)
+	slices.Sort(sorted)
 	s := newSampler(opts.Seed)
 	idx := make([]int, len(values))
+	counts := make([]int, len(values))
 	buf := make([]float64, len(values))
 	boot := make([]float64, opts.Resamples)
 	for b := range boot {
 		s.draw(idx)
-		for i, j := range idx {
-			buf[i] = values[j]
+		clear(counts)
+		for _, j := range idx {
+			counts[j]++
+		}
+		i := 0
+		for j, c := range counts {
+			for ; c > 0; c-- {
+				buf[i] = sorted[j]
+				i++
+			}
 		}
 		boot[b] = stat(buf)
 		if math.IsNaN(boot[b]) {
