@@ -76,6 +76,7 @@ func table1(t *testing.T, synthetic bool) (stages.Node, []stages.In) {
 		"formats": []string{"markdown", "csv", "json", "latex"},
 		"title":   "Insight Scores (n = 3)",
 	}
+	params = stages.WithDefaults(reportType{}, params)
 	nodes, err := reportType{}.Layout(&stages.Instance{Address: "report.table1", Params: params, Synthetic: synthetic})
 	if err != nil {
 		t.Fatal(err)
@@ -234,8 +235,9 @@ func TestReportDefaultFormatsAndTitle(t *testing.T) {
 	}
 	out := render(t, nodes[0], inputs(t, params, nodes[0], [][]byte{[]byte(`{"value":0.5,"count":2,"missing":0}`)}))
 	want := map[string]string{
-		"main.md":  "# main\n\n| | insight_score.novelty |\n|---|---:|\n| stage.generate_ideas.only | 0.500 (2 items) |\n",
-		"main.csv": "row,insight_score.novelty,insight_score.novelty_count,insight_score.novelty_missing,insight_score.novelty_dropped,synthetic\nstage.generate_ideas.only,0.500,2,0,0,false\n",
+		"main.md": "# main\n\n| | insight_score.novelty |\n|---|---:|\n| stage.generate_ideas.only | 0.500 |\n\n" +
+			"- insight_score.novelty: each value is over 2 items.\n",
+		"main.csv": "row,insight_score.novelty,insight_score.novelty_count,insight_score.novelty_missing,insight_score.novelty_dropped,synthetic\nstage.generate_ideas.only,0.5,2,0,0,false\n",
 	}
 	if !reflect.DeepEqual(out.Files, want) {
 		t.Errorf("files %q\nwant %q", out.Files, want)
@@ -292,7 +294,7 @@ func TestReportNotScore(t *testing.T) {
 
 func TestReportRegistered(t *testing.T) {
 	typ, ok := stages.Lookup("report")
-	if !ok || typ.Name() != "report" || typ.Version() != "1" {
+	if !ok || typ.Name() != "report" || typ.Version() != "2" {
 		t.Fatal("report type not registered")
 	}
 }
@@ -311,4 +313,141 @@ func sameSet(a, b []string) bool {
 		}
 	}
 	return len(a) == len(b)
+}
+
+var (
+	gpt4o = &stages.Model{Address: "model.gpt4o", Name: "gpt-4o-2024-08-06"}
+	llama = &stages.Model{Address: "model.llama", Name: "llama-3.1-70b"}
+)
+
+// keyedRow is a row instance whose key names its arm; gen generated it.
+func keyedRow(key string, gen *stages.Model) *stages.Upstream {
+	u := rowInstance(key)
+	u.Generator = gen
+	return u
+}
+
+// withCI is a score with a bootstrap interval, as the bootstrap stage writes it.
+func withCI(v, lo, hi float64, count int) stages.Score {
+	return stages.Score{Value: v, Count: count, Extra: map[string]float64{"ci_low": lo, "ci_high": hi, "ci_level": 0.95}}
+}
+
+// layoutCase lays out a report over params (defaults filled) and resolves
+// its inputs: outputs maps each column instance address to its output (a
+// missing address is a failed input).
+func layoutCase(t *testing.T, name string, params stages.Params, outputs map[string][]byte) (stages.Node, []stages.In) {
+	t.Helper()
+	params = stages.WithDefaults(reportType{}, params)
+	nodes, err := reportType{}.Layout(&stages.Instance{Address: "report." + name, Params: params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs [][]byte
+	offset := 0
+	for _, c := range params.Inputs("columns") {
+		outs = append(outs, outputs[c.Address])
+		offset++
+	}
+	return nodes[0], inputs(t, params, nodes[0], outs)
+}
+
+// gridCase is a model x scenario grid: for_each keys "gpt4o/high" and so
+// on, two dimensions named, scenario ordered low before high by row_order,
+// models shown by their names, a bootstrap column with CIs and bold best,
+// and a feasibility column where lower is better (for the test's sake),
+// printed with its own format, missing one cell.
+func gridCase(t *testing.T) (stages.Node, []stages.In) {
+	t.Helper()
+	keys := []struct {
+		key string
+		gen *stages.Model
+	}{{"gpt4o/high", gpt4o}, {"gpt4o/low", gpt4o}, {"llama/high", llama}, {"llama/low", llama}}
+	var rows, cols []*stages.Upstream
+	outputs := map[string][]byte{}
+	nov := map[string]stages.Score{
+		"gpt4o/high": withCI(0.614, 0.58, 0.65, 20), "gpt4o/low": withCI(0.55, 0.5, 0.6, 20),
+		"llama/high": withCI(0.6144, 0.57, 0.66, 20), "llama/low": withCI(0.401, 0.35, 0.45, 19),
+	}
+	feas := map[string]stages.Score{
+		"gpt4o/high": {Value: 6.25, Count: 20}, "gpt4o/low": {Value: 7.5, Count: 18, Missing: 2},
+		"llama/high": {Value: 5.125, Count: 20},
+	}
+	for _, k := range keys {
+		rows = append(rows, keyedRow(k.key, k.gen))
+		n := aggregate("stage.bootstrap.novelty", k.key)
+		cols = append(cols, n)
+		outputs[n.Address] = score(t, nov[k.key])
+		f := aggregate("stage.overlap_score.feasibility", k.key)
+		cols = append(cols, f)
+		if s, ok := feas[k.key]; ok {
+			outputs[f.Address] = score(t, s)
+		}
+	}
+	params := stages.Params{
+		"rows": rows, "columns": cols,
+		"formats":   []string{"markdown", "csv", "json", "latex"},
+		"title":     "Novelty & feasibility by model and scenario",
+		"row_dims":  []string{"model", "scenario"},
+		"row_order": []string{"low", "high"},
+		"labels": map[string]string{"bootstrap.novelty": "Novelty", "overlap_score.feasibility": "Feasibility (0-10)",
+			"model": "Model", "scenario": "Scenario", "llama": "Llama 3.1 70B"},
+		"better":        map[string]string{"bootstrap.novelty": "higher", "overlap_score.feasibility": "lower"},
+		"number_format": map[string]string{"overlap_score.feasibility": "%.1f"},
+	}
+	return layoutCase(t, "grid", params, outputs)
+}
+
+// pivotCase is IdeaBench's Table 2 laid out: the number of references in
+// rows (numbers ascending, not as text), filtered / unfiltered in columns
+// (filtered first by row_order), for two column stages.
+func pivotCase(t *testing.T) (stages.Node, []stages.In) {
+	t.Helper()
+	var rows, cols []*stages.Upstream
+	outputs := map[string][]byte{}
+	v := 0.5
+	for _, mode := range []string{"all", "filtered"} {
+		for _, refs := range []string{"1", "10", "3"} {
+			key := mode + "-" + refs
+			rows = append(rows, keyedRow(key, gpt4o))
+			n := aggregate("stage.insight_score.novelty", key)
+			f := aggregate("stage.insight_score.feasibility", key)
+			cols = append(cols, n, f)
+			v += 0.0625
+			outputs[n.Address] = score(t, withCI(v, v-0.05, v+0.05, 4))
+			outputs[f.Address] = score(t, stages.Score{Value: 1 - v, Count: 4, Extra: map[string]float64{"dropped": 1}})
+		}
+	}
+	params := stages.Params{
+		"rows": rows, "columns": cols,
+		"formats":       []string{"markdown", "csv", "json", "latex"},
+		"title":         "Insight Score by number of references",
+		"row_dims":      []string{"mode", "refs"},
+		"key_separator": "-",
+		"pivot":         "mode",
+		"row_order":     []string{"filtered"},
+		"labels": map[string]string{"insight_score.novelty": "Novelty", "insight_score.feasibility": "Feasibility",
+			"refs": "References", "filtered": "Filtered", "all": "Unfiltered"},
+		"better": map[string]string{"insight_score.novelty": "higher", "insight_score.feasibility": "higher"},
+	}
+	return layoutCase(t, "pivot", params, outputs)
+}
+
+// TestReportTableGolden: each format of a model x scenario grid and of a
+// pivot, with labels, declared order, bold best, CIs and count footnotes.
+func TestReportTableGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mk   func(*testing.T) (stages.Node, []stages.In)
+	}{{"grid", gridCase}, {"pivot", pivotCase}} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, in := tc.mk(t)
+			out := render(t, n, in)
+			if len(out.Files) != 4 {
+				t.Fatalf("files %v, want 4", out.Files)
+			}
+			for _, ext := range []string{".md", ".csv", ".json", ".tex"} {
+				golden(t, tc.name+ext, out.Files[tc.name+ext])
+			}
+		})
+	}
 }
