@@ -489,8 +489,8 @@ type jsonReport struct {
 }
 
 type jsonDim struct {
-	Name   string   `json:"name"`
-	Label  string   `json:"label"`
+	Name        string   `json:"name"`
+	Label       string   `json:"label"`
 	Values      []string `json:"values,omitempty"`       // the pivot's, in column order
 	ValueLabels []string `json:"value_labels,omitempty"` // their display text
 }

@@ -523,4 +523,3 @@ func (t *table) colLabel(c column) string {
 
 // rowLabel describes a row for notes: its dimension labels joined.
 func (r *tableRow) rowLabel() string { return strings.Join(r.labels, " / ") }
-
