@@ -248,6 +248,7 @@ func TestReportLayoutErrors(t *testing.T) {
 	col := aggregate("stage.insight_score.novelty", "a")
 	rows := []*stages.Upstream{rowInstance("a")}
 	perItem := &stages.Upstream{Address: "stage.rank_ideas.x", Nodes: []stages.NodeInfo{{Item: "p1"}, {Item: "p2"}}}
+	grid := []*stages.Upstream{rowInstance("gpt4o/high"), rowInstance("gpt4o/low")}
 	tests := []struct {
 		params stages.Params
 		param  string
@@ -264,6 +265,26 @@ func TestReportLayoutErrors(t *testing.T) {
 		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col, col}}, "columns", `columns: stage.insight_score.novelty["a"] is listed twice`},
 		{stages.Params{"rows": []*stages.Upstream{rowInstance("a"), rowInstance("a")}, "columns": []*stages.Upstream{col}}, "rows",
 			`rows: two rows are labelled "a"; list each instance once`},
+		{stages.Params{"rows": grid, "columns": []*stages.Upstream{col}, "row_dims": []string{"model", "scenario", "n"}}, "row_dims",
+			`row_dims: row key "gpt4o/high" splits on "/" into 2 part(s), but row_dims names 3 ("model", "scenario", "n"); make the for_each keys like "model/scenario/n" or set key_separator`},
+		{stages.Params{"rows": grid, "columns": []*stages.Upstream{col}, "row_dims": []string{"model", "model"}}, "row_dims",
+			`row_dims: "model" is named twice; each part of the row keys needs its own name`},
+		{stages.Params{"rows": grid, "columns": []*stages.Upstream{col}, "row_dims": []string{"model", " "}}, "row_dims",
+			`row_dims: a dimension has an empty name; name every part of the row keys`},
+		{stages.Params{"rows": grid, "columns": []*stages.Upstream{col}, "row_dims": []string{"model", "scenario"}, "key_separator": ""}, "key_separator",
+			`key_separator is empty; give the text row keys are split on into row_dims (e.g. "/")`},
+		{stages.Params{"rows": []*stages.Upstream{{Address: "stage.generate_ideas.only"}}, "columns": []*stages.Upstream{col}, "row_dims": []string{"model"}}, "row_dims",
+			`row_dims: stage.generate_ideas.only has no instance key to split; row_dims needs rows from a stage with for_each (or one that fans out)`},
+		{stages.Params{"rows": grid, "columns": []*stages.Upstream{col}, "row_dims": []string{"model", "scenario"}, "pivot": "arm"}, "pivot",
+			`pivot "arm" is not a row dimension; name one of row_dims ("model", "scenario")`},
+		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col}, "pivot": "arm"}, "pivot",
+			`pivot "arm" is not a row dimension; name one of row_dims ("")`},
+		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col}, "better": map[string]string{"insight_score.novelty": "highest"}}, "better",
+			`better: "insight_score.novelty" = "highest"; use "higher" or "lower"`},
+		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col}, "number_format": map[string]string{"insight_score.novelty": "%d"}}, "number_format",
+			`number_format: "insight_score.novelty" = "%d"; give a printf format with exactly one of the verbs %f, %e, %g (e.g. "%.2f"; %% for a literal percent sign)`},
+		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col}, "number_format": map[string]string{"insight_score.novelty": "%.1f (%s)"}}, "number_format",
+			`number_format: "insight_score.novelty" = "%.1f (%s)"; give a printf format with exactly one of the verbs %f, %e, %g (e.g. "%.2f"; %% for a literal percent sign)`},
 	}
 	for _, tc := range tests {
 		_, err := reportType{}.Layout(&stages.Instance{Address: "report.t", Params: stages.WithDefaults(reportType{}, tc.params)})
@@ -449,5 +470,97 @@ func TestReportTableGolden(t *testing.T) {
 				golden(t, tc.name+ext, out.Files[tc.name+ext])
 			}
 		})
+	}
+}
+
+// TestReportWarnings: options that name nothing in the table are warnings
+// at their param (labels may be shared by several reports), and a column
+// that matches no row says so.
+func TestReportWarnings(t *testing.T) {
+	params := stages.WithDefaults(reportType{}, stages.Params{
+		"rows":          []*stages.Upstream{keyedRow("gpt4o", gpt4o)},
+		"columns":       []*stages.Upstream{aggregate("stage.insight_score.novelty", "gpt4o"), aggregate("stage.insight_score.other", "x")},
+		"labels":        map[string]string{"insight_score.novelty": "Novelty", "gpt-4o-2024-08-06": "GPT-4o", "insight_score.novelt": "typo"},
+		"better":        map[string]string{"novelty": "higher"},
+		"number_format": map[string]string{"novelty": "%.1f"},
+		"row_order":     []string{"gpt4o", "llama"},
+	})
+	var got []string
+	for _, w := range (reportType{}).LayoutWarnings(&stages.Instance{Address: "report.t", Params: params}) {
+		got = append(got, w.Param+": "+w.Error())
+	}
+	want := []string{
+		`better: better: "novelty" is not a column stage of this report (columns: "insight_score.novelty", "insight_score.other"); it is ignored`,
+		`number_format: number_format: "novelty" is not a column stage of this report (columns: "insight_score.novelty", "insight_score.other"); it is ignored`,
+		`row_order: row_order: "llama" is no value of the row dimensions (row keys: gpt4o); it is ignored`,
+		`labels: labels: "insight_score.novelt" names no column stage ("insight_score.novelty", "insight_score.other"), row dimension or dimension value of this report; it is ignored`,
+		`columns: column insight_score.other matches no row: its instance keys (x) are none of the rows' (gpt4o), so every cell would be n/a; make the column stage fan out over the rows' stage`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestReportRowLabelsAndOrder: without row_dims the whole key is the row;
+// a key naming the row's generator (by block name or name) shows the
+// model's name, a label wins over both; numbers sort as numbers; row_order
+// goes first.
+func TestReportRowLabelsAndOrder(t *testing.T) {
+	tests := []struct {
+		name   string
+		rows   []*stages.Upstream
+		params stages.Params
+		want   [][]string // labels of each row
+	}{
+		{"model names", []*stages.Upstream{keyedRow("gpt4o", gpt4o), keyedRow("llama-3.1-70b", llama), keyedRow("other", gpt4o)}, nil,
+			[][]string{{"gpt-4o-2024-08-06"}, {"llama-3.1-70b"}, {"other"}}},
+		{"labels win", []*stages.Upstream{keyedRow("gpt4o", gpt4o), keyedRow("llama", llama)},
+			stages.Params{"labels": map[string]string{"gpt-4o-2024-08-06": "GPT-4o", "llama": "Llama"}},
+			[][]string{{"GPT-4o"}, {"Llama"}}},
+		{"numbers ascending", []*stages.Upstream{keyedRow("10", nil), keyedRow("3", nil), keyedRow("1.5", nil)}, nil,
+			[][]string{{"1.5"}, {"3"}, {"10"}}},
+		{"row_order first, then as given", []*stages.Upstream{keyedRow("a", nil), keyedRow("b", nil), keyedRow("c", nil)},
+			stages.Params{"row_order": []string{"c"}}, [][]string{{"c"}, {"a"}, {"b"}}},
+		{"first dimension first", []*stages.Upstream{keyedRow("x/2", nil), keyedRow("y/1", nil), keyedRow("x/1", nil)},
+			stages.Params{"row_dims": []string{"a", "b"}, "row_order": []string{"y"}}, [][]string{{"y", "1"}, {"x", "1"}, {"x", "2"}}},
+		{"a dimension not named model keeps its value", []*stages.Upstream{keyedRow("gpt4o/high", gpt4o)},
+			stages.Params{"row_dims": []string{"m", "s"}}, [][]string{{"gpt4o", "high"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := stages.Params{"rows": tc.rows, "columns": []*stages.Upstream{aggregate("stage.insight_score.novelty", "")}}
+			for k, v := range tc.params {
+				p[k] = v
+			}
+			tab, _, err := layoutTable(&stages.Instance{Address: "report.t", Params: stages.WithDefaults(reportType{}, p)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got [][]string
+			for _, r := range tab.rows {
+				got = append(got, r.labels)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("rows %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFormatNumber: digits, a printf format, never "-0".
+func TestFormatNumber(t *testing.T) {
+	tests := []struct {
+		printf string
+		digits int
+		v      float64
+		want   string
+	}{
+		{"", 3, 2.0 / 3, "0.667"}, {"", 3, -0.00001, "0.000"}, {"", 0, 41.6, "42"}, {"", 2, -0.5, "-0.50"},
+		{"%.1f%%", 0, 61.44, "61.4%"}, {"%.1e", 0, -0.00001, "-1.0e-05"}, {"%.1f", 0, -0.01, "0.0"},
+	}
+	for _, tc := range tests {
+		if got := formatNumber(&metric{printf: tc.printf}, tc.v, tc.digits); got != tc.want {
+			t.Errorf("formatNumber(%q, %d, %g) = %q, want %q", tc.printf, tc.digits, tc.v, got, tc.want)
+		}
 	}
 }
