@@ -105,7 +105,7 @@ func TestRenderReportsComputesFromCachedInputs(t *testing.T) {
 	if _, err := e.Run(context.Background(), buildAt(t, dir), RunOptions{ReportDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
-	editFile(t, filepath.Join(dir, "main.hcl"), `title   = "Quickstart: Insight Score (novelty)"`, `title   = "Renamed"`)
+	editFile(t, filepath.Join(dir, "main.hcl"), `title    = "Quickstart: Insight Score (novelty)"`, `title    = "Renamed"`)
 	before, _ := store.Stats()
 	out := t.TempDir()
 	got, err := (&Engine{Store: store}).RenderReports(buildAt(t, dir), RunOptions{ReportDir: out})

@@ -418,7 +418,7 @@ func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // csv writes one line per row: the raw values of the row dimensions (stable
 // for scripts, whatever the labels), then for each column its value at full
-// precision, its CI bounds when the column has any, and the items it is over,
+// precision (15 significant digits), its CI bounds when the column has any, and the items it is over,
 // missing and dropped; and whether the numbers are synthetic, so a script
 // can never lose the label. A cell without a value leaves its fields empty
 // (NA to pandas and R).
@@ -473,7 +473,10 @@ func (f *filled) csv() (string, error) {
 	return buf.String(), w.Error()
 }
 
-func fullPrecision(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+// fullPrecision prints 15 significant digits: all a float64 carries
+// reliably, so an average of 0.5 reads 0.5 and not 0.49999999999999994 (the
+// JSON keeps the exact bits).
+func fullPrecision(v float64) string { return strconv.FormatFloat(v, 'g', 15, 64) }
 
 type jsonReport struct {
 	Title     string       `json:"title"`
