@@ -106,7 +106,7 @@ func TestReportCommandRendersFromTheCacheAlone(t *testing.T) {
 		if err := json.Unmarshal([]byte(ran[n]), &b); err != nil {
 			t.Fatal(err)
 		}
-		a.Written, b.Written = b.Written, b.Written
+		a.Written = b.Written
 		if !reflect.DeepEqual(a, b) {
 			t.Errorf("%s: %+v, the run's %+v", n, a, b)
 		}
