@@ -153,3 +153,85 @@ func TestReportCommandRendersFromTheCacheAlone(t *testing.T) {
 		t.Fatalf("report made %d requests", srv.Count()-calls)
 	}
 }
+
+// gridHCL is IdeaBench's Table 2 on the quickstart: a setproduct grid of
+// number of references x filtered / unfiltered, laid out with the number of
+// references in rows and the mode in columns.
+const gridHCL = `
+locals {
+  arms = { for p in setproduct([1, 3, 10], ["filtered", "all"]) : "${p[1]}-${p[0]}" => { limit = p[0], mode = p[1] } }
+}
+
+stage "filter_references" "arms" {
+  for_each       = local.arms
+  dataset        = dataset.targets
+  mode           = each.value.mode
+  limit          = each.value.limit
+  min_references = 1
+}
+
+stage "generate_ideas" "arms" {
+  model      = model.generator_a
+  references = stage.filter_references.arms
+  n          = 2
+}
+
+stage "rank_ideas" "arms" {
+  ideas   = stage.generate_ideas.arms
+  judge   = model.judge
+  quality = quality.novelty
+}
+
+stage "insight_score" "arms" { ranks = stage.rank_ideas.arms }
+
+report "table2" {
+  rows          = stage.generate_ideas.arms
+  columns       = [stage.insight_score.arms]
+  row_dims      = ["mode", "refs"]
+  key_separator = "-"
+  pivot         = "mode"
+  row_order     = ["filtered"]
+  labels        = { "insight_score.arms" = "Novelty", refs = "References", filtered = "Filtered", all = "Unfiltered" }
+  formats       = ["markdown", "csv", "latex"]
+}
+`
+
+// TestReportPivotFromHCL: a pivot written in HCL over setproduct keys lays
+// the grid out as the paper does: numbers of references ascending in rows
+// (10 after 3, not as text), filtered before unfiltered in columns, the
+// stage's label spanning both in LaTeX; CSV keeps the raw keys' parts.
+func TestReportPivotFromHCL(t *testing.T) {
+	exp := copyQuickstart(t)
+	if err := os.WriteFile(filepath.Join(exp, "grid.hcl"), []byte(gridHCL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if code, stdout, stderr := cli(t, "run", exp, "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--out", out); code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	got := files(t, out)
+	md := strings.Split(got["table2.md"], "\n")
+	var rows []string
+	for _, l := range md {
+		if strings.HasPrefix(l, "| ") {
+			cells := strings.Split(l, " | ")
+			rows = append(rows, strings.TrimPrefix(cells[0], "| "))
+		}
+	}
+	if want := []string{"References", "1", "3", "10"}; !reflect.DeepEqual(rows, want) {
+		t.Errorf("markdown rows %q, want %q:\n%s", rows, want, got["table2.md"])
+	}
+	if !strings.Contains(got["table2.md"], "| References | Novelty (Filtered) | Novelty (Unfiltered) |\n|---|---:|---:|\n") {
+		t.Errorf("markdown header:\n%s", got["table2.md"])
+	}
+	for _, want := range []string{" & \\multicolumn{2}{c}{Novelty} \\\\\n\\cmidrule(lr){2-3}\nReferences & Filtered & Unfiltered \\\\\n\\midrule\n", "\\toprule\n", "\\bottomrule\n"} {
+		if !strings.Contains(got["table2.tex"], want) {
+			t.Errorf("latex lacks %q:\n%s", want, got["table2.tex"])
+		}
+	}
+	csv := strings.Split(got["table2.csv"], "\n")
+	if !strings.HasPrefix(csv[0], "refs,insight_score.arms[filtered],insight_score.arms[filtered]_count,") ||
+		!strings.HasPrefix(csv[1], "1,") || !strings.HasPrefix(csv[3], "10,") {
+		t.Errorf("csv:\n%s", got["table2.csv"])
+	}
+}
