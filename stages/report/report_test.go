@@ -564,3 +564,41 @@ func TestFormatNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestReportPivotShapes: a pivot of the only dimension gives one row with a
+// column per value (models side by side); a combination no row instance has
+// is n/a with a note saying so.
+func TestReportPivotShapes(t *testing.T) {
+	tests := []struct {
+		name   string
+		keys   []string
+		dims   []string
+		want   string
+		header string
+	}{
+		{"only dimension", []string{"a", "b"}, []string{"model"},
+			"| insight_score.novelty (a) | insight_score.novelty (b) |\n|---:|---:|\n| 0.500 | 0.500 |\n", "model"},
+		{"a combination missing", []string{"a/x", "a/y", "b/x"}, []string{"m", "s"},
+			"| m | insight_score.novelty (x) | insight_score.novelty (y) |\n|---|---:|---:|\n| a | 0.500 | 0.500 |\n| b | 0.500 | n/a[^1] |\n", "s"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var rows, cols []*stages.Upstream
+			outputs := map[string][]byte{}
+			for _, k := range tc.keys {
+				rows = append(rows, keyedRow(k, nil))
+				c := aggregate("stage.insight_score.novelty", k)
+				cols = append(cols, c)
+				outputs[c.Address] = score(t, stages.Score{Value: 0.5, Count: 2})
+			}
+			n, in := layoutCase(t, "p", stages.Params{"rows": rows, "columns": cols, "row_dims": tc.dims, "pivot": tc.header}, outputs)
+			md := render(t, n, in).Files["p.md"]
+			if !strings.Contains(md, "# p\n\n"+tc.want+"\n") {
+				t.Errorf("markdown:\n%s\nwant the table\n%s", md, tc.want)
+			}
+			if tc.name == "a combination missing" && !strings.Contains(md, "[^1]: insight_score.novelty (y), b: no row instance has these values.\n") {
+				t.Errorf("markdown lacks the note:\n%s", md)
+			}
+		})
+	}
+}
