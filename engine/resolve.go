@@ -212,13 +212,21 @@ func (w *walker) planMiss(i int32, work *stages.Work, key string, parts []namedP
 	st := &w.states[i]
 	st.status = StatusToRun
 	st.why = w.whyDirty(n, key, parts)
+	if w.reportOnly && work.Compute == nil && st.why.kind == planFailedLast {
+		st.status, st.why = StatusFailed, why(failCall, st.why.detail)
+		w.finish(i)
+		return
+	}
 	switch {
 	case work.Compute != nil:
 		// Compute nodes are cheap and pure: evaluate them now so the plan
 		// knows their output and can show early cutoff downstream.
-		if out, err := work.Compute(); err == nil {
+		out, err := work.Compute()
+		if err == nil {
 			st.known, st.output, st.digest = true, out, sha256.Sum256(out)
 			noteDrop(st, out)
+		} else if w.reportOnly {
+			st.status, st.why = StatusFailed, why(failPrepare, err.Error())
 		}
 	case work.Call != nil:
 		var exact bool

@@ -27,6 +27,11 @@ type walker struct {
 	log    zerolog.Logger
 	plan   bool
 	verify bool // plan only: recompute cached compute nodes and compare
+	// reportOnly (plan only) renders reports from the cache alone
+	// (RenderReports): a node whose last run failed stays failed, and a
+	// deterministic node that fails to compute is failed, so aggregates count
+	// them as missing, as the run that left the cache did.
+	reportOnly bool
 	// checkRecords reads every memoised record, trusting none unread: the
 	// cache lost records when it was opened.
 	checkRecords bool

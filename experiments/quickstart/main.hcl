@@ -79,8 +79,11 @@ stage "insight_score" "novelty" {
 }
 
 report "table1" {
-  title   = "Quickstart: Insight Score (novelty)"
-  rows    = stage.generate_ideas.main
-  columns = [stage.insight_score.novelty]
-  formats = ["markdown", "csv"]
+  title    = "Quickstart: Insight Score (novelty)"
+  rows     = stage.generate_ideas.main
+  columns  = [stage.insight_score.novelty]
+  row_dims = ["model"]                               # the for_each key names the model of each row
+  labels   = { model = "Model", "insight_score.novelty" = "Novelty" }
+  better   = { "insight_score.novelty" = "higher" }  # the best value is printed bold
+  formats  = ["markdown", "csv"]
 }

@@ -1,10 +1,15 @@
-// Package report implements the "report" stage type: a table whose rows are
-// stage instances (typically one per model) and whose columns are aggregate
-// metrics (any stage producing stages.Score), written as Markdown, CSV, JSON
-// and LaTeX. Its one node writes files (stages.Node.WritesFiles): its output
-// is a stages.Files, which the engine writes to the experiment's results
-// folder. Files of an instance fed by a mock provider (Instance.Synthetic)
-// are labelled SYNTHETIC.
+// Package report implements the "report" stage type: a table laid out the
+// way papers lay them out. Its rows are stage instances (typically one per
+// model, or one per arm of an ablation grid) whose instance keys split into
+// named row dimensions (model, scenario, number of references, ...); its
+// columns are aggregate metrics (any stage producing stages.Score), one per
+// column stage, optionally crossed with a dimension moved into the columns
+// (a pivot). It is written as Markdown, CSV, JSON and LaTeX (booktabs).
+//
+// Its one node writes files (stages.Node.WritesFiles): its output is a
+// stages.Files, which the engine writes to the experiment's results folder.
+// Files of an instance fed by a mock provider (Instance.Synthetic) are
+// labelled SYNTHETIC.
 package report
 
 import (
@@ -23,32 +28,28 @@ var extensions = map[string]string{"markdown": ".md", "csv": ".csv", "json": ".j
 
 type reportType struct{}
 
-func (reportType) Name() string    { return "report" }
-func (reportType) Version() string { return "1" }
+func (reportType) Name() string { return "report" }
+
+// Version 2: row dimensions, labels, pivots, number formats, bold best,
+// CIs and count footnotes changed every format's layout.
+func (reportType) Version() string { return "2" }
 
 func (reportType) Params() []stages.Param {
 	return []stages.Param{
-		{Name: "rows", Kind: stages.Inputs, Required: true, Doc: "stage instances to tabulate, one row each (labelled by instance key)"},
-		{Name: "columns", Kind: stages.Inputs, Required: true, Doc: "aggregate stages (insight_score, ...), one column per stage"},
+		{Name: "rows", Kind: stages.Inputs, Required: true, Doc: "stage instances to tabulate, one row each (labelled by instance key, split into row_dims)"},
+		{Name: "columns", Kind: stages.Inputs, Required: true, Doc: "aggregate stages (insight_score, ...), one column per stage, matched to rows by instance key"},
 		{Name: "formats", Kind: stages.StringList, Default: []string{"markdown", "csv"}, Doc: `files to write: "markdown", "csv", "json", "latex"`},
-		{Name: "title", Kind: stages.String, Doc: "table title; default: the report name"},
+		{Name: "title", Kind: stages.String, Doc: "table title (Markdown heading, LaTeX caption); default: the report name"},
+		{Name: "row_dims", Kind: stages.StringList, Doc: `names of the parts of each row key split on key_separator, e.g. ["model", "scenario"] for keys "gpt4o/high"; a dimension named "model" shows model names; default: one unnamed dimension, the whole key`},
+		{Name: "key_separator", Kind: stages.String, Default: "/", Doc: "what row keys are split on into row_dims"},
+		{Name: "pivot", Kind: stages.String, Doc: "a row dimension whose values become columns: each column stage gets one column per value (IdeaBench Table 2: filtered / unfiltered)"},
+		{Name: "row_order", Kind: stages.StringList, Doc: "dimension values in the order rows (and pivot columns) should come; values not listed follow, numbers ascending, else in key order"},
+		{Name: "labels", Kind: stages.StringMap, Doc: `display text for column stages, dimension names and dimension values: { "insight_score.novelty" = "Novelty", model = "Model", gpt4o = "GPT-4o" }`},
+		{Name: "better", Kind: stages.StringMap, Doc: `per column stage, "higher" or "lower": the best value of each column is printed bold`},
+		{Name: "digits", Kind: stages.Int, Default: 3, Min: 0, Max: 12, Doc: "decimals of every value (a column's number_format overrides it)"},
+		{Name: "ci_digits", Kind: stages.Int, Default: 2, Min: 0, Max: 12, Doc: "decimals of confidence interval bounds (Score extra ci_low, ci_high), printed as 0.614 [0.58, 0.65]"},
+		{Name: "number_format", Kind: stages.StringMap, Doc: `per column stage, a printf format for its values and CI bounds with one of the verbs %f %e %g: { "overlap_score.main" = "%.1f" }`},
 	}
-}
-
-// table is a report laid out: which dep feeds which cell.
-type table struct {
-	name      string
-	title     string
-	synthetic bool
-	formats   []string
-	rows      []string // labels
-	columns   []string // labels, e.g. "insight_score.novelty"
-	// source[r][c] is the address of the column instance whose score fills
-	// the cell, or "" when no instance of the column's stage matches the row.
-	// Inputs are matched to it by In.From, never by their position.
-	source [][]string
-	// inputs counts the column instances, one dep each.
-	inputs int
 }
 
 func (reportType) Layout(inst *stages.Instance) ([]stages.Node, error) {
@@ -80,91 +81,6 @@ func (reportType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	}}, nil
 }
 
-func layoutTable(inst *stages.Instance) (*table, []stages.Dep, error) {
-	p := inst.Params
-	t := &table{name: reportName(inst.Address), title: p.String("title"), synthetic: inst.Synthetic}
-	if t.title == "" {
-		t.title = t.name
-	}
-	t.formats = p.Strings("formats")
-	if len(t.formats) == 0 {
-		return nil, nil, stages.ParamErrorf("formats", "formats is empty; give at least one of %s", formatList())
-	}
-	for _, f := range t.formats {
-		if _, ok := extensions[f]; !ok {
-			return nil, nil, stages.ParamErrorf("formats", "formats: unknown format %q (known: %s)", f, formatList())
-		}
-	}
-	rows, cols := p.Inputs("rows"), p.Inputs("columns")
-	if len(rows) == 0 {
-		return nil, nil, stages.ParamErrorf("rows", "rows is empty; give the stage whose instances are the rows")
-	}
-	if len(cols) == 0 {
-		return nil, nil, stages.ParamErrorf("columns", "columns is empty; give at least one aggregate stage")
-	}
-
-	rowKeys := make([]string, len(rows))
-	seenRow := map[string]bool{}
-	for i, r := range rows {
-		label := r.Key
-		if label == "" {
-			label = r.Address
-		}
-		if seenRow[label] {
-			return nil, nil, stages.ParamErrorf("rows", "rows: two rows are labelled %q; list each instance once", label)
-		}
-		seenRow[label] = true
-		t.rows = append(t.rows, label)
-		rowKeys[i] = r.Key
-	}
-
-	// Group column instances by stage (address without instance key). Each
-	// instance has one node and gets one dep; Dep.Index counts across the
-	// listed instances' nodes in list order, as the Dep contract says.
-	type group struct {
-		label string
-		byKey map[string]string // instance key -> instance address
-	}
-	var groups []*group
-	byAddr := map[string]*group{}
-	var deps []stages.Dep
-	offset := 0
-	for _, c := range cols {
-		if len(c.Nodes) != 1 || c.Nodes[0].Item != "" {
-			return nil, nil, stages.ParamErrorf("columns", "columns: %s has %d nodes; a column must be an aggregate stage with one node (insight_score, ...)", c.Address, len(c.Nodes))
-		}
-		addr := stageAddress(c.Address)
-		g := byAddr[addr]
-		if g == nil {
-			g = &group{label: strings.TrimPrefix(addr, "stage."), byKey: map[string]string{}}
-			byAddr[addr] = g
-			groups = append(groups, g)
-		}
-		if _, dup := g.byKey[c.Key]; dup {
-			return nil, nil, stages.ParamErrorf("columns", "columns: %s is listed twice", c.Address)
-		}
-		g.byKey[c.Key] = c.Address
-		deps = append(deps, stages.Dep{Input: "columns", Index: offset})
-		offset += len(c.Nodes)
-	}
-	for _, g := range groups {
-		t.columns = append(t.columns, g.label)
-	}
-	t.inputs = len(deps)
-	t.source = make([][]string, len(rows))
-	for r := range rows {
-		t.source[r] = make([]string, len(groups))
-		for c, g := range groups {
-			if a, ok := g.byKey[""]; ok && len(g.byKey) == 1 {
-				t.source[r][c] = a // a column stage without instances applies to every row
-			} else if a, ok := g.byKey[rowKeys[r]]; ok {
-				t.source[r][c] = a
-			}
-		}
-	}
-	return t, deps, nil
-}
-
 // index maps each column instance's address to its input, by In.From: the
 // engine names the upstream every input belongs to, so the report need not
 // work it out again from dep offsets. An input without From, or one the
@@ -184,8 +100,8 @@ func (t *table) index(in []stages.In) (map[string]*stages.In, error) {
 		}
 		scores[x.From.Address] = x
 	}
-	for _, row := range t.source {
-		for _, addr := range row {
+	for _, row := range t.rows {
+		for _, addr := range row.source {
 			if _, ok := scores[addr]; addr != "" && !ok {
 				return nil, fmt.Errorf("no input comes from column instance %s", addr)
 			}
@@ -222,43 +138,29 @@ func formatList() string {
 	return strings.Join(names, ", ")
 }
 
-// LayoutWarnings says when a column fills no cell of any row: the rows'
-// instance keys match none of the column's (a report over the wrong stage,
-// or keys spelt differently), so the table would print n/a throughout.
+// LayoutWarnings says when a column stage fills no cell of any row: the
+// rows' instance keys match none of the column's (a report over the wrong
+// stage, or keys spelt differently), so the table would print n/a throughout.
 func (reportType) LayoutWarnings(inst *stages.Instance) []*stages.ParamError {
 	t, _, err := layoutTable(inst)
 	if err != nil {
 		return nil // Layout reports it as an error
 	}
-	var out []*stages.ParamError
-	for c, col := range t.columns {
+	out := t.warnings
+	for m, met := range t.metrics {
 		filled := false
-		for r := range t.rows {
-			if t.source[r][c] != "" {
-				filled = true
-				break
+		for _, r := range t.rows {
+			for c, col := range t.cols {
+				if col.metric == m && r.source[c] != "" {
+					filled = true
+				}
 			}
 		}
 		if !filled {
 			out = append(out, &stages.ParamError{Param: "columns", Err: fmt.Errorf(
 				"column %s matches no row: its instance keys (%s) are none of the rows' (%s), so every cell would be n/a; make the column stage fan out over the rows' stage",
-				col, strings.Join(columnKeys(inst, col), ", "), strings.Join(t.rows, ", "))})
+				met.id, strings.Join(met.keys, ", "), strings.Join(t.rowKeys, ", "))})
 		}
 	}
 	return out
-}
-
-// columnKeys lists the instance keys of a column stage, as its block names them.
-func columnKeys(inst *stages.Instance, col string) []string {
-	var keys []string
-	for _, c := range inst.Params.Inputs("columns") {
-		if strings.TrimPrefix(stageAddress(c.Address), "stage.") == col {
-			k := c.Key
-			if k == "" {
-				k = `""`
-			}
-			keys = append(keys, k)
-		}
-	}
-	return keys
 }

@@ -76,6 +76,7 @@ func table1(t *testing.T, synthetic bool) (stages.Node, []stages.In) {
 		"formats": []string{"markdown", "csv", "json", "latex"},
 		"title":   "Insight Scores (n = 3)",
 	}
+	params = stages.WithDefaults(reportType{}, params)
 	nodes, err := reportType{}.Layout(&stages.Instance{Address: "report.table1", Params: params, Synthetic: synthetic})
 	if err != nil {
 		t.Fatal(err)
@@ -234,8 +235,9 @@ func TestReportDefaultFormatsAndTitle(t *testing.T) {
 	}
 	out := render(t, nodes[0], inputs(t, params, nodes[0], [][]byte{[]byte(`{"value":0.5,"count":2,"missing":0}`)}))
 	want := map[string]string{
-		"main.md":  "# main\n\n| | insight_score.novelty |\n|---|---:|\n| stage.generate_ideas.only | 0.500 (2 items) |\n",
-		"main.csv": "row,insight_score.novelty,insight_score.novelty_count,insight_score.novelty_missing,insight_score.novelty_dropped,synthetic\nstage.generate_ideas.only,0.500,2,0,0,false\n",
+		"main.md": "# main\n\n| | insight_score.novelty |\n|---|---:|\n| stage.generate_ideas.only | 0.500 |\n\n" +
+			"- insight_score.novelty: each value is over 2 items.\n",
+		"main.csv": "row,insight_score.novelty,insight_score.novelty_count,insight_score.novelty_missing,insight_score.novelty_dropped,synthetic\nstage.generate_ideas.only,0.5,2,0,0,false\n",
 	}
 	if !reflect.DeepEqual(out.Files, want) {
 		t.Errorf("files %q\nwant %q", out.Files, want)
@@ -246,6 +248,7 @@ func TestReportLayoutErrors(t *testing.T) {
 	col := aggregate("stage.insight_score.novelty", "a")
 	rows := []*stages.Upstream{rowInstance("a")}
 	perItem := &stages.Upstream{Address: "stage.rank_ideas.x", Nodes: []stages.NodeInfo{{Item: "p1"}, {Item: "p2"}}}
+	grid := []*stages.Upstream{rowInstance("gpt4o/high"), rowInstance("gpt4o/low")}
 	tests := []struct {
 		params stages.Params
 		param  string
@@ -262,6 +265,26 @@ func TestReportLayoutErrors(t *testing.T) {
 		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col, col}}, "columns", `columns: stage.insight_score.novelty["a"] is listed twice`},
 		{stages.Params{"rows": []*stages.Upstream{rowInstance("a"), rowInstance("a")}, "columns": []*stages.Upstream{col}}, "rows",
 			`rows: two rows are labelled "a"; list each instance once`},
+		{stages.Params{"rows": grid, "columns": []*stages.Upstream{col}, "row_dims": []string{"model", "scenario", "n"}}, "row_dims",
+			`row_dims: row key "gpt4o/high" splits on "/" into 2 part(s), but row_dims names 3 ("model", "scenario", "n"); make the for_each keys like "model/scenario/n" or set key_separator`},
+		{stages.Params{"rows": grid, "columns": []*stages.Upstream{col}, "row_dims": []string{"model", "model"}}, "row_dims",
+			`row_dims: "model" is named twice; each part of the row keys needs its own name`},
+		{stages.Params{"rows": grid, "columns": []*stages.Upstream{col}, "row_dims": []string{"model", " "}}, "row_dims",
+			`row_dims: a dimension has an empty name; name every part of the row keys`},
+		{stages.Params{"rows": grid, "columns": []*stages.Upstream{col}, "row_dims": []string{"model", "scenario"}, "key_separator": ""}, "key_separator",
+			`key_separator is empty; give the text row keys are split on into row_dims (e.g. "/")`},
+		{stages.Params{"rows": []*stages.Upstream{{Address: "stage.generate_ideas.only"}}, "columns": []*stages.Upstream{col}, "row_dims": []string{"model"}}, "row_dims",
+			`row_dims: stage.generate_ideas.only has no instance key to split; row_dims needs rows from a stage with for_each (or one that fans out)`},
+		{stages.Params{"rows": grid, "columns": []*stages.Upstream{col}, "row_dims": []string{"model", "scenario"}, "pivot": "arm"}, "pivot",
+			`pivot "arm" is not a row dimension; name one of row_dims ("model", "scenario")`},
+		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col}, "pivot": "arm"}, "pivot",
+			`pivot "arm" is not a row dimension; name one of row_dims ("")`},
+		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col}, "better": map[string]string{"insight_score.novelty": "highest"}}, "better",
+			`better: "insight_score.novelty" = "highest"; use "higher" or "lower"`},
+		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col}, "number_format": map[string]string{"insight_score.novelty": "%d"}}, "number_format",
+			`number_format: "insight_score.novelty" = "%d"; give a printf format with exactly one of the verbs %f, %e, %g (e.g. "%.2f"; %% for a literal percent sign)`},
+		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col}, "number_format": map[string]string{"insight_score.novelty": "%.1f (%s)"}}, "number_format",
+			`number_format: "insight_score.novelty" = "%.1f (%s)"; give a printf format with exactly one of the verbs %f, %e, %g (e.g. "%.2f"; %% for a literal percent sign)`},
 	}
 	for _, tc := range tests {
 		_, err := reportType{}.Layout(&stages.Instance{Address: "report.t", Params: stages.WithDefaults(reportType{}, tc.params)})
@@ -292,7 +315,7 @@ func TestReportNotScore(t *testing.T) {
 
 func TestReportRegistered(t *testing.T) {
 	typ, ok := stages.Lookup("report")
-	if !ok || typ.Name() != "report" || typ.Version() != "1" {
+	if !ok || typ.Name() != "report" || typ.Version() != "2" {
 		t.Fatal("report type not registered")
 	}
 }
@@ -311,4 +334,271 @@ func sameSet(a, b []string) bool {
 		}
 	}
 	return len(a) == len(b)
+}
+
+var (
+	gpt4o = &stages.Model{Address: "model.gpt4o", Name: "gpt-4o-2024-08-06"}
+	llama = &stages.Model{Address: "model.llama", Name: "llama-3.1-70b"}
+)
+
+// keyedRow is a row instance whose key names its arm; gen generated it.
+func keyedRow(key string, gen *stages.Model) *stages.Upstream {
+	u := rowInstance(key)
+	u.Generator = gen
+	return u
+}
+
+// withCI is a score with a bootstrap interval, as the bootstrap stage writes it.
+func withCI(v, lo, hi float64, count int) stages.Score {
+	return stages.Score{Value: v, Count: count, Extra: map[string]float64{"ci_low": lo, "ci_high": hi, "ci_level": 0.95}}
+}
+
+// layoutCase lays out a report over params (defaults filled) and resolves
+// its inputs: outputs maps each column instance address to its output (a
+// missing address is a failed input).
+func layoutCase(t *testing.T, name string, params stages.Params, outputs map[string][]byte) (stages.Node, []stages.In) {
+	t.Helper()
+	params = stages.WithDefaults(reportType{}, params)
+	nodes, err := reportType{}.Layout(&stages.Instance{Address: "report." + name, Params: params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs [][]byte
+	offset := 0
+	for _, c := range params.Inputs("columns") {
+		outs = append(outs, outputs[c.Address])
+		offset++
+	}
+	return nodes[0], inputs(t, params, nodes[0], outs)
+}
+
+// gridCase is a model x scenario grid: for_each keys "gpt4o/high" and so
+// on, two dimensions named, scenario ordered low before high by row_order,
+// models shown by their names, a bootstrap column with CIs and bold best,
+// and a feasibility column where lower is better (for the test's sake),
+// printed with its own format, missing one cell.
+func gridCase(t *testing.T) (stages.Node, []stages.In) {
+	t.Helper()
+	keys := []struct {
+		key string
+		gen *stages.Model
+	}{{"gpt4o/high", gpt4o}, {"gpt4o/low", gpt4o}, {"llama/high", llama}, {"llama/low", llama}}
+	var rows, cols []*stages.Upstream
+	outputs := map[string][]byte{}
+	nov := map[string]stages.Score{
+		"gpt4o/high": withCI(0.614, 0.58, 0.65, 20), "gpt4o/low": withCI(0.55, 0.5, 0.6, 20),
+		"llama/high": withCI(0.6144, 0.57, 0.66, 20), "llama/low": withCI(0.401, 0.35, 0.45, 19),
+	}
+	feas := map[string]stages.Score{
+		"gpt4o/high": {Value: 6.25, Count: 20}, "gpt4o/low": {Value: 7.5, Count: 18, Missing: 2},
+		"llama/high": {Value: 5.125, Count: 20},
+	}
+	for _, k := range keys {
+		rows = append(rows, keyedRow(k.key, k.gen))
+		n := aggregate("stage.bootstrap.novelty", k.key)
+		cols = append(cols, n)
+		outputs[n.Address] = score(t, nov[k.key])
+		f := aggregate("stage.overlap_score.feasibility", k.key)
+		cols = append(cols, f)
+		if s, ok := feas[k.key]; ok {
+			outputs[f.Address] = score(t, s)
+		}
+	}
+	params := stages.Params{
+		"rows": rows, "columns": cols,
+		"formats":   []string{"markdown", "csv", "json", "latex"},
+		"title":     "Novelty & feasibility by model and scenario",
+		"row_dims":  []string{"model", "scenario"},
+		"row_order": []string{"low", "high"},
+		"labels": map[string]string{"bootstrap.novelty": "Novelty", "overlap_score.feasibility": "Feasibility (0-10)",
+			"model": "Model", "scenario": "Scenario", "llama": "Llama 3.1 70B"},
+		"better":        map[string]string{"bootstrap.novelty": "higher", "overlap_score.feasibility": "lower"},
+		"number_format": map[string]string{"overlap_score.feasibility": "%.1f"},
+	}
+	return layoutCase(t, "grid", params, outputs)
+}
+
+// pivotCase is IdeaBench's Table 2 laid out: the number of references in
+// rows (numbers ascending, not as text), filtered / unfiltered in columns
+// (filtered first by row_order), for two column stages.
+func pivotCase(t *testing.T) (stages.Node, []stages.In) {
+	t.Helper()
+	var rows, cols []*stages.Upstream
+	outputs := map[string][]byte{}
+	v := 0.5
+	for _, mode := range []string{"all", "filtered"} {
+		for _, refs := range []string{"1", "10", "3"} {
+			key := mode + "-" + refs
+			rows = append(rows, keyedRow(key, gpt4o))
+			n := aggregate("stage.insight_score.novelty", key)
+			f := aggregate("stage.insight_score.feasibility", key)
+			cols = append(cols, n, f)
+			v += 0.0625
+			outputs[n.Address] = score(t, withCI(v, v-0.05, v+0.05, 4))
+			outputs[f.Address] = score(t, stages.Score{Value: 1 - v, Count: 4, Extra: map[string]float64{"dropped": 1}})
+		}
+	}
+	params := stages.Params{
+		"rows": rows, "columns": cols,
+		"formats":       []string{"markdown", "csv", "json", "latex"},
+		"title":         "Insight Score by number of references",
+		"row_dims":      []string{"mode", "refs"},
+		"key_separator": "-",
+		"pivot":         "mode",
+		"row_order":     []string{"filtered"},
+		"labels": map[string]string{"insight_score.novelty": "Novelty", "insight_score.feasibility": "Feasibility",
+			"refs": "References", "filtered": "Filtered", "all": "Unfiltered"},
+		"better": map[string]string{"insight_score.novelty": "higher", "insight_score.feasibility": "higher"},
+	}
+	return layoutCase(t, "pivot", params, outputs)
+}
+
+// TestReportTableGolden: each format of a model x scenario grid and of a
+// pivot, with labels, declared order, bold best, CIs and count footnotes.
+func TestReportTableGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mk   func(*testing.T) (stages.Node, []stages.In)
+	}{{"grid", gridCase}, {"pivot", pivotCase}} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, in := tc.mk(t)
+			out := render(t, n, in)
+			if len(out.Files) != 4 {
+				t.Fatalf("files %v, want 4", out.Files)
+			}
+			for _, ext := range []string{".md", ".csv", ".json", ".tex"} {
+				golden(t, tc.name+ext, out.Files[tc.name+ext])
+			}
+		})
+	}
+}
+
+// TestReportWarnings: options that name nothing in the table are warnings
+// at their param (labels may be shared by several reports), and a column
+// that matches no row says so.
+func TestReportWarnings(t *testing.T) {
+	params := stages.WithDefaults(reportType{}, stages.Params{
+		"rows":          []*stages.Upstream{keyedRow("gpt4o", gpt4o)},
+		"columns":       []*stages.Upstream{aggregate("stage.insight_score.novelty", "gpt4o"), aggregate("stage.insight_score.other", "x")},
+		"labels":        map[string]string{"insight_score.novelty": "Novelty", "gpt-4o-2024-08-06": "GPT-4o", "insight_score.novelt": "typo"},
+		"better":        map[string]string{"novelty": "higher"},
+		"number_format": map[string]string{"novelty": "%.1f"},
+		"row_order":     []string{"gpt4o", "llama"},
+	})
+	var got []string
+	for _, w := range (reportType{}).LayoutWarnings(&stages.Instance{Address: "report.t", Params: params}) {
+		got = append(got, w.Param+": "+w.Error())
+	}
+	want := []string{
+		`better: better: "novelty" is not a column stage of this report (columns: "insight_score.novelty", "insight_score.other"); it is ignored`,
+		`number_format: number_format: "novelty" is not a column stage of this report (columns: "insight_score.novelty", "insight_score.other"); it is ignored`,
+		`row_order: row_order: "llama" is no value of the row dimensions (row keys: gpt4o); it is ignored`,
+		`labels: labels: "insight_score.novelt" names no column stage ("insight_score.novelty", "insight_score.other"), row dimension or dimension value of this report; it is ignored`,
+		`columns: column insight_score.other matches no row: its instance keys (x) are none of the rows' (gpt4o), so every cell would be n/a; make the column stage fan out over the rows' stage`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestReportRowLabelsAndOrder: without row_dims the whole key is the row;
+// a key naming the row's generator (by block name or name) shows the
+// model's name, a label wins over both; numbers sort as numbers; row_order
+// goes first.
+func TestReportRowLabelsAndOrder(t *testing.T) {
+	tests := []struct {
+		name   string
+		rows   []*stages.Upstream
+		params stages.Params
+		want   [][]string // labels of each row
+	}{
+		{"model names", []*stages.Upstream{keyedRow("gpt4o", gpt4o), keyedRow("llama-3.1-70b", llama), keyedRow("other", gpt4o)}, nil,
+			[][]string{{"gpt-4o-2024-08-06"}, {"llama-3.1-70b"}, {"other"}}},
+		{"labels win", []*stages.Upstream{keyedRow("gpt4o", gpt4o), keyedRow("llama", llama)},
+			stages.Params{"labels": map[string]string{"gpt-4o-2024-08-06": "GPT-4o", "llama": "Llama"}},
+			[][]string{{"GPT-4o"}, {"Llama"}}},
+		{"numbers ascending", []*stages.Upstream{keyedRow("10", nil), keyedRow("3", nil), keyedRow("1.5", nil)}, nil,
+			[][]string{{"1.5"}, {"3"}, {"10"}}},
+		{"row_order first, then as given", []*stages.Upstream{keyedRow("a", nil), keyedRow("b", nil), keyedRow("c", nil)},
+			stages.Params{"row_order": []string{"c"}}, [][]string{{"c"}, {"a"}, {"b"}}},
+		{"first dimension first", []*stages.Upstream{keyedRow("x/2", nil), keyedRow("y/1", nil), keyedRow("x/1", nil)},
+			stages.Params{"row_dims": []string{"a", "b"}, "row_order": []string{"y"}}, [][]string{{"y", "1"}, {"x", "1"}, {"x", "2"}}},
+		{"a dimension not named model keeps its value", []*stages.Upstream{keyedRow("gpt4o/high", gpt4o)},
+			stages.Params{"row_dims": []string{"m", "s"}}, [][]string{{"gpt4o", "high"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := stages.Params{"rows": tc.rows, "columns": []*stages.Upstream{aggregate("stage.insight_score.novelty", "")}}
+			for k, v := range tc.params {
+				p[k] = v
+			}
+			tab, _, err := layoutTable(&stages.Instance{Address: "report.t", Params: stages.WithDefaults(reportType{}, p)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got [][]string
+			for _, r := range tab.rows {
+				got = append(got, r.labels)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("rows %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFormatNumber: digits, a printf format, never "-0".
+func TestFormatNumber(t *testing.T) {
+	tests := []struct {
+		printf string
+		digits int
+		v      float64
+		want   string
+	}{
+		{"", 3, 2.0 / 3, "0.667"}, {"", 3, -0.00001, "0.000"}, {"", 0, 41.6, "42"}, {"", 2, -0.5, "-0.50"},
+		{"%.1f%%", 0, 61.44, "61.4%"}, {"%.1e", 0, -0.00001, "-1.0e-05"}, {"%.1f", 0, -0.01, "0.0"},
+	}
+	for _, tc := range tests {
+		if got := formatNumber(&metric{printf: tc.printf}, tc.v, tc.digits); got != tc.want {
+			t.Errorf("formatNumber(%q, %d, %g) = %q, want %q", tc.printf, tc.digits, tc.v, got, tc.want)
+		}
+	}
+}
+
+// TestReportPivotShapes: a pivot of the only dimension gives one row with a
+// column per value (models side by side); a combination no row instance has
+// is n/a with a note saying so.
+func TestReportPivotShapes(t *testing.T) {
+	tests := []struct {
+		name   string
+		keys   []string
+		dims   []string
+		want   string
+		header string
+	}{
+		{"only dimension", []string{"a", "b"}, []string{"model"},
+			"| insight_score.novelty (a) | insight_score.novelty (b) |\n|---:|---:|\n| 0.500 | 0.500 |\n", "model"},
+		{"a combination missing", []string{"a/x", "a/y", "b/x"}, []string{"m", "s"},
+			"| m | insight_score.novelty (x) | insight_score.novelty (y) |\n|---|---:|---:|\n| a | 0.500 | 0.500 |\n| b | 0.500 | n/a[^1] |\n", "s"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var rows, cols []*stages.Upstream
+			outputs := map[string][]byte{}
+			for _, k := range tc.keys {
+				rows = append(rows, keyedRow(k, nil))
+				c := aggregate("stage.insight_score.novelty", k)
+				cols = append(cols, c)
+				outputs[c.Address] = score(t, stages.Score{Value: 0.5, Count: 2})
+			}
+			n, in := layoutCase(t, "p", stages.Params{"rows": rows, "columns": cols, "row_dims": tc.dims, "pivot": tc.header}, outputs)
+			md := render(t, n, in).Files["p.md"]
+			if !strings.Contains(md, "# p\n\n"+tc.want+"\n") {
+				t.Errorf("markdown:\n%s\nwant the table\n%s", md, tc.want)
+			}
+			if tc.name == "a combination missing" && !strings.Contains(md, "[^1]: insight_score.novelty (y), b: no row instance has these values.\n") {
+				t.Errorf("markdown lacks the note:\n%s", md)
+			}
+		})
+	}
 }
