@@ -95,7 +95,7 @@ func (bootstrapType) Params() []stages.Param {
 //     over an insight_score, that score's Value);
 //   - Count, Missing, PerItem: the items resampled, those whose inputs
 //     failed, and their values; Extra["dropped"]: items dropped upstream;
-//   - Extra["ci_low"], Extra["ci_high"]: the interval, at Extra["level"]
+//   - Extra["ci_low"], Extra["ci_high"]: the interval, at Extra["ci_level"]
 //     (0.95), from Extra["resamples"] resamples (absent when Count is 0).
 //
 // Statistic ("mean", "median", "p30"), Method ("percentile" or "bca") and
@@ -138,7 +138,7 @@ func (bootstrapType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 				out.Value = ci.Estimate
 				out.Extra["ci_low"] = ci.Lower
 				out.Extra["ci_high"] = ci.Upper
-				out.Extra["level"] = ci.Level
+				out.Extra["ci_level"] = ci.Level
 				out.Extra["resamples"] = float64(opts.Resamples)
 				return marshal(out)
 			}}, nil

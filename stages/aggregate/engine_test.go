@@ -203,7 +203,7 @@ func TestStagesThroughTheEngine(t *testing.T) {
 		if b.Value != s.Value || b.Count != 4 || b.Count != s.Count || b.Extra["dropped"] != 1 || len(b.PerItem) != 4 {
 			t.Errorf("%s bootstrap %+v of insight %+v", k, b, s)
 		}
-		if !(b.Extra["ci_low"] <= b.Value && b.Value <= b.Extra["ci_high"]) || b.Extra["level"] != 0.95 || b.Extra["resamples"] != 1000 || b.Method != "percentile" || b.Statistic != "mean" || b.Seed != 1 {
+		if !(b.Extra["ci_low"] <= b.Value && b.Value <= b.Extra["ci_high"]) || b.Extra["ci_level"] != 0.95 || b.Extra["resamples"] != 1000 || b.Method != "percentile" || b.Statistic != "mean" || b.Seed != 1 {
 			t.Errorf("%s bootstrap %+v", k, b)
 		}
 

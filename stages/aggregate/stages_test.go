@@ -232,7 +232,7 @@ func TestAggregateAndBootstrap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !near(b.Value, tt.want) || b.Extra["ci_low"] != ci.Lower || b.Extra["ci_high"] != ci.Upper || b.Extra["level"] != 0.95 || b.Extra["resamples"] != 1000 || b.Statistic != tt.label || b.Method != "percentile" {
+		if !near(b.Value, tt.want) || b.Extra["ci_low"] != ci.Lower || b.Extra["ci_high"] != ci.Upper || b.Extra["ci_level"] != 0.95 || b.Extra["resamples"] != 1000 || b.Statistic != tt.label || b.Method != "percentile" {
 			t.Errorf("bootstrap %v: %+v; want %+v", tt.params, b, ci)
 		}
 	}
