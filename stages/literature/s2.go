@@ -58,14 +58,9 @@ const s2RefFields = "contexts,intents,contextsWithIntent,isInfluential,paperId,t
 
 func init() {
 	rate := llm.Setting{Name: "requests_per_second", Type: llm.TypeNumber, Default: S2RequestsPerSecond,
-		Doc: fmt.Sprintf("requests per second across every endpoint, spaced evenly (the default is an API key's introductory rate; "+
+		Doc: fmt.Sprintf("requests per second across every endpoint, spaced evenly (0: the default, an API key's introductory rate; "+
 			"without api_key_env the default is %.2f, because unauthenticated requests share one pool with every other user)", S2SharedRequestsPerSecond),
-		Check: func(v any) error {
-			if f, _ := v.(float64); f <= 0 {
-				return fmt.Errorf("must be more than 0, got %v", v)
-			}
-			return nil
-		}}
+		Check: llm.AtLeast(0, "0 (the default)")}
 	key := llm.Setting{Name: "api_key_env", Type: llm.TypeString, SecretEnv: true, Holds: "the API key",
 		Doc: "environment variable holding a Semantic Scholar API key, sent as x-api-key; unset: the unauthenticated shared pool"}
 	base := llm.Setting{Name: "base_url", Type: llm.TypeString, Default: S2GraphURL, Check: llm.CheckURL,
@@ -92,8 +87,8 @@ func openS2(p llm.Provider, o llm.Opener) (llm.Client, error) {
 	if p.APIKeyEnv == "" {
 		rps = S2SharedRequestsPerSecond
 	}
-	if v, set := p.Settings["requests_per_second"]; set {
-		rps = v.(float64)
+	if v, _ := p.Settings["requests_per_second"].(float64); v > 0 {
+		rps = v
 	}
 	p.RequestsPerMinute = rps * 60 // the shared limiter's unit
 	conn, err := o.Connect(k, p)
@@ -185,15 +180,17 @@ func (c *S2Client) serve(ctx context.Context, req llm.ServiceRequest, cl *call) 
 		if err := strict(&q); err != nil {
 			return nil, err
 		}
-		if _, err := newFilter(q); err != nil { // the same checks as the corpus, before any request
+		f, err := newFilter(q) // the same checks as the corpus, before any request
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", req.Op, err)
 		}
+		searchKeep := func(p *Paper) bool { return keep(p) && !f.exclude[strings.ToLower(p.Venue)] }
 		var ps []*Paper
 		var total int
 		if req.Op == OpSearch {
-			ps, total, err = c.search(ctx, cl, q, keep)
+			ps, total, err = c.search(ctx, cl, q, searchKeep)
 		} else {
-			ps, total, err = c.bulk(ctx, cl, q, keep)
+			ps, total, err = c.bulk(ctx, cl, q, searchKeep)
 		}
 		if err != nil {
 			return nil, err

@@ -107,12 +107,12 @@ func pages(reqs []s2fake.Request, params ...string) []string {
 	return out
 }
 
-var asOf = Snapshot{AsOf: "2026-12-01"}
+var snap0 = Snapshot{AsOf: "2026-12-01"}
 
 func TestS2SearchPaging(t *testing.T) {
 	e := newS2(t, fakePapers(400), "", nil)
 	var ps Papers
-	resp := e.call(t, OpSearch, SearchQuery{Snapshot: asOf, Query: "graph", Limit: 250}, &ps)
+	resp := e.call(t, OpSearch, SearchQuery{Snapshot: snap0, Query: "graph", Limit: 250}, &ps)
 	if len(ps.Papers) != 250 || ps.Total != 400 || ps.Papers[249].PaperID != "f249" || resp.Attempts != 3 {
 		t.Fatalf("%d papers, total %d, attempts %d", len(ps.Papers), ps.Total, resp.Attempts)
 	}
@@ -129,7 +129,7 @@ func TestS2SearchPaging(t *testing.T) {
 	}
 	// Fewer matches than asked: paging stops where the server has no next.
 	e.srv.Reset()
-	e.call(t, OpSearch, SearchQuery{Snapshot: asOf, Query: "ecology", Limit: 1000}, &ps)
+	e.call(t, OpSearch, SearchQuery{Snapshot: snap0, Query: "ecology", Limit: 1000}, &ps)
 	if len(ps.Papers) != 134 || len(e.srv.Requests()) != 2 {
 		t.Errorf("ecology: %d papers in %d requests", len(ps.Papers), len(e.srv.Requests()))
 	}
@@ -167,7 +167,7 @@ func TestS2BulkPaging(t *testing.T) {
 	e := newS2(t, fakePapers(2500), "", nil)
 	e.srv.TotalAsString = true
 	var ps Papers
-	resp := e.call(t, OpBulkSearch, SearchQuery{Snapshot: asOf, Query: "graph"}, &ps)
+	resp := e.call(t, OpBulkSearch, SearchQuery{Snapshot: snap0, Query: "graph"}, &ps)
 	if len(ps.Papers) != 2500 || ps.Total != 2500 || ps.Papers[2499].PaperID != "f2499" || resp.Attempts != 3 {
 		t.Fatalf("%d papers, total %d, attempts %d", len(ps.Papers), ps.Total, resp.Attempts)
 	}
@@ -175,7 +175,7 @@ func TestS2BulkPaging(t *testing.T) {
 		t.Errorf("requests %q", got)
 	}
 	e.srv.Reset()
-	e.call(t, OpBulkSearch, SearchQuery{Snapshot: asOf, Query: "graph", Limit: 1200}, &ps)
+	e.call(t, OpBulkSearch, SearchQuery{Snapshot: snap0, Query: "graph", Limit: 1200}, &ps)
 	if len(ps.Papers) != 1200 || len(e.srv.Requests()) != 2 {
 		t.Errorf("limited bulk: %d papers in %d requests", len(ps.Papers), len(e.srv.Requests()))
 	}
@@ -208,7 +208,7 @@ func TestS2References(t *testing.T) {
 		e.srv.RefPageMax = tc.pageMax
 		e.srv.Reset()
 		var got References
-		e.call(t, OpReferences, ReferencesQuery{Snapshot: asOf, PaperID: "f0"}, &got)
+		e.call(t, OpReferences, ReferencesQuery{Snapshot: snap0, PaperID: "f0"}, &got)
 		if len(got.References) != 1234 || len(e.srv.Requests()) != tc.requests {
 			t.Fatalf("page max %d: %d references in %d requests", tc.pageMax, len(got.References), len(e.srv.Requests()))
 		}
@@ -229,7 +229,7 @@ func TestS2References(t *testing.T) {
 	if f := e.srv.Requests()[0].Query.Get("fields"); !strings.HasPrefix(f, "contexts,intents,contextsWithIntent,isInfluential,") {
 		t.Errorf("fields %q", f)
 	}
-	if _, err := e.try(OpReferences, ReferencesQuery{Snapshot: asOf, PaperID: "nope"}); err == nil || !strings.Contains(err.Error(), "HTTP 404: not found: Paper with id nope not found") {
+	if _, err := e.try(OpReferences, ReferencesQuery{Snapshot: snap0, PaperID: "nope"}); err == nil || !strings.Contains(err.Error(), "HTTP 404: not found: Paper with id nope not found") {
 		t.Errorf("unknown paper: %v", err)
 	}
 }
@@ -257,11 +257,11 @@ func TestS2BatchAndMatch(t *testing.T) {
 		t.Errorf("cutoff: %v %v", ps.Papers[1096], ps.Papers[1097])
 	}
 	var m Match
-	e.call(t, OpMatch, MatchQuery{Snapshot: asOf, Title: "graph paper 12 ecology"}, &m)
+	e.call(t, OpMatch, MatchQuery{Snapshot: snap0, Title: "graph paper 12 ecology"}, &m)
 	if m.Paper == nil || m.Paper.PaperID != "f12" || m.Score != 183.5 {
 		t.Errorf("match %+v", m)
 	}
-	resp := e.call(t, OpMatch, MatchQuery{Snapshot: asOf, Title: "No such paper"}, &m)
+	resp := e.call(t, OpMatch, MatchQuery{Snapshot: snap0, Title: "No such paper"}, &m)
 	if m.Paper != nil || resp.Attempts != 1 {
 		t.Errorf("no match: %+v after %d attempts", m, resp.Attempts)
 	}
@@ -277,7 +277,7 @@ func TestS2Snippets(t *testing.T) {
 		s2fake.Snippet{Text: "graph graph graph", Section: "Intro", CorpusID: 1008},
 		s2fake.Snippet{Text: "unrelated", CorpusID: 1003})
 	var sn Snippets
-	e.call(t, OpSnippets, SnippetQuery{Snapshot: asOf, Query: "graph", Limit: 20}, &sn)
+	e.call(t, OpSnippets, SnippetQuery{Snapshot: snap0, Query: "graph", Limit: 20}, &sn)
 	if len(sn.Snippets) != 2 || sn.Snippets[0].Paper.PaperID != "f8" || sn.Snippets[0].Section != "Intro" || sn.Snippets[1].Paper.Title != "Graph paper 2" {
 		t.Fatalf("snippets %+v", sn.Snippets)
 	}
@@ -304,7 +304,7 @@ func TestS2RateLimit(t *testing.T) {
 			}
 		})
 		for i := 0; i < 12; i++ {
-			e.call(t, OpBatch, BatchQuery{Snapshot: asOf, IDs: []string{"f1"}}, nil)
+			e.call(t, OpBatch, BatchQuery{Snapshot: snap0, IDs: []string{"f1"}}, nil)
 		}
 		reqs := e.srv.Requests()
 		for i, r := range reqs {
@@ -327,7 +327,7 @@ func TestS2Retries(t *testing.T) {
 	e := newS2(t, fakePapers(5), "k-123", func(p *llm.Provider) { p.Set("requests_per_second", 1000.0) })
 	e.srv.FailNext(s2fake.Failure{Status: 429, RetryAfter: "7"}, s2fake.Failure{Status: 429}, s2fake.Failure{Status: 503}, s2fake.Failure{Status: 500, Body: "oops"})
 	var ps Papers
-	resp := e.call(t, OpBatch, BatchQuery{Snapshot: asOf, IDs: []string{"f1"}}, &ps)
+	resp := e.call(t, OpBatch, BatchQuery{Snapshot: snap0, IDs: []string{"f1"}}, &ps)
 	if resp.Attempts != 5 || ids(ps.Papers) != "f1" {
 		t.Fatalf("attempts %d, papers %s", resp.Attempts, ids(ps.Papers))
 	}
@@ -343,12 +343,12 @@ func TestS2Retries(t *testing.T) {
 		t.Errorf("waits %v", waits)
 	}
 	e.srv.FailNext(s2fake.Failure{Status: 400, Body: `{"error":"Unrecognized or unsupported fields: [bogus]"}`})
-	_, err := e.try(OpBatch, BatchQuery{Snapshot: asOf, IDs: []string{"f1"}})
+	_, err := e.try(OpBatch, BatchQuery{Snapshot: snap0, IDs: []string{"f1"}})
 	if err == nil || !strings.Contains(err.Error(), `provider "s2": HTTP 400: request refused: Unrecognized or unsupported fields: [bogus]`) {
 		t.Errorf("400: %v", err)
 	}
 	e.srv.APIKey = "other"
-	_, err = e.try(OpBatch, BatchQuery{Snapshot: asOf, IDs: []string{"f1"}})
+	_, err = e.try(OpBatch, BatchQuery{Snapshot: snap0, IDs: []string{"f1"}})
 	if err == nil || !strings.Contains(err.Error(), "key refused") || strings.Contains(err.Error(), "k-123") {
 		t.Errorf("refused key: %v", err)
 	}
@@ -362,10 +362,10 @@ func TestS2RequestErrors(t *testing.T) {
 		want string
 	}{
 		{OpSearch, SearchQuery{Query: "x", Limit: 5}, "as_of is empty"},
-		{OpSearch, SearchQuery{Snapshot: asOf, Query: "x", Limit: 0}, "limit is 0"},
+		{OpSearch, SearchQuery{Snapshot: snap0, Query: "x", Limit: 0}, "limit is 0"},
 		{OpSearch, SearchQuery{Snapshot: Snapshot{AsOf: "x", CutoffDate: "2020"}, Query: "x", Limit: 1}, `cutoff_date "2020" is not a date`},
 		{OpSearch, map[string]any{"as_of": "x", "query": "x", "limit": 1, "venue": "ICML"}, `unknown field "venue"`},
-		{OpRecommend, RecommendQuery{Snapshot: asOf, Limit: 5}, "no paper to recommend from"},
+		{OpRecommend, RecommendQuery{Snapshot: snap0, Limit: 5}, "no paper to recommend from"},
 		{"embeddings", map[string]any{}, `kind "semantic_scholar" does not serve operation "embeddings"`},
 	} {
 		if _, err := e.try(tc.op, tc.body); err == nil || !strings.Contains(err.Error(), tc.want) {
