@@ -303,3 +303,64 @@ func TestBuildRenewedOnFakeS2(t *testing.T) {
 		t.Errorf("targets: %s", got)
 	}
 }
+
+// TestBuilderOnCorpus runs the builder offline on the corpus kind, whose
+// path is relative to the experiment file (not to the working directory).
+func TestBuilderOnCorpus(t *testing.T) {
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "exp")
+	os.MkdirAll(exp, 0o755)
+	copyFile(t, "../../stages/literature/testdata/corpus.jsonl", filepath.Join(exp, "papers.jsonl"))
+	os.WriteFile(filepath.Join(exp, "queries.jsonl"), []byte(`{"id": "mol", "query": "graph molecules", "venues": ["NeurIPS"]}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(exp, "main.hcl"), []byte(`
+provider "lit" {
+  kind = "corpus"
+  path = "papers.jsonl"
+}
+model "lit" {
+  provider = provider.lit
+  name     = "test-corpus"
+}
+dataset "q" {
+  format = "jsonl"
+  path   = "queries.jsonl"
+}
+stage "find_targets" "t" {
+  queries    = dataset.q
+  literature = model.lit
+  as_of      = "2026-12-01"
+}
+stage "fetch_references" "t" {
+  targets    = stage.find_targets.t
+  literature = model.lit
+  as_of      = "2026-12-01"
+}
+stage "write_ideabench_dataset" "t" {
+  targets    = stage.find_targets.t
+  references = stage.fetch_references.t
+}
+`), 0o644)
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := cli(t, "run", exp, "--cache-dir", filepath.Join(dir, "cache"), "--out", out, "--summary-json", filepath.Join(dir, "s.json"))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if s := readSummary(t, filepath.Join(dir, "s.json")); s.Nodes.Total != 4 || s.ServiceCalls != 3 || s.Synthetic {
+		t.Errorf("summary %+v, %d service calls, synthetic %v", s.Nodes, s.ServiceCalls, s.Synthetic)
+	}
+	var refs []byte
+	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if filepath.Base(p) == literature.ReferencesFile {
+			refs, _ = os.ReadFile(p)
+		}
+		return nil
+	})
+	want := `{"target_id":"p1","paperId":"p2","title":"Molecular fingerprints for virtual screening","abstract":"Fingerprints encode molecules as bit vectors for screening.","year":2010,"citationCount":40,"publicationTypes":null,"intents":null,"contexts":null,"isInfluential":false}
+{"target_id":"p1","paperId":"p3","title":"Neural message passing for quantum chemistry","abstract":"Message passing neural networks predict quantum properties of molecules. We unify graph neural networks as message passing.","year":2017,"citationCount":5000,"publicationTypes":null,"intents":["methodology"],"contexts":["we follow [3]"],"isInfluential":true}
+{"target_id":"p1","paperId":null,"title":"An unresolved thesis","abstract":null,"year":null,"citationCount":0,"publicationTypes":null,"intents":null,"contexts":null,"isInfluential":false}
+{"target_id":"p1","paperId":"p5","title":"Graph transformers for molecules","abstract":"Transformers with graph attention predict molecule properties.","year":2023,"citationCount":3,"publicationTypes":null,"intents":null,"contexts":null,"isInfluential":false}
+`
+	if string(refs) != want {
+		t.Errorf("references.jsonl:\n%s", refs)
+	}
+}
