@@ -364,3 +364,70 @@ stage "write_ideabench_dataset" "t" {
 		t.Errorf("references.jsonl:\n%s", refs)
 	}
 }
+
+// TestBuilderFromIDList: a bare list of paper ids, looked up in one batch,
+// each target's references fetched, targets.csv written from the look-up
+// (an unknown id reported, not written).
+func TestBuilderFromIDList(t *testing.T) {
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "exp")
+	os.MkdirAll(exp, 0o755)
+	copyFile(t, "../../stages/literature/testdata/corpus.jsonl", filepath.Join(exp, "papers.jsonl"))
+	os.WriteFile(filepath.Join(exp, "ids.csv"), []byte("paperId,note\np3,x\np1,y\nnope,z\n"), 0o644)
+	os.WriteFile(filepath.Join(exp, "main.hcl"), []byte(`
+provider "lit" {
+  kind = "corpus"
+  path = "papers.jsonl"
+}
+model "lit" {
+  provider = provider.lit
+  name     = "test-corpus"
+}
+dataset "ids" {
+  format   = "csv"
+  path     = "ids.csv"
+  id_field = "paperId"
+}
+stage "lookup_papers" "t" {
+  ids        = dataset.ids
+  literature = model.lit
+  as_of      = "2026-12-01"
+}
+stage "fetch_references" "t" {
+  targets    = dataset.ids
+  literature = model.lit
+  as_of      = "2026-12-01"
+}
+stage "write_ideabench_dataset" "t" {
+  targets    = stage.lookup_papers.t
+  references = stage.fetch_references.t
+}
+`), 0o644)
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := cli(t, "run", exp, "--cache-dir", filepath.Join(dir, "cache"), "--out", out, "--summary-json", filepath.Join(dir, "s.json"))
+	// The unknown id's references request fails (not in the corpus): exit 1, the rest written.
+	if code != 1 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if s := readSummary(t, filepath.Join(dir, "s.json")); s.Nodes.Total != 5 || s.Nodes.Failed != 1 || s.Nodes.Ran != 4 {
+		t.Errorf("summary %+v", s.Nodes)
+	}
+	files := map[string]string{}
+	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			files[filepath.Base(p)] = string(b)
+		}
+		return nil
+	})
+	if want := "paperId,title,abstract,year,venue,citationCount,publicationTypes,publicationDate\n" +
+		"p3,Neural message passing for quantum chemistry,Message passing neural networks predict quantum properties of molecules. We unify graph neural networks as message passing.,2017,ICML,5000,[],2017-04-04\n" +
+		"p1,Graph neural networks for molecule property prediction,We train graph neural networks on molecules. Message passing improves property prediction over fingerprints.,2019,NeurIPS,120,['Conference'],2019-05-01\n"; files[literature.TargetsFile] != want {
+		t.Errorf("targets.csv:\n%s", files[literature.TargetsFile])
+	}
+	var rep literature.BuildReport
+	json.Unmarshal([]byte(files[literature.ReportFile]), &rep)
+	if rep.Targets != 2 || strings.Join(rep.TargetsNotFound, ",") != "nope" || strings.Join(rep.TargetsNoReferences, ",") != "p3" || rep.References != 4 {
+		t.Errorf("report %+v", rep)
+	}
+}

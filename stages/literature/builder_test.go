@@ -81,6 +81,10 @@ func TestBuilderLayout(t *testing.T) {
 	if r := w.Service.Request; r.Op != OpBatch || string(r.Body) != `{"as_of":"2026-12-01","ids":["x","y"]}` || r.Model != "s2" {
 		t.Errorf("lookup request %s %s", r.Op, r.Body)
 	}
+	if b, err := w.Service.Output([]byte(`{"papers":[null,{"paperId":"y","title":"Y","citationCount":0}]}`)); err != nil ||
+		string(b) != `{"ids":["x","y"],"papers":[null,{"paperId":"y","title":"Y","citationCount":0}]}` {
+		t.Errorf("lookup output %s %v", b, err)
+	}
 	if _, err := (lookupPapersType{}).Layout(&stages.Instance{Params: stages.Params{"ids": ids, "literature": m, "as_of": " "}}); err == nil || !strings.Contains(err.Error(), "as_of is empty") {
 		t.Errorf("empty as_of: %v", err)
 	}
