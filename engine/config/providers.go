@@ -10,6 +10,7 @@ package config
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -104,6 +105,9 @@ func (l *loader) evalProvider(d *decl) {
 				l.errorf(&rng, "Invalid "+s.Name, "%s %s. Fix the value (%s).", s.Name, err, s.Doc)
 				continue
 			}
+		}
+		if path, ok := v.(string); ok && s.Path && path != "" && !filepath.IsAbs(path) {
+			v = filepath.Join(l.exp.Dir, path) // as a dataset's path: relative to the experiment file
 		}
 		if err := p.Set(s.Name, v); err != nil {
 			l.errorf(&rng, "Invalid "+s.Name, "%s.", err)

@@ -4,6 +4,7 @@ package all
 
 import (
 	_ "github.com/ideaflow/ideaflow/stages/ideabench"   // filter_references, generate_ideas, rank_ideas, insight_score
+	_ "github.com/ideaflow/ideaflow/stages/literature"  // provider kinds corpus and semantic_scholar; the mock's literature operations
 	_ "github.com/ideaflow/ideaflow/stages/report"      // report
 	_ "github.com/ideaflow/ideaflow/stages/scholareval" // soundness_*, contribution_*, literature_search, llm_review, resolve_references, reference_validity, coverage, coverage_score
 )

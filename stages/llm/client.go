@@ -71,7 +71,10 @@ func New(p Provider, opts ...Option) (Client, error) {
 	if err := p.check(k); err != nil {
 		return nil, fmt.Errorf("provider %q: %w", p.Name, err)
 	}
-	return k.open(p, o)
+	if k.open != nil {
+		return k.open(p, o)
+	}
+	return k.Open(p, Opener{o: o})
 }
 
 // credentials are a provider's secrets, read from the environment once.

@@ -22,7 +22,13 @@ type KindInfo struct {
 	DefaultConcurrency int
 	Settings           []Setting // in documentation order; "kind" itself is not listed
 
-	open func(p Provider, o options) (Client, error)
+	// Open connects a provider block of a kind registered from outside this
+	// package (RegisterKind); o carries the options New was given (clock,
+	// HTTP client, logger, environment) and builds the shared HTTP plumbing.
+	// p has been checked against Settings.
+	Open func(p Provider, o Opener) (Client, error)
+
+	open func(p Provider, o options) (Client, error) // this package's kinds
 }
 
 // SettingType is the type of a setting's value, as written in a provider
@@ -70,12 +76,27 @@ type Setting struct {
 	SecretEnv bool
 	Holds     string // SecretEnv: what the variable holds, e.g. "the API key"
 	Required  bool
+	// Path: the value is a file path; the config resolves a relative one
+	// against the experiment file's folder, as it does a dataset's path.
+	Path bool
 	// Check validates a value (nil: any value of Type). Its error completes
 	// a sentence that starts with the setting's name.
 	Check func(v any) error
 }
 
 var kinds = map[string]KindInfo{}
+
+// RegisterKind adds a provider kind declared outside this package (the
+// literature kinds, from their package's init): it then decodes, checks,
+// connects and documents like the built-in kinds. k.Open must be set. It
+// panics on a duplicate name, as flag and database/sql registrations do:
+// two kinds of one name is a build error, not a run-time condition.
+func RegisterKind(k KindInfo) {
+	if k.Open == nil || k.open != nil {
+		panic("llm: RegisterKind needs KindInfo.Open: " + k.Name)
+	}
+	register(k)
+}
 
 // register adds a kind; kinds register from init functions in this package.
 func register(k KindInfo) {
@@ -179,6 +200,38 @@ var (
 		Doc:   "seconds of requests failing without a single success after which the provider is declared unavailable",
 		Check: atLeast(0, fmt.Sprintf("0 (default %s)", DefaultBreakerWindow))}
 )
+
+// HTTPSettings are the settings of every kind that talks HTTP through
+// httpcall (Opener.Connect reads them), with the kind's default
+// concurrency; a kind outside this package starts its Settings from them.
+func HTTPSettings(concurrency int) []Setting { return httpSettings(concurrency) }
+
+// WithSettings is base plus extra; an extra setting named like one of base
+// replaces it in place. Without returns base minus the named settings.
+func WithSettings(base []Setting, extra ...Setting) []Setting { return withSettings(base, extra...) }
+
+// Without is base without the settings of those names (a kind with its own
+// rate setting drops requests_per_minute).
+func Without(base []Setting, names ...string) []Setting {
+	var out []Setting
+next:
+	for _, s := range base {
+		for _, n := range names {
+			if s.Name == n {
+				continue next
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// AtLeast is a Setting.Check refusing numbers below floor; want says what
+// the floor means ("0 (unlimited)").
+func AtLeast(floor float64, want string) func(any) error { return atLeast(floor, want) }
+
+// CheckURL is the Setting.Check of an http(s) URL ("" passes).
+func CheckURL(v any) error { return checkURL(v) }
 
 // httpSettings are the settings of every kind that talks HTTP through
 // httpcall, with the kind's default concurrency.

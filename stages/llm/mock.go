@@ -25,8 +25,9 @@ const MockConcurrency = 64
 
 func init() {
 	register(KindInfo{
-		Name:      "mock",
-		Doc:       "Offline and deterministic: well-formed synthetic answers, bag-of-words embeddings, one vector per whitespace token.",
+		Name: "mock",
+		Doc: "Offline and deterministic: well-formed synthetic answers, bag-of-words embeddings, one vector per whitespace token; " +
+			"operations other packages declare (literature search) answered by their registered mock (RegisterMockOp).",
 		Chat:      true,
 		Ops:       []string{OpEmbeddings, OpTokenEmbeddings},
 		Synthetic: true, DefaultConcurrency: MockConcurrency,
@@ -162,6 +163,12 @@ func (m *mockClient) Call(ctx context.Context, req ServiceRequest) (*ServiceResp
 	k, _ := LookupKind("mock")
 	if !k.Serves(req.Op) {
 		return nil, unservedOp(m.p.Name, k, req.Op)
+	}
+	if serve, ok := mockOps[req.Op]; ok { // an operation declared outside this package
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("provider %q: %s call to %q: %w", m.p.Name, req.Op, req.Model, err)
+		}
+		return serve(ctx, m.p, req)
 	}
 	inputs, err := decodeInput(m.p.Name, req)
 	if err != nil {
