@@ -163,6 +163,9 @@ type SearchOutput struct {
 	Query    string    `json:"query"`
 	Papers   []Paper   `json:"papers"`             // distinct, in rank order
 	Snippets []Snippet `json:"snippets,omitempty"` // op snippets
+	// Retrieved is when the source answered (RFC 3339; recorded, not key
+	// material: the cached answer is the frozen evidence).
+	Retrieved string `json:"retrieved,omitempty"`
 }
 
 // Snippet is a retrieved passage.
@@ -249,7 +252,7 @@ func searchOutput(op, query string, reply []byte) ([]byte, error) {
 			return nil, fmt.Errorf("decode snippets: %w", err)
 		}
 		seen := map[string]bool{}
-		out.Snippets = []Snippet{}
+		out.Snippets, out.Retrieved = []Snippet{}, r.Retrieved
 		for _, s := range r.Snippets {
 			if s.Paper.PaperID == "" {
 				continue // a passage no id can cite
@@ -266,6 +269,7 @@ func searchOutput(op, query string, reply []byte) ([]byte, error) {
 	if err := json.Unmarshal(reply, &r); err != nil {
 		return nil, fmt.Errorf("decode papers: %w", err)
 	}
+	out.Retrieved = r.Retrieved
 	seen := map[string]bool{}
 	for _, p := range r.Papers {
 		if p == nil || p.PaperID == "" || seen[p.PaperID] {
