@@ -150,7 +150,7 @@ func (resolveType) Expand(inst *stages.Instance, item string, in []stages.In) ([
 		if err != nil {
 			return nil, err
 		}
-		nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: label("ref", title),
+		nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: label("ref", string(b)),
 			Prepare: func([]stages.In) (*stages.Work, error) {
 				return &stages.Work{Service: &stages.Service{Model: lit,
 					Request: llm.ServiceRequest{Op: literature.OpMatch, Model: lit.Name, Body: b},

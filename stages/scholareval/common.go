@@ -110,11 +110,23 @@ func checkCitations(retrieved map[string]bool, texts ...string) Citations {
 	return c
 }
 
-// label names an expanded child by what it stands for: readable, and the
-// same for the same element wherever it sits in an answer.
-func label(kind, text string) string {
-	sum := sha256.Sum256([]byte(text))
-	return kind + "-" + hex.EncodeToString(sum[:6])
+// label names an expanded child by what it stands for: the same for the
+// same element wherever it sits in an answer. parts must be everything the
+// child's Prepare captures from the expansion (its request's content): the
+// engine's memo settles a child with no deps from its params, item and label
+// alone, so a child whose content changed under an unchanged label would be
+// answered with the old request's result.
+func label(kind string, parts ...any) string {
+	h := sha256.New()
+	for _, p := range parts {
+		b, err := json.Marshal(p)
+		if err != nil {
+			panic(fmt.Sprintf("scholareval: label part %T: %v", p, err)) // plain data only
+		}
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	return kind + "-" + hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // norm folds a text for duplicate detection: case, punctuation and spacing

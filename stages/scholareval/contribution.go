@@ -210,7 +210,7 @@ func (relevanceType) Expand(inst *stages.Instance, item string, in []stages.In) 
 			seen[pp.ID] = true
 			paper := pp
 			data := relevanceData{Statements: stmts, Title: pp.Title, Abstract: pp.Abstract}
-			nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: label("p", pp.ID),
+			nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: label("p", data, paper),
 				Prepare: func([]stages.In) (*stages.Work, error) {
 					text, err := render("prompt", name, prompt, data)
 					if err != nil {
@@ -336,7 +336,7 @@ func (compareType) Expand(inst *stages.Instance, item string, in []stages.In) ([
 	for _, pp := range samplePapers(relevant, p.Int("sample"), p.Int("seed")) {
 		paper := pp
 		data := compareData{Idea: dims.Idea, Dimensions: dims.Dimensions, Title: pp.Title, Abstract: pp.Abstract}
-		nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: label("p", pp.ID),
+		nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: label("p", data, paper),
 			Prepare: func([]stages.In) (*stages.Work, error) {
 				text, err := render("prompt", name, prompt, data)
 				if err != nil {

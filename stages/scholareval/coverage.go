@@ -108,7 +108,7 @@ func (coverageType) Expand(inst *stages.Instance, item string, in []stages.In) (
 	labels := map[string]int{}
 	var nodes []stages.Node
 	for i, line := range rec.Rubric {
-		l := label("r", line.Statement+"\x00"+line.Type+"\x00"+line.Axis+"\x00"+line.Severity)
+		l := label("r", line, rec.Domain) // the reviews it judges are deps
 		if labels[l]++; labels[l] > 1 {
 			l += "-" + strconv.Itoa(labels[l]) // the same statement twice in one rubric
 		}

@@ -234,7 +234,7 @@ func (searchType) Expand(inst *stages.Instance, item string, in []stages.In) ([]
 		if err != nil {
 			return nil, err
 		}
-		nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: label("q", query),
+		nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: label("q", sop, string(b)),
 			Prepare: func([]stages.In) (*stages.Work, error) {
 				return &stages.Work{Service: &stages.Service{Model: lit,
 					Request: llm.ServiceRequest{Op: sop, Model: lit.Name, Body: b},
@@ -401,7 +401,7 @@ func (evidenceType) Expand(inst *stages.Instance, item string, in []stages.In) (
 			data := evidenceData{Method: meth.Method, Title: pp.Title, PaperID: pp.ID, Passages: dedupe(passages[pp.ID])}
 			method, paper := meth.Method, pp
 			paper.Abstract = "" // the evidence stands for the passages, not the abstract
-			nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: label("e", method+"\x00"+pp.ID),
+			nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: label("e", data, paper),
 				Prepare: func([]stages.In) (*stages.Work, error) {
 					text, err := render("prompt", name, prompt, data)
 					if err != nil {
@@ -511,7 +511,7 @@ func (synthesisType) Expand(inst *stages.Instance, item string, in []stages.In) 
 				data.Evidence = append(data.Evidence, evidenceItem{e.Paper.ID, e.Paper.Title, e.Evidence})
 			}
 		}
-		nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: label("m", meth.Method),
+		nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: label("m", data),
 			Prepare: func([]stages.In) (*stages.Work, error) {
 				text, err := render("prompt", name, prompt, data)
 				if err != nil {
