@@ -160,14 +160,14 @@ func reviewText(in []stages.In) (string, error) {
 }
 
 var (
-	// "[RESULT] 4", "[RESULT]: 4", "[Result] (4)", "[RESULT] 4/5".
-	resultTag = regexp.MustCompile(`(?i)\[\s*result\s*\]\s*[:=]?\s*[(\[]?\s*([1-5])(?:\s*/\s*5)?\b`)
 	// Fallbacks, last match wins: "Result: 4", "Score: 4", "Rating: 4/5".
 	resultLabel = regexp.MustCompile(`(?i)\b(?:result|score|rating)\s*[:=]\s*\**\s*([1-5])(?:\s*/\s*5)?\b`)
 	// A last line that is only the score: "4", "**4**", "(4)".
 	resultBare = regexp.MustCompile(`^[\s*(\[]*([1-5])[\s*)\].]*$`)
-	// An out-of-range tag is an error, not a fallback to another number.
-	resultAny = regexp.MustCompile(`(?i)\[\s*result\s*\]\s*[:=]?\s*[(\[]?\s*(-?\d+(?:\.\d+)?)`)
+	// "[RESULT] 4", "[RESULT]: 4", "[Result] (4)", "[RESULT] 4/5"; the number
+	// is read whole, so "[RESULT] 3.5" and "[RESULT] 7" are errors, never
+	// another number nearby.
+	resultTag = regexp.MustCompile(`(?i)\[\s*result\s*\]\s*[:=]?\s*[(\[]?\s*(-?\d+(?:\.\d+)?)`)
 )
 
 // ParseResult reads a Prometheus-style judgment: the score after the last
@@ -183,14 +183,12 @@ func ParseResult(text string) (int, string, error) {
 	}
 	if ms := resultTag.FindAllStringSubmatchIndex(text, -1); len(ms) > 0 {
 		m := ms[len(ms)-1]
-		if last := resultAny.FindAllStringSubmatchIndex(text, -1); len(last) > 0 && last[len(last)-1][0] != m[0] {
-			return 0, "", fmt.Errorf("the last [RESULT] is %q, not a whole number from 1 to 5", text[last[len(last)-1][2]:last[len(last)-1][3]])
+		num := text[m[2]:m[3]]
+		n, err := strconv.Atoi(num)
+		if err != nil || n < 1 || n > 5 {
+			return 0, "", fmt.Errorf("[RESULT] %s is not a whole number from 1 to 5", num)
 		}
-		n, _ := strconv.Atoi(text[m[2]:m[3]])
 		return n, cut(m[0]), nil
-	}
-	if ms := resultAny.FindAllStringSubmatch(text, -1); len(ms) > 0 {
-		return 0, "", fmt.Errorf("[RESULT] %s is not a whole number from 1 to 5", ms[len(ms)-1][1])
 	}
 	if ms := resultLabel.FindAllStringSubmatchIndex(text, -1); len(ms) > 0 {
 		m := ms[len(ms)-1]
