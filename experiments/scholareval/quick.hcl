@@ -142,6 +142,16 @@ stage "reference_validity" "baseline" {
   resolved = stage.resolve_references.baseline
 }
 
+# ---- citations: the share of cited ids that were not retrieved for the idea
+
+stage "citation_check" "scholareval" {
+  reviews = [stage.soundness_review.se, stage.contribution_review.se]
+}
+
+stage "citation_check" "baseline" {
+  reviews = [stage.llm_review.baseline]
+}
+
 # ---- coverage of every rubric line, per system
 
 stage "coverage" "scholareval" {

@@ -107,8 +107,9 @@ func (resolveType) Params() []stages.Param {
 
 // ResolveOutput is one reference title and the paper it matched (nil: none).
 type ResolveOutput struct {
-	Title string `json:"title"`
-	Paper *Paper `json:"paper"`
+	Title     string `json:"title"`
+	Paper     *Paper `json:"paper"`
+	Retrieved string `json:"retrieved,omitempty"` // when the source answered (recorded, not key material)
 }
 
 func (resolveType) Layout(inst *stages.Instance) ([]stages.Node, error) {
@@ -159,7 +160,7 @@ func (resolveType) Expand(inst *stages.Instance, item string, in []stages.In) ([
 						if err := json.Unmarshal(reply, &m); err != nil {
 							return nil, fmt.Errorf("decode match: %w", err)
 						}
-						out := ResolveOutput{Title: title}
+						out := ResolveOutput{Title: title, Retrieved: m.Retrieved}
 						if m.Paper != nil && m.Paper.PaperID != "" {
 							pp := paperOf(*m.Paper)
 							pp.Abstract = ""
@@ -234,5 +235,62 @@ func validityScore(in []stages.In) ([]byte, error) {
 	}
 	s.Extra["references"] = float64(all)
 	s.Extra["unresolved"] = float64(bad)
+	return marshal(s)
+}
+
+// ---- citation_check ----------------------------------------------------
+
+type citationType struct{}
+
+func (citationType) Name() string    { return "citation_check" }
+func (citationType) Version() string { return "1" }
+func (citationType) Params() []stages.Param {
+	return []stages.Param{
+		{Name: "reviews", Kind: stages.Inputs, Required: true, Accepts: []string{"soundness_review", "contribution_review", "llm_review"}, Doc: "the reviews whose citation checks to count"},
+	}
+}
+
+// Layout lays out one aggregate: the share of cited ids that were not
+// retrieved for their idea (value), with the counts in extra and each
+// idea's unretrieved count in per_item. A plain-LLM review retrieves
+// nothing, so every bracketed id it cites counts.
+func (citationType) Layout(inst *stages.Instance) ([]stages.Node, error) {
+	ups := inst.Params.Inputs("reviews")
+	if len(ups) == 0 {
+		return nil, stages.ParamErrorf("reviews", "reviews is required")
+	}
+	var deps []stages.Dep
+	for _, up := range ups {
+		for range up.Nodes {
+			deps = append(deps, stages.Dep{Input: "reviews", Index: len(deps)})
+		}
+	}
+	return []stages.Node{{Label: "unretrieved citations", Deps: deps, AllowMissing: true,
+		Prepare: func(in []stages.In) (*stages.Work, error) {
+			return &stages.Work{KeyParams: []string{}, Compute: func() ([]byte, error) { return citationScore(in) }}, nil
+		}}}, nil
+}
+
+func citationScore(in []stages.In) ([]byte, error) {
+	s := stages.Score{PerItem: map[string]float64{}, Extra: map[string]float64{}}
+	cited, bad := 0, 0
+	for _, x := range in {
+		if x.Output == nil {
+			s.Missing++
+			continue
+		}
+		var r Review
+		if err := json.Unmarshal(x.Output, &r); err != nil {
+			return nil, fmt.Errorf("decode review from %s: %w", x.From.Address, err)
+		}
+		s.Count++
+		cited += len(r.Citations.Cited)
+		bad += len(r.Citations.Unretrieved)
+		s.PerItem[x.Node.Item] += float64(len(r.Citations.Unretrieved))
+	}
+	if cited > 0 {
+		s.Value = float64(bad) / float64(cited)
+	}
+	s.Extra["cited"], s.Extra["unretrieved"] = float64(cited), float64(bad)
 	return marshal(s)
 }

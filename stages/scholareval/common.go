@@ -13,6 +13,7 @@
 //	contribution: contribution_dimensions -> literature_search (search) -> contribution_relevance
 //	              -> contribution_compare -> contribution_review
 //	baseline:     llm_review -> resolve_references -> reference_validity
+//	citations:    citation_check (any reviews): the share of cited ids not retrieved
 //	metric:       coverage (any of the three reviews) -> coverage_score
 //
 // Every expanded child carries what it stands for (a method, a query, a
@@ -42,7 +43,7 @@ func init() {
 	for _, t := range []stages.Type{
 		methodsType{}, searchType{}, evidenceType{}, synthesisType{}, soundnessType{},
 		dimensionsType{}, relevanceType{}, compareType{}, contributionType{},
-		llmReviewType{}, resolveType{}, validityType{},
+		llmReviewType{}, resolveType{}, validityType{}, citationType{},
 		coverageType{}, coverageScoreType{},
 	} {
 		stages.Register(t)

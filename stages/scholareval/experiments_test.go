@@ -69,6 +69,7 @@ func TestExperimentPlans(t *testing.T) {
 				"stage.llm_review.baseline":        tc.ideas,
 				"stage.coverage.baseline":          tc.rubric,
 				"stage.coverage_score.baseline":    tc.groups,
+				"stage.citation_check.baseline":    1,
 			}
 			total := 0
 			for addr, n := range plan.Stages {
@@ -77,7 +78,7 @@ func TestExperimentPlans(t *testing.T) {
 					t.Errorf("%s: %d nodes planned, want %d", addr, n.Total, want[addr])
 				}
 			}
-			if plan.Nodes.Total != total || plan.Nodes.ToRun != 3*tc.ideas+tc.rubric+tc.groups {
+			if plan.Nodes.Total != total || plan.Nodes.ToRun != 3*tc.ideas+tc.rubric+tc.groups+1 {
 				t.Errorf("plan: %+v", plan.Nodes)
 			}
 		})
@@ -103,13 +104,13 @@ func TestQuickRunsOnTheMock(t *testing.T) {
 	}
 }
 
-const quickNodes = 103
+const quickNodes = 105
 
 // coverage.hcl over the real ScholarIdeas on the mock: every one of the
 // 1,076 rubric lines judged once per system.
 func TestCoverageOnTheRealIdeas(t *testing.T) {
 	if testing.Short() {
-		t.Skip("6,330 nodes")
+		t.Skip("6,332 nodes")
 	}
 	g := build(t, "coverage.hcl", "ideas="+realIdeas(t))
 	e := &engine.Engine{Store: cache.NewMemory(), Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), zerolog.Nop())}
@@ -129,7 +130,7 @@ func TestCoverageOnTheRealIdeas(t *testing.T) {
 			t.Errorf("%s: %d nodes, want %d", addr, got, n)
 		}
 	}
-	if sum.Nodes.Total != 6330 {
-		t.Errorf("%d nodes, want 6330 (the seeded mock's)", sum.Nodes.Total)
+	if sum.Nodes.Total != 6332 {
+		t.Errorf("%d nodes, want 6332 (the seeded mock's)", sum.Nodes.Total)
 	}
 }

@@ -119,6 +119,12 @@ stage "resolve_references" "baseline" {
 stage "reference_validity" "baseline" {
   resolved = stage.resolve_references.baseline
 }
+stage "citation_check" "scholareval" {
+  reviews = [stage.soundness_review.se, stage.contribution_review.se]
+}
+stage "citation_check" "baseline" {
+  reviews = [stage.llm_review.baseline]
+}
 stage "coverage" "scholareval" {
   ideas   = dataset.ideas
   reviews = [stage.soundness_review.se, stage.contribution_review.se]
@@ -327,6 +333,8 @@ func TestPipelineOnTheFakeServer(t *testing.T) {
 		"stage.llm_review.baseline":         3,
 		"stage.resolve_references.baseline": 6, // 2 references per review
 		"stage.reference_validity.baseline": 1,
+		"stage.citation_check.scholareval":  1,
+		"stage.citation_check.baseline":     1,
 		"stage.coverage.scholareval":        10, // the sample's rubric lines
 		"stage.coverage.baseline":           10,
 		"stage.coverage_score.scholareval":  9, // overall, 2 domains, 2 axes, 2 types, 2 severities
@@ -381,6 +389,13 @@ func TestPipelineOnTheFakeServer(t *testing.T) {
 		if strings.Join(r.Strengths, "|") != "sound methods" || strings.Join(r.Suggestions, "|") != "add baselines" {
 			t.Errorf("%s: sections %q %q", v.Item, r.Strengths, r.Suggestions)
 		}
+	}
+
+	// Cited: ai_1's syntheses c01 c03 c05, ai_2's c08 c07, eco_1's c09 and
+	// the unretrieved zz99; the contribution reviews cite none.
+	cc := scoreOf(t, p.outputs(t, g, "stage.citation_check.scholareval")[0])
+	if cc.Value != 1.0/7 || cc.Count != 6 || cc.Extra["cited"] != 7 || cc.PerItem["eco_1"] != 1 || cc.PerItem["ai_1"] != 0 {
+		t.Errorf("citation check %+v", cc)
 	}
 
 	// The baseline's references: "Curriculum learning" is in the corpus,
