@@ -155,17 +155,17 @@ stage "citation_check" "baseline" {
 # ---- coverage of every rubric line, per system
 
 stage "coverage" "scholareval" {
-  ideas   = dataset.ideas
-  reviews = [stage.soundness_review.se, stage.contribution_review.se]
-  judge   = model.judge
-  answer  = "rating" # the mock answers "Rating: N"; a real Prometheus-style judge: "result" (the default)
+  ideas      = dataset.ideas
+  reviews    = [stage.soundness_review.se, stage.contribution_review.se]
+  judge      = model.judge
+  prometheus = false # the mock answers "Rating: N"; a real Prometheus-style judge: true (the default)
 }
 
 stage "coverage" "baseline" {
-  ideas   = dataset.ideas
-  reviews = [stage.llm_review.baseline]
-  judge   = model.judge
-  answer  = "rating"
+  ideas      = dataset.ideas
+  reviews    = [stage.llm_review.baseline]
+  judge      = model.judge
+  prometheus = false
 }
 
 stage "coverage_score" "scholareval" {

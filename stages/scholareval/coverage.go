@@ -25,7 +25,10 @@ func (coverageType) Params() []stages.Param {
 		{Name: "reviews", Kind: stages.Inputs, Required: true, Accepts: []string{"soundness_review", "contribution_review", "llm_review"},
 			Doc: "the reviews of one system; an idea's reviews are judged together (ScholarEval: its soundness and contribution reviews)"},
 		{Name: "judge", Kind: stages.ModelRef, Required: true, Doc: "the judge (the paper: Prometheus-Eval with a GPT-4 backbone)"},
-		{Name: "answer", Kind: stages.String, Default: "result", Doc: `how the judge answers: "result" (Prometheus' "Feedback: ... [RESULT] N", parsed here with fallbacks; a judgment without a score fails) or "rating" (the prompt followed by the "Rating: N" instructions, re-asked when malformed)`},
+		// A bool, not a choice of strings: coverage of a retrieval review is
+		// laid out only once the reviews are final, too late for validate
+		// to catch a misspelt value.
+		{Name: "prometheus", Kind: stages.Bool, Default: true, Doc: `the judge answers in Prometheus' format, "Feedback: ... [RESULT] N", parsed here with fallbacks (a judgment without a score fails); false: the prompt is followed by the "Rating: N" instructions and a malformed answer is re-asked (what the mock provider answers)`},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultCoveragePrompt, Doc: "the judge prompt (data: .Review .Statement .Type .Axis .Severity)"},
 		{Name: "max_rubric", Kind: stages.Int, Default: 100, Min: 1, Max: 10000, Doc: "at most this many rubric lines per idea; an idea with more fails, naming the count"},
 	}
@@ -71,9 +74,6 @@ func (coverageType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if _, err := requireModel(p, "judge"); err != nil {
 		return nil, err
 	}
-	if a := p.String("answer"); a != "result" && a != "rating" {
-		return nil, stages.ParamErrorf("answer", `answer must be "result" or "rating", not %q`, a)
-	}
 	_, err = render("prompt", inst.Address+" prompt", p.String("prompt"), coverageData{"r", "s", "t", "a", "v"})
 	return nil, err
 }
@@ -104,7 +104,7 @@ func (coverageType) Expand(inst *stages.Instance, item string, in []stages.In) (
 		}
 		off += len(r.Nodes)
 	}
-	judge, prompt, name, answer := p.Model("judge"), p.String("prompt"), inst.Address+" prompt", p.String("answer")
+	judge, prompt, name, prometheus := p.Model("judge"), p.String("prompt"), inst.Address+" prompt", p.Bool("prometheus")
 	labels := map[string]int{}
 	var nodes []stages.Node
 	for i, line := range rec.Rubric {
@@ -123,7 +123,7 @@ func (coverageType) Expand(inst *stages.Instance, item string, in []stages.In) (
 				if err != nil {
 					return nil, err
 				}
-				if answer == "rating" {
+				if !prometheus {
 					return call(judge, prompt, format.Spec{Kind: format.Rating, Min: 1, Max: 5}, func(a *format.Answer) ([]byte, error) {
 						o := out
 						o.Score, o.Feedback = a.Rating, a.Explanation
