@@ -18,7 +18,7 @@ func TestDatasetReferencesAndSelection(t *testing.T) {
 	var b strings.Builder
 	WriteDiagnostics(&b, diags, exp.Files)
 	want := `testdata/references/main.hcl:16:13: warning: dataset.bare cannot feed stage.filter_references.bare
-    stage.filter_references.bare: dataset.bare: no target in it has any reference, so every target would be dropped at min_references and nothing generated or scored. Give the targets references: a references file joined to the target list (references = "refs.csv" on the ideabench-targets-csv dataset, one row per target and reference with a target_id column), or format = "ideabench" with each target's references in its JSONL record.
+    stage.filter_references.bare: dataset.bare: no target in it has any reference, so every target would be dropped at min_references and nothing generated or scored. Give the targets references: a references file joined to the target list (references = "refs.csv" on the ideabench-targets-csv dataset, one row per target and reference with a target_id column), or format = "ideabench" with each target's references in its JSONL record. To fetch them from Semantic Scholar, run experiments/ideabench/build_dataset.hcl (stages fetch_references and write_ideabench_dataset) and join the references.jsonl it writes.
       16 |   dataset = dataset.bare
 `
 	if b.String() != want {

@@ -114,7 +114,7 @@ func (filterType) CheckDataset(p stages.Params, values map[string][]string) []*s
 			what = "every target would go to generation with no references"
 		}
 		return []*stages.ParamError{stages.ParamErrorf("dataset",
-			`no target in it has any reference, so %s. Give the targets references: a references file joined to the target list (references = "refs.csv" on the ideabench-targets-csv dataset, one row per target and reference with a target_id column), or format = "ideabench" with each target's references in its JSONL record`, what).(*stages.ParamError)}
+			`no target in it has any reference, so %s. Give the targets references: a references file joined to the target list (references = "refs.csv" on the ideabench-targets-csv dataset, one row per target and reference with a target_id column), or format = "ideabench" with each target's references in its JSONL record. To fetch them from Semantic Scholar, run experiments/ideabench/build_dataset.hcl (stages fetch_references and write_ideabench_dataset) and join the references.jsonl it writes`, what).(*stages.ParamError)}
 	}
 	want, have := p.String("require_intent"), values[intentField]
 	if want == "" || p.String("mode") != "filtered" || len(have) == 0 || containsFold(have, want) {

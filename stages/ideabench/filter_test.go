@@ -179,7 +179,7 @@ func TestFilterLayoutAndOutput(t *testing.T) {
 func TestFilterCheckDataset(t *testing.T) {
 	intents := map[string][]string{intentField: {"background", "methodology", "result"}, refIDField: {"r1"}}
 	noRefs := map[string][]string{intentField: {}, refIDField: {}}
-	const getRefs = `Give the targets references: a references file joined to the target list (references = "refs.csv" on the ideabench-targets-csv dataset, one row per target and reference with a target_id column), or format = "ideabench" with each target's references in its JSONL record`
+	const getRefs = `Give the targets references: a references file joined to the target list (references = "refs.csv" on the ideabench-targets-csv dataset, one row per target and reference with a target_id column), or format = "ideabench" with each target's references in its JSONL record. To fetch them from Semantic Scholar, run experiments/ideabench/build_dataset.hcl (stages fetch_references and write_ideabench_dataset) and join the references.jsonl it writes`
 	tests := []struct {
 		name   string
 		params stages.Params

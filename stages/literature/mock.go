@@ -148,6 +148,11 @@ func (m mockSource) serve(req llm.ServiceRequest) (json.RawMessage, error) {
 			if len(q.Venues) > 0 {
 				p.Venue = q.Venues[0]
 			}
+			for _, v := range q.ExcludeVenues {
+				if strings.EqualFold(p.Venue, v) {
+					p.Venue = "Synthetic Letters"
+				}
+			}
 			if len(q.FieldsOfStudy) > 0 {
 				p.FieldsOfStudy = []string{q.FieldsOfStudy[0]}
 			}

@@ -61,6 +61,10 @@ type SearchQuery struct {
 	FieldsOfStudy         []string `json:"fields_of_study,omitempty"`
 	MinCitationCount      int      `json:"min_citation_count,omitempty"`
 	Venues                []string `json:"venues,omitempty"`
+	// ExcludeVenues drops papers of these venues (compared case-blind),
+	// client-side: IdeaBench's "other venues" arm, which the API cannot
+	// express. The server pages through them all the same.
+	ExcludeVenues []string `json:"exclude_venues,omitempty"`
 }
 
 // MatchQuery is the body of OpMatch.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
@@ -176,6 +177,7 @@ type filter struct {
 	dates     dateRange
 	fields    map[string]bool
 	venues    map[string]bool
+	exclude   map[string]bool
 	minCites  int
 }
 
@@ -201,6 +203,12 @@ func newFilter(q SearchQuery) (filter, error) {
 			f.fields[strings.ToLower(s)] = true
 		}
 	}
+	if len(q.ExcludeVenues) > 0 {
+		f.exclude = map[string]bool{}
+		for _, s := range q.ExcludeVenues {
+			f.exclude[strings.ToLower(s)] = true
+		}
+	}
 	if len(q.Venues) > 0 {
 		f.venues = map[string]bool{}
 		for _, s := range q.Venues {
@@ -217,7 +225,7 @@ func (f filter) holds(p *Paper) bool {
 	if !f.years.holds(p.Year) || !f.dates.holds(p) || p.CitationCount < f.minCites {
 		return false
 	}
-	if f.venues != nil && !f.venues[strings.ToLower(p.Venue)] {
+	if f.venues != nil && !f.venues[strings.ToLower(p.Venue)] || f.exclude[strings.ToLower(p.Venue)] {
 		return false
 	}
 	if f.fields != nil {
@@ -240,4 +248,9 @@ func checkAsOf(s Snapshot) error {
 		return fmt.Errorf("as_of is empty: every literature query names the snapshot it reads (e.g. \"2026-12-01\"), so that refreshing evidence changes its cache key")
 	}
 	return nil
+}
+
+// serviceRequest is the request of a literature operation to model m.
+func serviceRequest(m *stages.Model, op string, body []byte) llm.ServiceRequest {
+	return llm.ServiceRequest{Op: op, Model: m.Name, Body: body}
 }
