@@ -113,7 +113,9 @@ func (coverageType) Expand(inst *stages.Instance, item string, in []stages.In) (
 			l += "-" + strconv.Itoa(labels[l]) // the same statement twice in one rubric
 		}
 		out := CoverageOutput{Idea: item, Domain: rec.Domain, Index: i, Statement: line.Statement, Type: line.Type, Axis: line.Axis, Severity: line.Severity}
-		nodes = append(nodes, stages.Node{Item: item, Slot: i, Label: l, Deps: deps,
+		// Slot i+1: slot 0 is left to the node the engine lays out when
+		// the item's expansion fails, so coverage_score can tell the two.
+		nodes = append(nodes, stages.Node{Item: item, Slot: i + 1, Label: l, Deps: deps,
 			Prepare: func(in []stages.In) (*stages.Work, error) {
 				text, err := reviewText(in)
 				if err != nil {
@@ -310,12 +312,18 @@ func coverageScore(g group, judged, records []stages.In) ([]byte, error) {
 	s := stages.Score{PerItem: map[string]float64{}}
 	sum := 0
 	for _, j := range judged {
-		item, idx := j.Node.Item, j.Node.Slot
-		lines := rubric[item]
-		if idx < 0 || idx >= len(lines) {
-			if j.Output == nil {
-				continue // a failed expansion, not a rubric line
+		item, lines := j.Node.Item, rubric[j.Node.Item]
+		if j.Node.Slot == 0 {
+			// The item's expansion failed: every line of it is missing.
+			for _, l := range lines {
+				if g.match(item, l) {
+					s.Missing++
+				}
 			}
+			continue
+		}
+		idx := j.Node.Slot - 1
+		if idx >= len(lines) {
 			return nil, fmt.Errorf("judgment %s#%d has no rubric line", item, idx)
 		}
 		if !g.match(item, lines[idx]) {

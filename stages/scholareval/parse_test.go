@@ -145,7 +145,7 @@ func TestCoverageScore(t *testing.T) {
 		return stages.In{Node: stages.NodeInfo{Item: id}, Output: b}
 	}
 	judged := func(item string, slot, score int) stages.In {
-		in := stages.In{Node: stages.NodeInfo{Item: item, Slot: slot}}
+		in := stages.In{Node: stages.NodeInfo{Item: item, Slot: slot + 1}}
 		if score > 0 {
 			in.Output, _ = json.Marshal(CoverageOutput{Idea: item, Index: slot, Score: score})
 		}
@@ -155,14 +155,18 @@ func TestCoverageScore(t *testing.T) {
 	sc := datasets.RubricLine{Statement: "b", Type: "strength", Axis: "contribution", Severity: "minor"}
 	records := []stages.In{rec("ai_1", ws, sc), rec("eco_3", ws)}
 	ins := []stages.In{judged("ai_1", 0, 4), judged("ai_1", 1, 2), judged("eco_3", 0, 0)}
+	// An item whose expansion failed (the engine's node at slot 0): all
+	// of its lines are missing.
+	records = append(records, rec("eco_4", ws, sc))
+	ins = append(ins, stages.In{Node: stages.NodeInfo{Item: "eco_4"}})
 	for name, want := range map[string]stages.Score{
-		"overall":        {Value: 3, Count: 2, Missing: 1, PerItem: map[string]float64{"ai_1#0": 4, "ai_1#1": 2}},
-		"domain=eco":     {Value: 0, Count: 0, Missing: 1, PerItem: map[string]float64{}},
-		"axis=soundness": {Value: 4, Count: 1, Missing: 1, PerItem: map[string]float64{"ai_1#0": 4}},
-		"type=strength":  {Value: 2, Count: 1, PerItem: map[string]float64{"ai_1#1": 2}},
+		"overall":        {Value: 3, Count: 2, Missing: 3, PerItem: map[string]float64{"ai_1#0": 4, "ai_1#1": 2}},
+		"domain=eco":     {Value: 0, Count: 0, Missing: 3, PerItem: map[string]float64{}},
+		"axis=soundness": {Value: 4, Count: 1, Missing: 2, PerItem: map[string]float64{"ai_1#0": 4}},
+		"type=strength":  {Value: 2, Count: 1, Missing: 1, PerItem: map[string]float64{"ai_1#1": 2}},
 	} {
 		var g group
-		for _, x := range groups([]string{"ai_1", "eco_3"}) {
+		for _, x := range groups([]string{"ai_1", "eco_3", "eco_4"}) {
 			if x.name == name {
 				g = x
 			}
