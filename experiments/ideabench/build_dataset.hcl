@@ -15,6 +15,13 @@
 # build_report.json (targets without references, unresolved references,
 # failures). Every request is cached: an interrupted build resumes, and a
 # re-run with the same as_of makes no request; a new as_of fetches afresh.
+#
+# For a bare list of paper ids (a CSV with a paperId column and nothing
+# else), look the targets up too and write targets.csv from the answers:
+#   dataset "ids" { format = "csv", path = "ids.csv", id_field = "paperId" }
+#   stage "lookup_papers" "ids" { ids = dataset.ids, literature = model.s2, as_of = var.as_of }
+# with fetch_references' targets = dataset.ids and the writer's
+# targets = stage.lookup_papers.ids.
 
 variable "targets_csv" {
   description = "the target list: IdeaBench's CSV (paperId, title, abstract, year, ..., abstract_summary)"

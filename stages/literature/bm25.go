@@ -38,18 +38,21 @@ type posting struct {
 func newBM25(docs []string) *bm25 {
 	ix := &bm25{postings: map[string][]posting{}, lengths: make([]float64, len(docs))}
 	var total float64
-	tf := map[string]int32{}
 	for i, d := range docs {
-		clear(tf)
 		toks := tokens(d)
-		for _, t := range toks {
-			tf[t]++
-		}
-		for t, n := range tf {
-			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), tf: n})
-		}
 		ix.lengths[i] = float64(len(toks))
 		total += float64(len(toks))
+		// Term frequencies as runs of the sorted tokens: one postings
+		// look-up per distinct term, and no map per document.
+		sort.Strings(toks)
+		for j := 0; j < len(toks); {
+			k := j + 1
+			for k < len(toks) && toks[k] == toks[j] {
+				k++
+			}
+			ix.postings[toks[j]] = append(ix.postings[toks[j]], posting{doc: int32(i), tf: int32(k - j)})
+			j = k
+		}
 	}
 	if len(docs) > 0 {
 		ix.avgLen = total / float64(len(docs))

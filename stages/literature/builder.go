@@ -200,8 +200,21 @@ func (lookupPapersType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		return serviceWork(m, OpBatch, body, nil), nil
+		return serviceWork(m, OpBatch, body, func(reply []byte) ([]byte, error) {
+			var ps Papers
+			if err := json.Unmarshal(reply, &ps); err != nil {
+				return nil, fmt.Errorf("decode the batch reply: %w", err)
+			}
+			return json.Marshal(LookedUp{IDs: items, Papers: ps})
+		}), nil
 	}}}, nil
+}
+
+// LookedUp is lookup_papers' output: the batch reply with the ids asked
+// for, so that an unknown one (a nil entry) can be named.
+type LookedUp struct {
+	IDs []string `json:"ids"`
+	Papers
 }
 
 func serviceWork(m *stages.Model, op string, body []byte, output func([]byte) ([]byte, error)) *stages.Work {
@@ -360,7 +373,7 @@ func (writeDatasetType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 type BuildReport struct {
 	Targets               int      `json:"targets"`                 // written
 	TargetsNoAbstract     []string `json:"targets_no_abstract"`     // left out: neither abstract nor idea
-	TargetsNotFound       []string `json:"targets_not_found"`       // ids the batch look-up did not know
+	TargetsNotFound       []string `json:"targets_not_found"`       // ids the batch look-up did not know (or after the cutoff)
 	TargetsNoReferences   []string `json:"targets_no_references"`   // written, with no reference
 	TargetsFailed         []string `json:"targets_failed"`          // references request failed: written without references
 	References            int      `json:"references"`              // rows of references.jsonl
@@ -406,14 +419,18 @@ func buildFiles(in []stages.In, fromDataset bool) (map[string]string, error) {
 				add(&target{paper: Paper{PaperID: p.ID, Title: p.Title, Abstract: p.Abstract, Year: p.Year}, idea: p.Idea})
 				continue
 			}
-			var ps Papers
+			var ps LookedUp // find_targets' Papers, or lookup_papers' with the ids
 			if err := json.Unmarshal(x.Output, &ps); err != nil {
 				return nil, fmt.Errorf("decode targets: %w", err)
 			}
 			times = append(times, ps.Retrieved)
-			for i, p := range ps.Papers {
+			for i, p := range ps.Papers.Papers {
 				if p == nil {
-					rep.TargetsNotFound = append(rep.TargetsNotFound, fmt.Sprintf("#%d", i+1))
+					id := fmt.Sprintf("#%d", i+1)
+					if i < len(ps.IDs) {
+						id = ps.IDs[i]
+					}
+					rep.TargetsNotFound = append(rep.TargetsNotFound, id)
 					continue
 				}
 				add(&target{paper: *p})
