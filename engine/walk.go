@@ -199,6 +199,11 @@ func (w *walker) storeError() error {
 
 // settled and output let the graph grow from what this walk knows.
 func (w *walker) settled(i int32) bool {
+	if int(i) >= len(w.states) {
+		// Appended by this grow (an expander expanding on one that just
+		// expanded): not visited yet, so not settled until the next round.
+		return false
+	}
 	st := &w.states[i]
 	switch st.status {
 	case StatusPending:

@@ -48,9 +48,10 @@ func (w *walker) stopWriters() {
 // write stores one record with its latest-key entry and memo in one durable
 // write: a crash leaves all three or none.
 func (w *walker) write(job *writeJob) {
-	n := w.g.Nodes[job.idx]
+	// The node's address comes from its record, not from g.Nodes: a grow
+	// between rounds appends to g.Nodes while writes behind are in flight.
 	rec := job.rec
-	err := w.store.PutIndexed(rec, w.expKey+n.Address, hex.EncodeToString(job.inKey[:]), job.memo)
+	err := w.store.PutIndexed(rec, w.expKey+rec.Address, hex.EncodeToString(job.inKey[:]), job.memo)
 	if err != nil {
 		w.setStoreErr(err)
 		if job.settleAfter {
@@ -58,7 +59,7 @@ func (w *walker) write(job *writeJob) {
 		} else {
 			// Already settled: the run reports the store error and the next
 			// run recomputes the node.
-			w.log.Warn().Str("node", n.Address).Err(err).Msg("could not write a computed node")
+			w.log.Warn().Str("node", rec.Address).Err(err).Msg("could not write a computed node")
 		}
 		return
 	}

@@ -81,6 +81,9 @@ func Load(format, path string, opts Options) ([]Item, error) {
 	if _, ok := readers[format]; !ok {
 		return nil, unknownFormat(format)
 	}
+	if load, ok := folderReaders[format]; ok {
+		return load(path, opts) // a folder of files per item (scholarideas.go)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err // *fs.PathError already says "open PATH: ..."

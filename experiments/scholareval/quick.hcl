@@ -1,0 +1,177 @@
+# quick.hcl: coverage.hcl's pipeline on the first two ideas with small
+# fan-outs (3 methods, 3 statements with 1 query each, 5 snippets or papers
+# per query, 5 comparisons), to try the pipeline or a prompt in seconds.
+#
+#   ideaflow run experiments/scholareval/quick.hcl
+#
+# On the mock provider every number is SYNTHETIC.
+
+variable "ideas" {
+  description = "the ScholarIdeas folder (one <domain>_<n>/ folder per idea)"
+  default     = "data/ideas"
+}
+
+variable "corpus" {
+  description = "the JSONL of papers the corpus provider indexes"
+  default     = "data/corpus.jsonl"
+}
+
+variable "as_of" {
+  description = "the literature snapshot searched: a new value re-runs every search"
+  default     = "2026-12-01"
+}
+
+provider "mock" {
+  kind = "mock"
+  seed = 11
+}
+
+provider "papers" {
+  kind = "corpus"
+  path = var.corpus
+}
+
+model "reviewer" {
+  provider    = provider.mock
+  name        = "mock-reviewer"
+  family      = "mock-reviewer"
+  temperature = 0
+}
+
+model "judge" {
+  provider    = provider.mock
+  name        = "mock-judge"
+  family      = "mock-judge"
+  temperature = 0
+}
+
+model "literature" {
+  provider = provider.papers
+  name     = "corpus"
+}
+
+dataset "ideas" {
+  format = "scholarideas"
+  path   = var.ideas
+  limit  = 2
+}
+
+# ---- soundness: methods -> snippets -> evidence per paper -> per-method review -> meta-review
+
+stage "soundness_methods" "se" {
+  ideas       = dataset.ideas
+  model       = model.reviewer
+  max_methods = 3
+}
+
+stage "literature_search" "snippets" {
+  queries    = stage.soundness_methods.se
+  literature = model.literature
+  op         = "snippets"
+  as_of      = var.as_of
+  limit      = 5
+}
+
+stage "soundness_evidence" "se" {
+  methods = stage.soundness_methods.se
+  search  = stage.literature_search.snippets
+  model   = model.reviewer
+}
+
+stage "soundness_synthesis" "se" {
+  methods  = stage.soundness_methods.se
+  evidence = stage.soundness_evidence.se
+  model    = model.reviewer
+}
+
+stage "soundness_review" "se" {
+  synthesis = stage.soundness_synthesis.se
+  model     = model.reviewer
+}
+
+# ---- contribution: statements -> paper search -> relevance 0-5 -> 25 sampled comparisons -> review
+
+stage "contribution_dimensions" "se" {
+  ideas                 = dataset.ideas
+  model                 = model.reviewer
+  max_statements        = 3
+  queries_per_statement = 1
+}
+
+stage "literature_search" "papers" {
+  queries    = stage.contribution_dimensions.se
+  literature = model.literature
+  op         = "search"
+  as_of      = var.as_of
+  limit      = 5
+}
+
+stage "contribution_relevance" "se" {
+  dimensions = stage.contribution_dimensions.se
+  search     = stage.literature_search.papers
+  model      = model.reviewer
+}
+
+stage "contribution_compare" "se" {
+  dimensions = stage.contribution_dimensions.se
+  relevance  = stage.contribution_relevance.se
+  model      = model.reviewer
+  sample     = 5
+}
+
+stage "contribution_review" "se" {
+  dimensions = stage.contribution_dimensions.se
+  compare    = stage.contribution_compare.se
+  model      = model.reviewer
+}
+
+# ---- baseline: the same reviewer without retrieval; its references resolved by title
+
+stage "llm_review" "baseline" {
+  ideas = dataset.ideas
+  model = model.reviewer
+}
+
+stage "resolve_references" "baseline" {
+  reviews    = stage.llm_review.baseline
+  literature = model.literature
+  as_of      = var.as_of
+}
+
+stage "reference_validity" "baseline" {
+  resolved = stage.resolve_references.baseline
+}
+
+# ---- citations: the share of cited ids that were not retrieved for the idea
+
+stage "citation_check" "scholareval" {
+  reviews = [stage.soundness_review.se, stage.contribution_review.se]
+}
+
+stage "citation_check" "baseline" {
+  reviews = [stage.llm_review.baseline]
+}
+
+# ---- coverage of every rubric line, per system
+
+stage "coverage" "scholareval" {
+  ideas      = dataset.ideas
+  reviews    = [stage.soundness_review.se, stage.contribution_review.se]
+  judge      = model.judge
+  prometheus = false # the mock answers "Rating: N"; a real Prometheus-style judge: true (the default)
+}
+
+stage "coverage" "baseline" {
+  ideas      = dataset.ideas
+  reviews    = [stage.llm_review.baseline]
+  judge      = model.judge
+  prometheus = false
+}
+
+stage "coverage_score" "scholareval" {
+  coverage = stage.coverage.scholareval
+}
+
+stage "coverage_score" "baseline" {
+  coverage = stage.coverage.baseline
+}

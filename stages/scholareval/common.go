@@ -1,0 +1,336 @@
+// Package scholareval implements ScholarEval (Moussa et al., 2025): research
+// ideas reviewed for soundness and contribution against retrieved
+// literature, a plain-LLM baseline reviewing the same ideas without
+// retrieval, and the coverage metric over ScholarIdeas' expert rubrics.
+//
+// A stage type expands each item once, when its inputs have settled, so a
+// pipeline whose fan-out depends on two successive answers (the methods a
+// model extracts, then the papers a search returns for each) is a chain of
+// stage types, each expanding on what the previous one answered:
+//
+//	soundness:    soundness_methods -> literature_search (snippets) -> soundness_evidence
+//	              -> soundness_synthesis -> soundness_review
+//	contribution: contribution_dimensions -> literature_search (search) -> contribution_relevance
+//	              -> contribution_compare -> contribution_review
+//	baseline:     llm_review -> resolve_references -> reference_validity
+//	citations:    citation_check (any reviews): the share of cited ids not retrieved
+//	metric:       coverage (any of the three reviews) -> coverage_score
+//
+// Every expanded child carries what it stands for (a method, a query, a
+// paper's snippets) in its request and depends on no node, so an answer that
+// gains one method re-runs only that method's children. Every review cites
+// papers as [paper id]; its output lists the ids it cited that were not
+// retrieved for that idea (the citation check).
+package scholareval
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/datasets"
+	"github.com/ideaflow/ideaflow/stages/format"
+	"github.com/ideaflow/ideaflow/stages/literature"
+	"github.com/ideaflow/ideaflow/stages/llm"
+)
+
+func init() {
+	for _, t := range []stages.Type{
+		methodsType{}, searchType{}, evidenceType{}, synthesisType{}, soundnessType{},
+		dimensionsType{}, relevanceType{}, compareType{}, contributionType{},
+		llmReviewType{}, resolveType{}, validityType{}, citationType{},
+		coverageType{}, coverageScoreType{},
+	} {
+		stages.Register(t)
+	}
+}
+
+// Query is one literature query and what it was asked for (a method, a
+// contribution statement).
+type Query struct {
+	Query string `json:"query"`
+	For   string `json:"for"`
+}
+
+// Paper is what the reviews keep of a retrieved paper.
+type Paper struct {
+	ID       string `json:"id"`
+	Title    string `json:"title"`
+	Abstract string `json:"abstract,omitempty"`
+	Year     int    `json:"year,omitempty"`
+}
+
+func paperOf(p literature.Paper) Paper {
+	return Paper{ID: p.PaperID, Title: p.Title, Abstract: p.Abstract, Year: p.Year}
+}
+
+// Citations is the citation check of one review: the papers retrieved for
+// the idea, the ids the text cites, and the cited ids that were not
+// retrieved (a fabricated or misremembered citation).
+type Citations struct {
+	Retrieved   int      `json:"retrieved"`
+	Cited       []string `json:"cited"`
+	Unretrieved []string `json:"unretrieved"`
+}
+
+// citation is a bracketed paper id: "[a1b2c3]", "[CorpusId:123]". Several
+// ids may share brackets, separated by commas or semicolons.
+var citation = regexp.MustCompile(`\[([A-Za-z0-9][A-Za-z0-9:._\-]*(?:\s*[,;]\s*[A-Za-z0-9][A-Za-z0-9:._\-]*)*)\]`)
+
+// citedIDs lists the distinct ids cited in texts, sorted.
+func citedIDs(texts ...string) []string {
+	seen := map[string]bool{}
+	for _, t := range texts {
+		for _, m := range citation.FindAllStringSubmatch(t, -1) {
+			for _, id := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == ';' || r == ' ' }) {
+				seen[id] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for id := range seen {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkCitations compares the ids cited in texts with the retrieved ones.
+func checkCitations(retrieved map[string]bool, texts ...string) Citations {
+	c := Citations{Retrieved: len(retrieved), Cited: citedIDs(texts...), Unretrieved: []string{}}
+	for _, id := range c.Cited {
+		if !retrieved[id] {
+			c.Unretrieved = append(c.Unretrieved, id)
+		}
+	}
+	return c
+}
+
+// label names an expanded child by what it stands for: the same for the
+// same element wherever it sits in an answer. parts must be everything the
+// child's Prepare captures from the expansion (its request's content): the
+// engine's memo settles a child with no deps from its params, item and label
+// alone, so a child whose content changed under an unchanged label would be
+// answered with the old request's result.
+func label(kind string, parts ...any) string {
+	h := sha256.New()
+	for _, p := range parts {
+		b, err := json.Marshal(p)
+		if err != nil {
+			panic(fmt.Sprintf("scholareval: label part %T: %v", p, err)) // plain data only
+		}
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	return kind + "-" + hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// norm folds a text for duplicate detection: case, punctuation and spacing
+// do not make two methods different.
+func norm(s string) string {
+	var b strings.Builder
+	space := false
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r > 127:
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteRune(r)
+			space = false
+		default:
+			space = true
+		}
+	}
+	return b.String()
+}
+
+// idea is what the stages read of a ScholarIdeas record.
+type idea struct {
+	ID     string                `json:"id"`
+	Domain string                `json:"domain"`
+	Idea   string                `json:"idea"`
+	Cutoff string                `json:"cutoff"`
+	Rubric []datasets.RubricLine `json:"rubric"`
+}
+
+func decodeIdea(b []byte) (*idea, error) {
+	var r idea
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("decode idea record: %w", err)
+	}
+	if strings.TrimSpace(r.Idea) == "" {
+		return nil, fmt.Errorf("idea record %q has no idea text (a dataset of format scholarideas has one)", r.ID)
+	}
+	return &r, nil
+}
+
+func marshal(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode output: %w", err)
+	}
+	return b, nil
+}
+
+func render(param, name, text string, data any) (string, error) {
+	s, err := stages.Render(name, text, data)
+	if err != nil {
+		return "", &stages.ParamError{Param: param, Err: err}
+	}
+	return s, nil
+}
+
+// userMessage joins a rendered prompt and the answer-format instructions,
+// trimmed so a template file with or without a final newline sends the same
+// request.
+func userMessage(prompt string, spec format.Spec) string {
+	prompt = strings.TrimSpace(prompt)
+	if ins := strings.TrimSpace(format.Instructions(spec)); ins != "" {
+		return prompt + "\n\n" + ins
+	}
+	return prompt
+}
+
+func call(m *stages.Model, prompt string, spec format.Spec, out func(a *format.Answer) ([]byte, error)) *stages.Work {
+	msgs := []llm.Message{{Role: "user", Content: userMessage(prompt, spec)}}
+	return &stages.Work{Call: &stages.Call{Model: m, Request: m.Request(msgs, 0, spec), Output: out}}
+}
+
+func requireInput(p stages.Params, name string) (*stages.Upstream, error) {
+	up := p.Input(name)
+	if up == nil {
+		return nil, stages.ParamErrorf(name, "%s is required", name)
+	}
+	return up, nil
+}
+
+func requireModel(p stages.Params, name string) (*stages.Model, error) {
+	m := p.Model(name)
+	if m == nil {
+		return nil, stages.ParamErrorf(name, "%s is required", name)
+	}
+	return m, nil
+}
+
+// oneNode returns the index of item's single node in up.
+func oneNode(param string, up *stages.Upstream, item string) (int, error) {
+	ns := up.ItemNodes(item)
+	if len(ns) != 1 {
+		return 0, stages.ParamErrorf(param, "%s (%s) has %d nodes for item %q; need exactly one", param, up.Address, len(ns), item)
+	}
+	return ns[0], nil
+}
+
+// perItemNodes lays out one node per item of up (one node each), with
+// deps on that node and on the item's dataset record.
+func perItemNodes(param string, up *stages.Upstream, withRecord bool, prepare func(item string) func([]stages.In) (*stages.Work, error)) ([]stages.Node, error) {
+	var nodes []stages.Node
+	for _, item := range up.Items() {
+		k, err := oneNode(param, up, item)
+		if err != nil {
+			return nil, err
+		}
+		deps := []stages.Dep{{Input: param, Index: k}}
+		if withRecord && up.Type != "dataset" {
+			src := up.Source
+			if src == nil {
+				return nil, stages.ParamErrorf(param, "%s (%s) has no source dataset", param, up.Address)
+			}
+			r, err := oneNode(param, src, item)
+			if err != nil {
+				return nil, err
+			}
+			deps = append(deps, stages.Dep{Input: src.Address, Index: r})
+		}
+		nodes = append(nodes, stages.Node{Item: item, Deps: deps, Prepare: prepare(item)})
+	}
+	return nodes, nil
+}
+
+// decodeIn decodes the outputs of ins into values of T, skipping the
+// missing ones (failed or skipped nodes), and reports how many were missing.
+func decodeIn[T any](ins []stages.In) ([]T, int, error) {
+	var out []T
+	missing := 0
+	for _, in := range ins {
+		if in.Output == nil {
+			missing++
+			continue
+		}
+		var v T
+		if err := json.Unmarshal(in.Output, &v); err != nil {
+			return nil, 0, fmt.Errorf("decode %s output: %w", in.From.Address, err)
+		}
+		out = append(out, v)
+	}
+	return out, missing, nil
+}
+
+// sections splits a review's text at the headings it asked for
+// ("Strengths", "## Weaknesses:", "**Suggestions**") and returns each
+// heading's bullet or paragraph lines; a heading absent from the text has
+// none. Lenient about form, as stages/format is: models vary in markdown.
+func sections(text string, headings ...string) map[string][]string {
+	out := map[string][]string{}
+	cur := ""
+	for _, line := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(line)
+		bare := strings.ToLower(strings.Trim(t, "#*_: \t"))
+		matched := false
+		for _, h := range headings {
+			if bare == h || strings.HasPrefix(bare, h+" ") && len(bare) < len(h)+24 {
+				cur, matched = h, true
+				break
+			}
+		}
+		if matched || cur == "" || t == "" {
+			continue
+		}
+		t = strings.TrimSpace(strings.TrimLeft(t, "-*•0123456789.) \t"))
+		if t != "" {
+			out[cur] = append(out[cur], t)
+		}
+	}
+	return out
+}
+
+// Review is the output of every review stage (soundness_review,
+// contribution_review, llm_review), so coverage reads any of them alike.
+type Review struct {
+	Kind        string    `json:"kind"` // soundness, contribution or llm
+	Text        string    `json:"text"` // the review as a reader sees it (markdown)
+	Strengths   []string  `json:"strengths"`
+	Weaknesses  []string  `json:"weaknesses"`
+	Suggestions []string  `json:"suggestions"`
+	Score       *float64  `json:"score,omitempty"` // soundness: the mean method score (0-10)
+	Citations   Citations `json:"citations"`
+	// References are the titles a plain-LLM review lists (llm_review only).
+	References []string `json:"references,omitempty"`
+	Missing    int      `json:"missing,omitempty"` // upstream children that failed or were skipped
+}
+
+var reviewHeadings = []string{"strengths", "weaknesses", "suggestions"}
+
+func fillSections(r *Review) {
+	s := sections(r.Text, append(reviewHeadings, "references")...)
+	r.Strengths, r.Weaknesses, r.Suggestions = nonNil(s["strengths"]), nonNil(s["weaknesses"]), nonNil(s["suggestions"])
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// Shared param docs and bounds.
+var (
+	asOfParam = stages.Param{Name: "as_of", Kind: stages.String, Required: true,
+		Doc: `the literature snapshot searched ("2026-12-01"): key material, so a new value re-runs every search and an unchanged one answers from the cache`}
+)

@@ -1,0 +1,348 @@
+package scholareval
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/datasets"
+	"github.com/ideaflow/ideaflow/stages/format"
+)
+
+// ---- coverage ----------------------------------------------------------
+
+type coverageType struct{}
+
+func (coverageType) Name() string    { return "coverage" }
+func (coverageType) Version() string { return "1" }
+func (coverageType) Params() []stages.Param {
+	return []stages.Param{
+		{Name: "ideas", Kind: stages.Input, Required: true, Accepts: []string{"dataset"}, Doc: "the ScholarIdeas dataset whose rubric lines are judged"},
+		{Name: "reviews", Kind: stages.Inputs, Required: true, Accepts: []string{"soundness_review", "contribution_review", "llm_review"},
+			Doc: "the reviews of one system; an idea's reviews are judged together (ScholarEval: its soundness and contribution reviews)"},
+		{Name: "judge", Kind: stages.ModelRef, Required: true, Doc: "the judge (the paper: Prometheus-Eval with a GPT-4 backbone)"},
+		// A bool, not a choice of strings: coverage of a retrieval review is
+		// laid out only once the reviews are final, too late for validate
+		// to catch a misspelt value.
+		{Name: "prometheus", Kind: stages.Bool, Default: true, Doc: `the judge answers in Prometheus' format, "Feedback: ... [RESULT] N", parsed here with fallbacks (a judgment without a score fails); false: the prompt is followed by the "Rating: N" instructions and a malformed answer is re-asked (what the mock provider answers)`},
+		{Name: "prompt", Kind: stages.Template, Default: DefaultCoveragePrompt, Doc: "the judge prompt (data: .Review .Statement .Type .Axis .Severity)"},
+		{Name: "max_rubric", Kind: stages.Int, Default: 100, Min: 1, Max: 10000, Doc: "at most this many rubric lines per idea; an idea with more fails, naming the count"},
+	}
+}
+
+// CoverageOutput is one (idea, rubric line, system) judgment.
+type CoverageOutput struct {
+	Idea      string `json:"idea"`
+	Domain    string `json:"domain"`
+	Index     int    `json:"index"` // the rubric line's position in the idea's rubric, from 0
+	Statement string `json:"statement"`
+	Type      string `json:"type"`
+	Axis      string `json:"axis"`
+	Severity  string `json:"severity"`
+	Score     int    `json:"score"` // 1-5
+	Feedback  string `json:"feedback"`
+}
+
+type coverageData struct {
+	Review                          string
+	Statement, Type, Axis, Severity string
+}
+
+func (coverageType) Layout(inst *stages.Instance) ([]stages.Node, error) {
+	p := inst.Params
+	ideas, err := requireInput(p, "ideas")
+	if err != nil {
+		return nil, err
+	}
+	reviews := p.Inputs("reviews")
+	if len(reviews) == 0 {
+		return nil, stages.ParamErrorf("reviews", "reviews is required: the review stages of one system")
+	}
+	for _, r := range reviews {
+		if r.Source != ideas {
+			src := "none"
+			if r.Source != nil {
+				src = r.Source.Address
+			}
+			return nil, stages.ParamErrorf("reviews", "%s reviews the ideas of %s, not %s", r.Address, src, ideas.Address)
+		}
+	}
+	if _, err := requireModel(p, "judge"); err != nil {
+		return nil, err
+	}
+	_, err = render("prompt", inst.Address+" prompt", p.String("prompt"), coverageData{"r", "s", "t", "a", "v"})
+	return nil, err
+}
+
+func (coverageType) ExpandInputs() []string               { return []string{"ideas"} }
+func (coverageType) MaxPerItem(inst *stages.Instance) int { return inst.Params.Int("max_rubric") }
+
+// Expand lays out one judgment per rubric line, over the idea's reviews:
+// each depends on the item's review nodes (what it judges) and carries its
+// rubric line in its request.
+func (coverageType) Expand(inst *stages.Instance, item string, in []stages.In) ([]stages.Node, error) {
+	if len(in) != 1 || in[0].Output == nil {
+		return nil, fmt.Errorf("item %q has no record", item)
+	}
+	rec, err := decodeIdea(in[0].Output)
+	if err != nil {
+		return nil, err
+	}
+	p := inst.Params
+	if max := p.Int("max_rubric"); len(rec.Rubric) > max {
+		return nil, stages.ParamErrorf("max_rubric", "item %q has %d rubric lines, more than max_rubric = %d", item, len(rec.Rubric), max)
+	}
+	var deps []stages.Dep
+	off := 0
+	for _, r := range p.Inputs("reviews") {
+		for _, k := range r.ItemNodes(item) {
+			deps = append(deps, stages.Dep{Input: "reviews", Index: off + k})
+		}
+		off += len(r.Nodes)
+	}
+	judge, prompt, name, prometheus := p.Model("judge"), p.String("prompt"), inst.Address+" prompt", p.Bool("prometheus")
+	labels := map[string]int{}
+	var nodes []stages.Node
+	for i, line := range rec.Rubric {
+		l := label("r", line, rec.Domain) // the reviews it judges are deps
+		if labels[l]++; labels[l] > 1 {
+			l += "-" + strconv.Itoa(labels[l]) // the same statement twice in one rubric
+		}
+		out := CoverageOutput{Idea: item, Domain: rec.Domain, Index: i, Statement: line.Statement, Type: line.Type, Axis: line.Axis, Severity: line.Severity}
+		// Slot i+1: slot 0 is left to the node the engine lays out when
+		// the item's expansion fails, so coverage_score can tell the two.
+		nodes = append(nodes, stages.Node{Item: item, Slot: i + 1, Label: l, Deps: deps,
+			Prepare: func(in []stages.In) (*stages.Work, error) {
+				text, err := reviewText(in)
+				if err != nil {
+					return nil, err
+				}
+				prompt, err := render("prompt", name, prompt, coverageData{text, out.Statement, out.Type, out.Axis, out.Severity})
+				if err != nil {
+					return nil, err
+				}
+				if !prometheus {
+					return call(judge, prompt, format.Spec{Kind: format.Rating, Min: 1, Max: 5}, func(a *format.Answer) ([]byte, error) {
+						o := out
+						o.Score, o.Feedback = a.Rating, a.Explanation
+						return marshal(o)
+					}), nil
+				}
+				// Prometheus' own output format: no format instructions appended.
+				return call(judge, prompt, format.Spec{Kind: format.Text}, func(a *format.Answer) ([]byte, error) {
+					score, feedback, err := ParseResult(a.Text)
+					if err != nil {
+						return nil, err
+					}
+					o := out
+					o.Score, o.Feedback = score, feedback
+					return marshal(o)
+				}), nil
+			}})
+	}
+	return nodes, nil
+}
+
+// reviewText joins an idea's reviews under their kind.
+func reviewText(in []stages.In) (string, error) {
+	var parts []string
+	for _, x := range in {
+		var r Review
+		if err := json.Unmarshal(x.Output, &r); err != nil {
+			return "", fmt.Errorf("decode review from %s: %w", x.From.Address, err)
+		}
+		title := map[string]string{"soundness": "Soundness review", "contribution": "Contribution review", "llm": "Review"}[r.Kind]
+		parts = append(parts, "# "+title+"\n\n"+strings.TrimSpace(r.Text))
+	}
+	return strings.Join(parts, "\n\n"), nil
+}
+
+var (
+	// Fallbacks, last match wins: "Result: 4", "Score: 4", "Rating: 4/5".
+	resultLabel = regexp.MustCompile(`(?i)\b(?:result|score|rating)\s*[:=]\s*\**\s*([1-5])(?:\s*/\s*5)?\b`)
+	// A last line that is only the score: "4", "**4**", "(4)".
+	resultBare = regexp.MustCompile(`^[\s*(\[]*([1-5])[\s*)\].]*$`)
+	// "[RESULT] 4", "[RESULT]: 4", "[Result] (4)", "[RESULT] 4/5"; the number
+	// is read whole, so "[RESULT] 3.5" and "[RESULT] 7" are errors, never
+	// another number nearby.
+	resultTag = regexp.MustCompile(`(?i)\[\s*result\s*\]\s*[:=]?\s*[(\[]?\s*(-?\d+(?:\.\d+)?)`)
+)
+
+// ParseResult reads a Prometheus-style judgment: the score after the last
+// "[RESULT]", else after the last "Result:"/"Score:"/"Rating:" label, else a
+// last line holding only a number 1-5. The feedback is the text before the
+// score, without a leading "Feedback:".
+func ParseResult(text string) (int, string, error) {
+	text = strings.TrimSpace(text)
+	cut := func(at int) string {
+		f := strings.TrimSpace(text[:at])
+		f = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(f, "Feedback:"), "feedback:"))
+		return f
+	}
+	if ms := resultTag.FindAllStringSubmatchIndex(text, -1); len(ms) > 0 {
+		m := ms[len(ms)-1]
+		num := text[m[2]:m[3]]
+		n, err := strconv.Atoi(num)
+		if err != nil || n < 1 || n > 5 {
+			return 0, "", fmt.Errorf("[RESULT] %s is not a whole number from 1 to 5", num)
+		}
+		return n, cut(m[0]), nil
+	}
+	if ms := resultLabel.FindAllStringSubmatchIndex(text, -1); len(ms) > 0 {
+		m := ms[len(ms)-1]
+		n, _ := strconv.Atoi(text[m[2]:m[3]])
+		return n, cut(m[0]), nil
+	}
+	lines := strings.Split(text, "\n")
+	if m := resultBare.FindStringSubmatch(lines[len(lines)-1]); m != nil && len(lines) > 0 {
+		n, _ := strconv.Atoi(m[1])
+		return n, cut(len(text) - len(lines[len(lines)-1])), nil
+	}
+	return 0, "", fmt.Errorf("found no score: the judgment must end with \"[RESULT] N\", N a whole number from 1 to 5")
+}
+
+// ---- coverage_score ----------------------------------------------------
+
+type coverageScoreType struct{}
+
+func (coverageScoreType) Name() string    { return "coverage_score" }
+func (coverageScoreType) Version() string { return "1" }
+func (coverageScoreType) Params() []stages.Param {
+	return []stages.Param{
+		{Name: "coverage", Kind: stages.Input, Required: true, Accepts: []string{"coverage"}, Doc: "the coverage judgments to average"},
+	}
+}
+
+// group is one subset of rubric lines a mean is reported for.
+type group struct {
+	name  string // "overall", "domain=ai", "axis=soundness", ...
+	match func(item string, l datasets.RubricLine) bool
+}
+
+// groups lists the subsets: overall, each discipline (the item ids' domain
+// prefix, which format scholarideas guarantees), then each axis, type and
+// severity value.
+func groups(items []string) []group {
+	gs := []group{{"overall", func(string, datasets.RubricLine) bool { return true }}}
+	var domains []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		if d := domainOf(it); !seen[d] {
+			seen[d] = true
+			domains = append(domains, d)
+		}
+	}
+	sort.Strings(domains)
+	for _, d := range domains {
+		d := d
+		gs = append(gs, group{"domain=" + d, func(item string, _ datasets.RubricLine) bool { return domainOf(item) == d }})
+	}
+	for _, v := range datasets.RubricAxes {
+		v := v
+		gs = append(gs, group{"axis=" + v, func(_ string, l datasets.RubricLine) bool { return l.Axis == v }})
+	}
+	for _, v := range datasets.RubricTypes {
+		v := v
+		gs = append(gs, group{"type=" + v, func(_ string, l datasets.RubricLine) bool { return l.Type == v }})
+	}
+	for _, v := range datasets.RubricSeverities {
+		v := v
+		gs = append(gs, group{"severity=" + v, func(_ string, l datasets.RubricLine) bool { return l.Severity == v }})
+	}
+	return gs
+}
+
+func domainOf(item string) string {
+	if i := strings.LastIndex(item, "_"); i > 0 {
+		return item[:i]
+	}
+	return item
+}
+
+// Layout lays out one Score per group. Each depends on every judgment and
+// on every idea's record, so a judgment that failed is still attributed to
+// its group (through its rubric line) and counted as missing there.
+// per_item maps "idea#line" to the judgment, for a bootstrap over lines.
+func (coverageScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) {
+	up, err := requireInput(inst.Params, "coverage")
+	if err != nil {
+		return nil, err
+	}
+	src := up.Source
+	if src == nil {
+		return nil, stages.ParamErrorf("coverage", "coverage (%s) has no source dataset", up.Address)
+	}
+	deps := stages.AllDeps("coverage", up)
+	nj := len(deps)
+	items := src.Items()
+	for _, item := range items {
+		r, err := oneNode("coverage", src, item)
+		if err != nil {
+			return nil, err
+		}
+		deps = append(deps, stages.Dep{Input: src.Address, Index: r})
+	}
+	var nodes []stages.Node
+	for i, g := range groups(items) {
+		g := g
+		nodes = append(nodes, stages.Node{Slot: i, Label: g.name, Deps: deps, AllowMissing: true,
+			Prepare: func(in []stages.In) (*stages.Work, error) {
+				return &stages.Work{KeyParams: []string{}, Compute: func() ([]byte, error) { return coverageScore(g, in[:nj], in[nj:]) }}, nil
+			}})
+	}
+	return nodes, nil
+}
+
+func coverageScore(g group, judged, records []stages.In) ([]byte, error) {
+	rubric := map[string][]datasets.RubricLine{}
+	for _, r := range records {
+		if r.Output == nil {
+			continue
+		}
+		rec, err := decodeIdea(r.Output)
+		if err != nil {
+			return nil, err
+		}
+		rubric[r.Node.Item] = rec.Rubric
+	}
+	s := stages.Score{PerItem: map[string]float64{}}
+	sum := 0
+	for _, j := range judged {
+		item, lines := j.Node.Item, rubric[j.Node.Item]
+		if j.Node.Slot == 0 {
+			// The item's expansion failed: every line of it is missing.
+			for _, l := range lines {
+				if g.match(item, l) {
+					s.Missing++
+				}
+			}
+			continue
+		}
+		idx := j.Node.Slot - 1
+		if idx >= len(lines) {
+			return nil, fmt.Errorf("judgment %s#%d has no rubric line", item, idx)
+		}
+		if !g.match(item, lines[idx]) {
+			continue
+		}
+		if j.Output == nil {
+			s.Missing++
+			continue
+		}
+		var c CoverageOutput
+		if err := json.Unmarshal(j.Output, &c); err != nil {
+			return nil, fmt.Errorf("decode coverage judgment: %w", err)
+		}
+		s.Count++
+		sum += c.Score
+		s.PerItem[item+"#"+strconv.Itoa(idx)] = float64(c.Score)
+	}
+	if s.Count > 0 {
+		s.Value = float64(sum) / float64(s.Count)
+	}
+	return marshal(s)
+}

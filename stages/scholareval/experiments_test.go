@@ -1,0 +1,136 @@
+package scholareval_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/engine"
+	"github.com/ideaflow/ideaflow/engine/config"
+)
+
+const experiments = "../../experiments/scholareval/"
+
+func build(t *testing.T, file string, vars ...string) *engine.Graph {
+	t.Helper()
+	exp, diags := config.Load(experiments+file, config.Options{Vars: vars})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	g, diags := engine.Build(exp)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	return g
+}
+
+func realIdeas(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("../../../shared/data/scholareval/ScholarIdeas")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("real ScholarIdeas not present: %v", err)
+	}
+	return p
+}
+
+// What a plan on an empty cache lays out: one extraction or review per
+// idea, and the baseline's coverage (its review is a plain per-idea node,
+// so its rubric lines are known); everything behind a search is pending.
+func TestExperimentPlans(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		real       bool
+		ideas      int
+		rubric     int
+		groups     int // coverage_score nodes: overall, domains, 2 axes, 2 types, 2 severities
+	}{
+		{"sample", "coverage.hcl", false, 3, 10, 9},
+		{"quick", "quick.hcl", false, 2, 7, 8}, // the first two ideas are both ai
+		{"real", "coverage.hcl", true, 118, 1076, 11},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var vars []string
+			if tc.real {
+				vars = []string{"ideas=" + realIdeas(t)}
+			}
+			g := build(t, tc.file, vars...)
+			e := &engine.Engine{Store: cache.NewMemory()}
+			plan := e.Plan(g).Summary
+			want := map[string]int{
+				"stage.soundness_methods.se":       tc.ideas,
+				"stage.contribution_dimensions.se": tc.ideas,
+				"stage.llm_review.baseline":        tc.ideas,
+				"stage.coverage.baseline":          tc.rubric,
+				"stage.coverage_score.baseline":    tc.groups,
+				"stage.citation_check.baseline":    1,
+			}
+			total := 0
+			for addr, n := range plan.Stages {
+				total += n.Total
+				if n.Total != want[addr] {
+					t.Errorf("%s: %d nodes planned, want %d", addr, n.Total, want[addr])
+				}
+			}
+			if plan.Nodes.Total != total || plan.Nodes.ToRun != 3*tc.ideas+tc.rubric+tc.groups+1 {
+				t.Errorf("plan: %+v", plan.Nodes)
+			}
+		})
+	}
+}
+
+// quick.hcl runs on the mock and the sample corpus; a second run is free.
+// The counts are the seeded mock's (its extraction lists 2 to 4 methods).
+func TestQuickRunsOnTheMock(t *testing.T) {
+	g := build(t, "quick.hcl")
+	e := &engine.Engine{Store: cache.NewMemory(), Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), zerolog.Nop())}
+	sum, err := e.Run(context.Background(), g, engine.RunOptions{ReportDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Failures) != 0 || sum.Nodes.Ran != quickNodes || sum.Stages["stage.coverage.scholareval"].Ran != 7 {
+		t.Errorf("quick: %+v, failures %v", sum.Nodes, sum.Failures)
+	}
+	g = build(t, "quick.hcl")
+	sum, err = e.Run(context.Background(), g, engine.RunOptions{ReportDir: t.TempDir()})
+	if err != nil || sum.Nodes.Ran != 0 || sum.Nodes.Total != quickNodes {
+		t.Errorf("re-run: %+v, %v", sum.Nodes, err)
+	}
+}
+
+const quickNodes = 105
+
+// coverage.hcl over the real ScholarIdeas on the mock: every one of the
+// 1,076 rubric lines judged once per system.
+func TestCoverageOnTheRealIdeas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("6,332 nodes")
+	}
+	g := build(t, "coverage.hcl", "ideas="+realIdeas(t))
+	e := &engine.Engine{Store: cache.NewMemory(), Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), zerolog.Nop())}
+	sum, err := e.Run(context.Background(), g, engine.RunOptions{ReportDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Failures) != 0 {
+		t.Fatalf("failures: %v", sum.Failures)
+	}
+	for addr, n := range map[string]int{
+		"stage.coverage.scholareval": 1076, "stage.coverage.baseline": 1076,
+		"stage.coverage_score.scholareval": 11, "stage.coverage_score.baseline": 11,
+		"stage.soundness_review.se": 118, "stage.contribution_review.se": 118, "stage.llm_review.baseline": 118,
+	} {
+		if got := sum.Stages[addr].Total; got != n {
+			t.Errorf("%s: %d nodes, want %d", addr, got, n)
+		}
+	}
+	if sum.Nodes.Total != 6332 {
+		t.Errorf("%d nodes, want 6332 (the seeded mock's)", sum.Nodes.Total)
+	}
+}

@@ -1,0 +1,166 @@
+package scholareval
+
+// Default prompts, after the prompts of the paper's appendix B (soundness
+// B.1.2, contribution B.2.2), F.1 (baselines) and E.1 (coverage, after
+// Prometheus' absolute grading). Each is a Go text/template; the data each
+// gets is named in its param's Doc.
+
+// DefaultMethodsPrompt: data .Idea .MaxMethods .QueriesPerMethod.
+const DefaultMethodsPrompt = `You are reviewing the soundness of a research idea. Extract the methods it proposes: the techniques, models, experimental designs and analyses whose validity the literature can speak to.
+
+Research idea:
+{{.Idea}}
+
+Rules:
+- List at most {{.MaxMethods}} methods, most central to the idea first.
+- Each method must be distinct: do not list the same method twice in other words, and do not split one method into its steps.
+- Describe each method in one self-contained sentence, faithful to the idea.
+- After each method write {{if eq .QueriesPerMethod 1}}"Query:" and one literature search query{{else}}"Queries:" and up to {{.QueriesPerMethod}} literature search queries separated by " | "{{end}} that would find papers reporting evidence for or against the method in the idea's context.
+
+Give each method as one idea in the list.`
+
+// DefaultEvidencePrompt: data .Method .Title .PaperID .Passages.
+const DefaultEvidencePrompt = `You extract evidence about a method from a paper.
+
+Method under review:
+{{.Method}}
+
+Paper [{{.PaperID}}]: {{.Title}}
+Passages retrieved from it:
+{{range .Passages}}- {{.}}
+{{end}}
+From the passages only, state:
+- Method: what method or approach the paper used that relates to the method under review;
+- Result: what result it reported;
+- Conditions: under what conditions (data, setting, scale) the result holds.
+If the passages say nothing relevant, say so in one line. Do not add anything the passages do not say.`
+
+// DefaultSynthesisPrompt: data .Idea .Method .Evidence (each .PaperID .Title .Evidence).
+const DefaultSynthesisPrompt = `You review the soundness of one method of a research idea against evidence from the literature.
+
+Research idea:
+{{.Idea}}
+
+Method under review:
+{{.Method}}
+
+Evidence from retrieved papers:
+{{range .Evidence}}[{{.PaperID}}] {{.Title}}
+{{.Evidence}}
+
+{{else}}(no papers were retrieved for this method)
+{{end}}
+Write, citing papers only by their bracketed id (for example [{{if .Evidence}}{{(index .Evidence 0).PaperID}}{{else}}id{{end}}]) and only papers listed above:
+- Support: the evidence that supports the method as used in this idea;
+- Contradictions: the evidence that contradicts it or limits when it works;
+- Suggested action: what the authors should change or check.
+Then rate the soundness of the method for this idea from 0 (contradicted by the evidence) to 10 (strongly supported).`
+
+// DefaultSoundnessPrompt: data .Idea .Methods (each .Method .Score .Synthesis).
+const DefaultSoundnessPrompt = `You write the soundness meta-review of a research idea from the reviews of its methods.
+
+Research idea:
+{{.Idea}}
+
+Method reviews:
+{{range .Methods}}### {{.Method}} (score {{.Score}}/10)
+{{.Synthesis}}
+
+{{end}}
+Write three sections, each a bulleted list ordered by importance, citing papers only by the bracketed ids the method reviews use:
+## Strengths
+## Weaknesses
+## Suggestions
+Tie every point to the research idea.`
+
+// DefaultDimensionsPrompt: data .Idea .MaxStatements .QueriesPerStatement.
+const DefaultDimensionsPrompt = `You are reviewing the contribution of a research idea. Extract the contributions it claims, each under a contribution dimension (for example: problem formulation, method, dataset, evaluation, application, theory).
+
+Research idea:
+{{.Idea}}
+
+Rules:
+- List at most {{.MaxStatements}} contribution statements, faithful to the idea and not redundant.
+- Use few, comparable, high-level dimensions; several statements may share one.
+- Write each as "Dimension: statement", then "Queries:" and up to {{.QueriesPerStatement}} focused literature search queries separated by " | " that would find prior work with similar contributions.
+
+Give each contribution statement as one idea in the list.`
+
+// DefaultRelevancePrompt: data .Statements .Title .Abstract.
+const DefaultRelevancePrompt = `Rate how similar the contributions of a paper are to the contributions of a research idea.
+
+Contributions of the research idea:
+{{range .Statements}}- {{.}}
+{{end}}
+Paper: {{.Title}}
+Abstract: {{.Abstract}}
+
+Scale: 0 no similar contributions; 1 minimally similar; 2 somewhat similar; 3 moderately similar; 4 very similar; 5 the same contributions.`
+
+// DefaultComparePrompt: data .Idea .Dimensions .Title .Abstract.
+const DefaultComparePrompt = `Compare the novelty of a research idea with a prior paper along each contribution dimension.
+
+Research idea:
+{{.Idea}}
+
+Paper: {{.Title}}
+Abstract: {{.Abstract}}
+
+For each dimension give 1 if the idea presents something the paper does not (the idea is more novel), 0 for a tie, insufficient evidence, or a dimension the paper does not cover, and -1 if the paper already presents it or the idea substantially replicates it.
+Dimensions:
+{{range $i, $d := .Dimensions}}- dimension_{{inc $i}}: {{$d}}
+{{end}}`
+
+// DefaultContributionPrompt: data .Idea .Dimensions .Papers (each .ID .Title .Year .Scores).
+const DefaultContributionPrompt = `You write the contribution review of a research idea from pairwise comparisons with related papers.
+
+Research idea:
+{{.Idea}}
+
+Contribution dimensions and how the idea compares with each paper (1: the idea is more novel, 0: tie, -1: the paper already has it):
+{{range .Papers}}[{{.ID}}] {{.Title}}{{if .Year}} ({{.Year}}){{end}}: {{.Scores}}
+{{else}}(no related papers were found)
+{{end}}
+Write three sections, each a bulleted list ordered by importance, citing papers only by their bracketed id above:
+## Strengths
+## Weaknesses
+## Suggestions
+Address novelty and impact along the idea's dimensions ({{range $i, $d := .Dimensions}}{{if $i}}; {{end}}{{$d}}{{end}}).`
+
+// DefaultLLMReviewPrompt: data .Idea.
+const DefaultLLMReviewPrompt = `Review the following research idea for soundness (are the proposed methods supported or contradicted by published evidence?) and contribution (how does it advance prior work along its dimensions?).
+
+Research idea:
+{{.Idea}}
+
+Evaluate each proposed method with related work that supports or contradicts it, and compare the idea's novelty and impact with prior work. Write four sections:
+## Strengths
+## Weaknesses
+## Suggestions
+## References
+Under References list every work you relied on, one title per line.`
+
+// DefaultCoveragePrompt: data .Review .Statement .Type .Axis .Severity.
+// Prometheus' absolute-grading format: feedback, then "[RESULT] N".
+const DefaultCoveragePrompt = `###Task Description:
+A review of a research idea, a reference statement from an expert review, and a score rubric are given.
+1. Write a detailed feedback that assesses how well the review expresses the reference statement, strictly based on the score rubric.
+2. Then write a score that is an integer between 1 and 5, referring to the score rubric.
+3. The output format should look as follows: "Feedback: (feedback) [RESULT] (an integer number between 1 and 5)"
+4. Do not generate any other opening, closing, or explanations. A paraphrase that keeps the statement's meaning counts as expressing it.
+
+###Review to evaluate:
+{{.Review}}
+
+###Reference statement ({{.Type}}, {{.Axis}}, {{.Severity}}):
+{{.Statement}}
+
+###Score Rubric:
+Does the review express the reference statement?
+Score 1: The review does not mention the point of the statement, or contradicts it.
+Score 2: The review touches the topic of the statement but not its point.
+Score 3: The review makes part of the statement's point, or makes it vaguely.
+Score 4: The review makes the statement's point with minor differences in scope or detail.
+Score 5: The review clearly expresses the statement's point.
+
+###Feedback:`
