@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"sort"
 
@@ -85,7 +87,8 @@ func (g *Graph) expandReady(inst *Instance, src settledOutputs) (int, hcl.Diagno
 			err := fmt.Errorf("expand %s for item %q: %w", inst.Address, item, err)
 			nodes = []stages.Node{{Item: item, Label: "expand", Prepare: func([]stages.In) (*stages.Work, error) { return nil, err }}}
 		}
-		if d := g.appendNodes(inst, nodes, true); d.HasErrors() {
+		from := expandDigest(in)
+		if d := g.appendNodes(inst, nodes, &from); d.HasErrors() {
 			return done, d
 		}
 		inst.expanded[item] = true
@@ -95,6 +98,25 @@ func (g *Graph) expandReady(inst *Instance, src settledOutputs) (int, hcl.Diagno
 		inst.final = true
 	}
 	return done, nil
+}
+
+// expandDigest digests the outputs an Expand call read, in order, length
+// prefixed (a failed input, nil, differs from an empty one).
+func expandDigest(in []stages.In) [32]byte {
+	h := sha256.New()
+	var buf [9]byte
+	for _, x := range in {
+		buf[0] = 0
+		if x.Output != nil {
+			buf[0] = 1
+		}
+		binary.LittleEndian.PutUint64(buf[1:], uint64(len(x.Output)))
+		h.Write(buf[:])
+		h.Write(x.Output)
+	}
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
 }
 
 // expandInputs gathers the nodes of item in inst's expand inputs, or reports

@@ -77,6 +77,13 @@ type Node struct {
 	// expanded marks a node an Expander added: a compute child is keyed on
 	// its item and label, not its slot.
 	expanded bool
+	// expandedFrom digests the outputs its Expand call read (expanded nodes
+	// only). It is part of the node's memo input key, never of its key: a
+	// child's request may carry more of those outputs than its label and
+	// deps say (the method's text, a retrieved paper), so a memo hit must
+	// not skip Prepare once they changed; Prepare then finds an unchanged
+	// request's answer by its key.
+	expandedFrom *[32]byte
 	// output and outputDigest are set for dataset nodes (the item record).
 	output       []byte
 	outputDigest [32]byte
@@ -264,7 +271,7 @@ func (g *Graph) layout(inst *Instance) hcl.Diagnostics {
 		return errAt(si, paramOf(err), "%s. Fix the stage's parameters.", err)
 	}
 	inst.laidOut = true
-	if diags := g.appendNodes(inst, nodes, false); diags.HasErrors() {
+	if diags := g.appendNodes(inst, nodes, nil); diags.HasErrors() {
 		return diags
 	}
 	var warnings hcl.Diagnostics
@@ -285,12 +292,12 @@ func (g *Graph) layout(inst *Instance) hcl.Diagnostics {
 }
 
 // appendNodes adds nodes of inst at the end of the graph.
-func (g *Graph) appendNodes(inst *Instance, nodes []stages.Node, expanded bool) hcl.Diagnostics {
+func (g *Graph) appendNodes(inst *Instance, nodes []stages.Node, expandedFrom *[32]byte) hcl.Diagnostics {
 	if diags := g.Exp.CheckNodes(inst.cfg, len(g.Nodes), len(nodes)); diags.HasErrors() {
 		return diags
 	}
 	for _, spec := range nodes {
-		n := &Node{Inst: inst, Spec: spec, expanded: expanded}
+		n := &Node{Inst: inst, Spec: spec, expanded: expandedFrom != nil, expandedFrom: expandedFrom}
 		n.Address = nodeAddress(inst.Address, spec)
 		for _, d := range spec.Deps {
 			idx, ok := resolveDep(inst, d, g.byAddr)

@@ -43,6 +43,9 @@ func inputKey(n *Node, digests [][32]byte) [32]byte {
 	h.Write(buf[:])
 	h.Write(nodeIdentity(n))
 	h.Write([]byte{0})
+	if n.expandedFrom != nil {
+		h.Write(n.expandedFrom[:])
+	}
 	for _, d := range digests {
 		h.Write(d[:])
 	}

@@ -107,6 +107,7 @@ stage "test_each" "search" {
   list  = stage.test_list.methods
   model   = model.m
   compute = !var.each_model
+  first_word_labels = var.first_word_labels
 }
 stage "test_collect" "all" {
   children      = stage.test_each.search
@@ -120,6 +121,9 @@ variable "each_model" {
 }
 variable "allow_missing" {
   default = true
+}
+variable "first_word_labels" {
+  default = false
 }
 `
 
@@ -276,6 +280,34 @@ func TestExpansionChangedAnswer(t *testing.T) {
 	// Collect of b: its children are the same, so early cutoff keeps it.
 	if got := stageCounts(sum, collectAddr); got != (Counts{Total: 2, Ran: 1, Cached: 1}) {
 		t.Fatalf("collect: %+v", got)
+	}
+}
+
+// TestExpansionChildRequestBeyondLabel: a model child's request carries its
+// whole element while its label names only the first word. When an element
+// changes but keeps its first word, the memo must not answer the child from
+// the old request: the child is prepared again and asks anew, and its
+// unchanged sibling stays cached by its request's key.
+func TestExpansionChildRequestBeyondLabel(t *testing.T) {
+	dir := t.TempDir()
+	answers := map[string]string{"a": "alpha one\nbeta two", "b": "delta"}
+	exec := newFakeExec(func(p string) (string, error) { return lists(answers)(strings.TrimPrefix(p, "v2 ")) })
+	e := &Engine{Store: cache.NewMemory(), Exec: exec}
+	runOnce(t, e, expExp(t, dir, "first_word_labels=true"))
+	if exec.count() != 5 {
+		t.Fatalf("cold: %d calls, want 5", exec.count())
+	}
+	answers["a"] = "alpha three\nbeta two"
+	sum := runOnce(t, e, expExp(t, dir, "first_word_labels=true", "prompt=v2 List the methods of"))
+	// 2 lists re-asked, and the child that now stands for "alpha three".
+	if exec.count() != 8 {
+		t.Fatalf("after the change: %d calls, want 8", exec.count())
+	}
+	if got := stageCounts(sum, eachAddr); got != (Counts{Total: 3, Ran: 1, Cached: 2}) {
+		t.Fatalf("children: %+v, want 1 ran (alpha three), 2 cached", got)
+	}
+	if got := collected(t, e, expExp(t, dir, "first_word_labels=true", "prompt=v2 List the methods of"), "a"); strings.Join(got, ",") != "alpha three,beta two" {
+		t.Fatalf("collected %v", got)
 	}
 }
 

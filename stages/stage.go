@@ -363,6 +363,13 @@ type Type interface {
 //     query), not from its position: a compute child is keyed on its item and
 //     Label instead of its Slot, so the same children in another order hit
 //     the cache. Model and service children are keyed on their requests.
+//     A compute child's output must therefore be a function of the params,
+//     its item, its Label and its Deps' outputs alone: whatever else of the
+//     expand inputs its Prepare reads belongs in its Label. A model or
+//     service child's request may carry more than its Label: the engine's
+//     memo of a child includes the outputs its Expand call read, so a
+//     changed input prepares the child again (an unchanged request is still
+//     answered by its key, without a call).
 //   - Deps point at nodes of the instance's inputs laid out so far. A dep's
 //     whole output is key material, so a child that stands for one element
 //     of an upstream answer carries that element in its request (or label)

@@ -136,6 +136,7 @@ func (eachType) Params() []stages.Param {
 		{Name: "model", Kind: stages.ModelRef, Doc: "ask this model about each element"},
 		{Name: "compute", Kind: stages.Bool, Doc: "compute children (the element's length) instead of asking the model"},
 		{Name: "max", Kind: stages.Int, Default: 20, Min: 0, Max: 1000, Doc: "at most this many elements per item"},
+		{Name: "first_word_labels", Kind: stages.Bool, Doc: "label a child by its element's first word only, so its request carries more than its label (the engine must still notice a changed element)"},
 	}
 }
 
@@ -172,7 +173,11 @@ func (eachType) Expand(inst *stages.Instance, item string, in []stages.In) ([]st
 		}
 		seen[e] = true
 		e := e
-		nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: Label(e),
+		label := Label(e)
+		if inst.Params.Bool("first_word_labels") {
+			label = strings.Fields(e + " element")[0]
+		}
+		nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: label,
 			Prepare: func([]stages.In) (*stages.Work, error) {
 				if compute || m == nil {
 					return &stages.Work{Compute: func() ([]byte, error) { return json.Marshal(EachOutput{Element: e, Length: len(e)}) }}, nil
