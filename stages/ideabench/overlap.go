@@ -230,16 +230,21 @@ func (o *overlapRater) rate(rec stages.In, idea string, index int) (*stages.Work
 type overlapScoreType struct{}
 
 func (overlapScoreType) Name() string    { return "overlap_score" }
-func (overlapScoreType) Version() string { return "1" }
+func (overlapScoreType) Version() string { return "2" } // 2: Extra "mean"; summary
 
 func (overlapScoreType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "ratings", Kind: stages.Input, Required: true, Accepts: []string{"overlap_rating"}, Doc: "the overlap ratings to summarise"},
+		summaryParam,
 	}
 }
 
 func (overlapScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	ratings, err := requireInput(inst.Params, "ratings")
+	if err != nil {
+		return nil, err
+	}
+	summary, err := summaryOf(inst.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +255,7 @@ func (overlapScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 			if err != nil {
 				return nil, err
 			}
-			return marshal(s)
+			return marshal(summarise(s, summary))
 		}}, nil
 	}}}, nil
 }
