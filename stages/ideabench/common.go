@@ -19,6 +19,7 @@ func init() {
 	stages.Register(extractType{})
 	stages.Register(overlapType{})
 	stages.Register(overlapScoreType{})
+	stages.Register(bestType{})
 }
 
 // Errors about one parameter are *stages.ParamError, so the engine can point
