@@ -20,6 +20,8 @@ func init() {
 	stages.Register(overlapType{})
 	stages.Register(overlapScoreType{})
 	stages.Register(bestType{})
+	stages.Register(positionType{})
+	stages.Register(sanityType{})
 }
 
 // Errors about one parameter are *stages.ParamError, so the engine can point
