@@ -15,12 +15,17 @@ func (insightType) Version() string { return "2" } // 2: Extra "mean_rank"
 func (insightType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "ranks", Kind: stages.Input, Required: true, Accepts: []string{"rank_ideas"}, Doc: "the rankings to score"},
+		{Name: "summary", Kind: stages.String, Default: "insight", Doc: `the Score's value: "insight" (the Insight Score) or "mean_rank" (the target's average absolute rank, the paper's Fig. 6); the other is in the score's extra values`},
 	}
 }
 
 func (insightType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	ranks, err := requireInput(inst.Params, "ranks")
 	if err != nil {
+		return nil, err
+	}
+	summary := inst.Params.String("summary")
+	if err := oneOf("summary", summary, "insight", "mean_rank"); err != nil {
 		return nil, err
 	}
 	deps := stages.AllDeps("ranks", ranks)
@@ -32,6 +37,10 @@ func (insightType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 				s, err := InsightScore(in)
 				if err != nil {
 					return nil, err
+				}
+				if summary == "mean_rank" && s.Count > 0 {
+					s.Extra["insight"] = s.Value
+					s.Value = s.Extra["mean_rank"]
 				}
 				return marshal(s)
 			}}, nil
