@@ -104,9 +104,9 @@ func (filterType) DatasetFields() []string { return []string{intentField, refIDF
 // about the spelling, so it passes.
 //
 // A dataset of which no target has a reference (the published target list
-// alone) is named at dataset: every target would be dropped, or with
-// min_references = 0 generate from nothing, and the run would still exit 0
-// with nothing scored.
+// alone) is named at dataset, which engine/config makes an error: every
+// target would be dropped, or with min_references = 0 generate from
+// nothing, and the run would exit 0 with nothing scored.
 func (filterType) CheckDataset(p stages.Params, values map[string][]string) []*stages.ParamError {
 	if len(values[refIDField]) == 0 {
 		what := "every target would be dropped at min_references and nothing generated or scored"
@@ -114,7 +114,7 @@ func (filterType) CheckDataset(p stages.Params, values map[string][]string) []*s
 			what = "every target would go to generation with no references"
 		}
 		return []*stages.ParamError{stages.ParamErrorf("dataset",
-			`no target in it has any reference, so %s. Give the targets references: a references file joined to the target list (references = "refs.csv" on the ideabench-targets-csv dataset, one row per target and reference with a target_id column), or format = "ideabench" with each target's references in its JSONL record`, what).(*stages.ParamError)}
+			`no target in it has any reference, so %s: the targets cannot run. Give them references: build them from Semantic Scholar with experiments/ideabench/build_dataset.hcl, join a references file to the target list (references = "refs.csv" on the ideabench-targets-csv dataset, one row per target and reference with a target_id column), or use format = "ideabench" with each target's references in its JSONL record`, what).(*stages.ParamError)}
 	}
 	want, have := p.String("require_intent"), values[intentField]
 	if want == "" || p.String("mode") != "filtered" || len(have) == 0 || containsFold(have, want) {

@@ -179,7 +179,7 @@ func TestFilterLayoutAndOutput(t *testing.T) {
 func TestFilterCheckDataset(t *testing.T) {
 	intents := map[string][]string{intentField: {"background", "methodology", "result"}, refIDField: {"r1"}}
 	noRefs := map[string][]string{intentField: {}, refIDField: {}}
-	const getRefs = `Give the targets references: a references file joined to the target list (references = "refs.csv" on the ideabench-targets-csv dataset, one row per target and reference with a target_id column), or format = "ideabench" with each target's references in its JSONL record`
+	const getRefs = `Give them references: build them from Semantic Scholar with experiments/ideabench/build_dataset.hcl, join a references file to the target list (references = "refs.csv" on the ideabench-targets-csv dataset, one row per target and reference with a target_id column), or use format = "ideabench" with each target's references in its JSONL record`
 	tests := []struct {
 		name   string
 		params stages.Params
@@ -195,9 +195,9 @@ func TestFilterCheckDataset(t *testing.T) {
 		{"mode random ignores intents", stages.Params{"require_intent": "backgorund", "mode": "random"}, intents, ""},
 		{"dataset without intents", stages.Params{"require_intent": "backgorund"}, map[string][]string{intentField: {}, refIDField: {""}}, ""},
 		{"no references", stages.Params{}, noRefs,
-			"dataset: no target in it has any reference, so every target would be dropped at min_references and nothing generated or scored. " + getRefs},
+			"dataset: no target in it has any reference, so every target would be dropped at min_references and nothing generated or scored: the targets cannot run. " + getRefs},
 		{"no references, min_references 0", stages.Params{"min_references": 0, "mode": "all"}, noRefs,
-			"dataset: no target in it has any reference, so every target would go to generation with no references. " + getRefs},
+			"dataset: no target in it has any reference, so every target would go to generation with no references: the targets cannot run. " + getRefs},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
