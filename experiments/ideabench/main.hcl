@@ -32,6 +32,11 @@ variable "tei_url" {
   description = "a text-embeddings-inference server for BERTScore token embeddings"
   default     = "http://localhost:8080"
 }
+variable "published_after" {
+  description = "YYYY-MM-DD: drop (and count) targets that may be published before it; \"2024-01-01\", the generators' knowledge cutoff, is the paper's safeguard. \"\": keep all, and plan warns"
+  type        = string
+  default     = ""
+}
 variable "n" {
   description = "ideas per target, asked for in one request (the paper: 3)"
   default     = 3
@@ -80,6 +85,8 @@ model "llama_70b" {
   family      = "llama-3.1"
   temperature = 0.7
   max_tokens  = 1024
+  # trained on data before this date (the paper: every generator before 2024-01-01)
+  knowledge_cutoff = "2024-01-01"
 }
 model "llama_405b" {
   provider    = var.offline ? provider.mock : provider.gateway
@@ -87,6 +94,8 @@ model "llama_405b" {
   family      = "llama-3.1"
   temperature = 0.7
   max_tokens  = 1024
+  # trained on data before this date (the paper: every generator before 2024-01-01)
+  knowledge_cutoff = "2024-01-01"
 }
 model "gemini_flash" {
   provider    = var.offline ? provider.mock : provider.gateway
@@ -94,6 +103,8 @@ model "gemini_flash" {
   family      = "gemini-1.5"
   temperature = 0.7
   max_tokens  = 1024
+  # trained on data before this date (the paper: every generator before 2024-01-01)
+  knowledge_cutoff = "2024-01-01"
 }
 model "gemini_pro" {
   provider    = var.offline ? provider.mock : provider.gateway
@@ -101,6 +112,8 @@ model "gemini_pro" {
   family      = "gemini-1.5"
   temperature = 0.7
   max_tokens  = 1024
+  # trained on data before this date (the paper: every generator before 2024-01-01)
+  knowledge_cutoff = "2024-01-01"
 }
 model "gpt35" {
   provider    = var.offline ? provider.mock : provider.gateway
@@ -108,6 +121,8 @@ model "gpt35" {
   family      = "openai-gpt3.5"
   temperature = 0.7
   max_tokens  = 1024
+  # trained on data before this date (the paper: every generator before 2024-01-01)
+  knowledge_cutoff = "2024-01-01"
 }
 model "gpt4o_mini" {
   provider    = var.offline ? provider.mock : provider.gateway
@@ -115,6 +130,8 @@ model "gpt4o_mini" {
   family      = "openai-gpt4"
   temperature = 0.7
   max_tokens  = 1024
+  # trained on data before this date (the paper: every generator before 2024-01-01)
+  knowledge_cutoff = "2024-01-01"
 }
 model "gpt4o" {
   provider    = var.offline ? provider.mock : provider.gateway
@@ -122,6 +139,8 @@ model "gpt4o" {
   family      = "openai-gpt4"
   temperature = 0.7
   max_tokens  = 1024
+  # trained on data before this date (the paper: every generator before 2024-01-01)
+  knowledge_cutoff = "2024-01-01"
 }
 
 # The paper's judge for ranking and overlap: GPT-4o, at temperature 0.
@@ -151,10 +170,11 @@ quality "feasibility" {
 }
 
 stage "filter_references" "scenario" {
-  for_each = local.scenarios
-  dataset  = dataset.targets
-  mode     = each.value.mode
-  limit    = each.value.limit
+  for_each        = local.scenarios
+  dataset         = dataset.targets
+  mode            = each.value.mode
+  limit           = each.value.limit
+  published_after = var.published_after
 }
 
 stage "generate_ideas" "table1" {

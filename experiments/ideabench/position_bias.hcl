@@ -44,6 +44,8 @@ model "gpt4o_mini" {
   family      = "openai-gpt4"
   temperature = 0.7
   max_tokens  = 1024
+  # trained on data before this date (the paper: every generator before 2024-01-01)
+  knowledge_cutoff = "2024-01-01"
 }
 model "judge_mini" {
   provider    = var.offline ? provider.mock : provider.gateway

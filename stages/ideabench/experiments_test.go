@@ -173,3 +173,77 @@ stage "filter_references" "low" {
 		}
 	}
 }
+
+// The contamination guard: the seven generators' knowledge_cutoff
+// (2024-01-01) predates none of the sample's 2024 targets but may postdate
+// ib-microbiome (2023). Loading warns once per generator; published_after
+// on the filter drops and counts it instead, and the warnings go.
+func TestContaminationGuard(t *testing.T) {
+	exp, diags := config.Load(ibExperiments+"main.hcl", config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	var warned []string
+	for _, d := range diags {
+		if strings.HasSuffix(d.Summary, "'s knowledge cutoff") {
+			if !strings.HasPrefix(d.Summary, "1 of 4 targets may predate model.") || !strings.Contains(d.Detail, "e.g. ib-microbiome (2023)") ||
+				!strings.Contains(d.Detail, `published_after = "2024-01-01"`) {
+				t.Errorf("warning: %s: %s", d.Summary, d.Detail)
+			}
+			warned = append(warned, strings.TrimSuffix(strings.TrimPrefix(d.Summary, "1 of 4 targets may predate "), "'s knowledge cutoff"))
+		}
+	}
+	if len(warned) != 7 {
+		t.Errorf("warned about %v, want each of the 7 generators once (not the judge, which generates nothing)", warned)
+	}
+	if m := exp.Models["gpt4o"]; m.KnowledgeCutoff != "2024-01-01" {
+		t.Errorf("knowledge_cutoff %q", m.KnowledgeCutoff)
+	}
+
+	exp, diags = config.Load(ibExperiments+"main.hcl", config.Options{Vars: []string{"published_after=2024-01-01"}})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	for _, d := range diags {
+		if strings.HasSuffix(d.Summary, "'s knowledge cutoff") {
+			t.Errorf("still warned with published_after: %s", d.Summary)
+		}
+	}
+	g, diags := engine.Build(exp)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	e := &engine.Engine{Store: cache.NewMemory()}
+	sum := runExperiment(t, e, g)
+	for _, s := range []string{"low", "high"} {
+		st := sum.Stages[`stage.filter_references.scenario["`+s+`"]`]
+		if st.Dropped != 2 || st.DropReasons["may be published before published_after = 2024-N-N"] != 1 { // the summary writes numbers as N
+			t.Errorf("%s: %+v", s, st.Drops)
+		}
+	}
+	// 2 kept targets: 14 x 2 generations, ratings, 2 x rankings.
+	if sum.LLMCalls != 14*2*4 {
+		t.Errorf("%d calls, want 112", sum.LLMCalls)
+	}
+}
+
+func TestKnowledgeCutoffMustBeADate(t *testing.T) {
+	dir := t.TempDir()
+	hcl := `provider "p" {
+  kind = "mock"
+}
+model "m" {
+  provider         = provider.p
+  name             = "m"
+  knowledge_cutoff = "January 2024"
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "exp.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, diags := config.Load(dir, config.Options{})
+	if msg := diags.Error(); !diags.HasErrors() || !strings.Contains(msg, "exp.hcl:7,22") ||
+		!strings.Contains(msg, `Invalid knowledge_cutoff; knowledge_cutoff "January 2024" is not a date written YYYY-MM-DD, such as "2024-01-01"`) {
+		t.Errorf("got %v", diags)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/datasets"
@@ -40,6 +41,7 @@ func (filterType) Params() []stages.Param {
 		{Name: "limit", Kind: stages.Int, Default: 0, Min: 0, Max: maxReferences, Doc: "keep at most this many references, in dataset order (0: no limit; the paper's low resource: 5)"},
 		{Name: "min_references", Kind: stages.Int, Default: 3, Min: 0, Max: maxReferences, Doc: "drop targets left with fewer references"},
 		{Name: "seed", Kind: stages.Int, Default: 0, Min: 0, Max: math.MaxInt32, Doc: `mode = "random": chooses the draw; each target's draw depends on the seed, the target id and its references alone`},
+		{Name: "published_after", Kind: stages.String, Default: "", Doc: `YYYY-MM-DD: drop (and count) targets that may have been published before it, as a generator's knowledge_cutoff (a target with a year only counts from 1 January; one without a year is dropped); "": keep every target`},
 	}
 }
 
@@ -53,6 +55,9 @@ type filterSettings struct {
 	RequireIntent string
 	Limit         int
 	MinReferences int
+	// PublishedAfter is the published_after date ("" none); after is it parsed.
+	PublishedAfter string
+	after          time.Time
 }
 
 func decodeFilter(p stages.Params) (*filterSettings, error) {
@@ -61,14 +66,22 @@ func decodeFilter(p stages.Params) (*filterSettings, error) {
 		return nil, err
 	}
 	s := &filterSettings{
-		All:           mode == "all",
-		Random:        mode == "random",
-		Seed:          p.Int("seed"),
-		MinCitations:  p.Int("min_citations"),
-		ExcludeTypes:  p.Strings("exclude_types"),
-		RequireIntent: p.String("require_intent"),
-		Limit:         p.Int("limit"),
-		MinReferences: p.Int("min_references"),
+		All:            mode == "all",
+		Random:         mode == "random",
+		Seed:           p.Int("seed"),
+		MinCitations:   p.Int("min_citations"),
+		ExcludeTypes:   p.Strings("exclude_types"),
+		RequireIntent:  p.String("require_intent"),
+		Limit:          p.Int("limit"),
+		MinReferences:  p.Int("min_references"),
+		PublishedAfter: p.String("published_after"),
+	}
+	if s.PublishedAfter != "" {
+		t, err := datasets.ParseDate(s.PublishedAfter)
+		if err != nil {
+			return nil, stages.ParamErrorf("published_after", "published_after %s", err)
+		}
+		s.after = t
 	}
 	switch {
 	case s.MinCitations < 0:
@@ -178,6 +191,17 @@ func (s *filterSettings) apply(p *datasets.Paper) *FilterOutput {
 	out := &FilterOutput{
 		Target:     Target{ID: p.ID, Keywords: p.Keywords},
 		References: []Ref{},
+	}
+	// Contamination first: a target the generator may have read is dropped
+	// whatever its references. The reason leaves the year out, so one line
+	// of the plan counts them all.
+	if s.PublishedAfter != "" && datasets.MayPredate(p.Year, s.after) {
+		out.Dropped = true
+		out.Reason = fmt.Sprintf("may be published before published_after = %s", s.PublishedAfter)
+		if p.Year == 0 {
+			out.Reason = fmt.Sprintf("no publication year to compare with published_after = %s", s.PublishedAfter)
+		}
+		return out
 	}
 	if s.Random {
 		return s.draw(p, out)
