@@ -37,6 +37,10 @@ variable "published_after" {
   type        = string
   default     = ""
 }
+variable "similarity" {
+  description = "\"bertscore\" (the paper: BERTScore F1 from token embeddings) or \"rouge_l\" (offline, lexical, no embedding service)"
+  default     = "bertscore"
+}
 variable "n" {
   description = "ideas per target, asked for in one request (the paper: 3)"
   default     = 3
@@ -187,7 +191,7 @@ stage "generate_ideas" "table1" {
 
 stage "similarity" "bertscore" {
   ideas  = stage.generate_ideas.table1
-  method = "bertscore"
+  method = var.similarity
   model  = model.bert
 }
 
@@ -200,7 +204,7 @@ stage "similarity_score" "semantic_similarity" {
 # It depends on the targets alone, so one instance serves every row.
 stage "similarity" "upper_limit" {
   ideas       = stage.generate_ideas.table1["openai/gpt-4o high"]
-  method      = "bertscore"
+  method      = var.similarity
   model       = model.bert
   upper_limit = true
 }
