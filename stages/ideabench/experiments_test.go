@@ -2,6 +2,7 @@ package ideabench_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -245,5 +246,36 @@ model "m" {
 	if msg := diags.Error(); !diags.HasErrors() || !strings.Contains(msg, "exp.hcl:7,22") ||
 		!strings.Contains(msg, `Invalid knowledge_cutoff; knowledge_cutoff "January 2024" is not a date written YYYY-MM-DD, such as "2024-01-01"`) {
 		t.Errorf("got %v", diags)
+	}
+}
+
+// sanity.hcl on the mock: BERTScore over the mock's context-free token
+// vectors cannot see word order, so shuffled_words scores exactly what
+// target_oracle scores and the order check flags the metric; ROUGE-L sees
+// order (the oracle beats the shuffle) but on the sample's templated
+// reference abstracts a copied reference scores below shuffled words, so it
+// is flagged too: the check reports what the metric does, whatever was
+// hoped.
+func TestSanityOnTheMock(t *testing.T) {
+	g := loadExperiment(t, ibExperiments+"sanity.hcl")
+	e := &engine.Engine{Store: cache.NewMemory()}
+	runExperiment(t, e, g)
+	bert := score(t, e, g, "stage.sanity_check.bertscore")
+	if bert.Value != 0 || bert.Extra["failed"] != 1 || bert.Extra["shuffled_words"] != bert.Extra["target_oracle"] {
+		t.Errorf("bertscore check: %+v", bert)
+	}
+	rouge := score(t, e, g, "stage.sanity_check.rouge_l")
+	if rouge.Value != 0 || !(rouge.Extra["target_oracle"] > rouge.Extra["shuffled_words"]) || !(rouge.Extra["copy_reference"] < rouge.Extra["shuffled_words"]) {
+		t.Errorf("rouge_l check: %+v", rouge)
+	}
+	// The oracle's three ideas are the target idea itself, three times.
+	for _, v := range outputs(t, e, g, `stage.generate_ideas.gen["target_oracle"]`) {
+		if strings.Contains(string(v.Result.Output), `"dropped":true`) {
+			continue
+		}
+		var o struct{ Ideas []string }
+		if err := json.Unmarshal(v.Result.Output, &o); err != nil || len(o.Ideas) != 3 || o.Ideas[0] != o.Ideas[2] {
+			t.Errorf("%s: %s", v.Item, v.Result.Output)
+		}
 	}
 }
