@@ -64,12 +64,12 @@ func (l *loader) evalModel(d *decl) {
 		return cty.NumberFloatVal(*p)
 	}
 	l.values.ns["model"][d.name] = cty.ObjectVal(map[string]cty.Value{
-		refAttr:       cty.StringVal(d.addr),
-		"name":        cty.StringVal(m.Name),
-		"family":      cty.StringVal(m.Family),
-		"provider":    cty.StringVal(m.Provider),
-		"temperature": optNum(m.Temperature),
-		"max_tokens":  cty.NumberIntVal(int64(m.MaxTokens)),
+		refAttr:            cty.StringVal(d.addr),
+		"name":             cty.StringVal(m.Name),
+		"family":           cty.StringVal(m.Family),
+		"provider":         cty.StringVal(m.Provider),
+		"temperature":      optNum(m.Temperature),
+		"max_tokens":       cty.NumberIntVal(int64(m.MaxTokens)),
 		"knowledge_cutoff": cty.StringVal(m.KnowledgeCutoff),
 	})
 }
