@@ -463,7 +463,7 @@ func TestCallsAreResolvedBeforeDeterministicNodes(t *testing.T) {
 	dir := t.TempDir()
 	var items strings.Builder
 	for i := 0; i < 50; i++ {
-		fmt.Fprintf(&items, "{\"id\":\"t%d\",\"title\":\"T\",\"abstract\":\"A\",\"references\":[]}\n", i)
+		fmt.Fprintf(&items, "{\"id\":\"t%d\",\"title\":\"T\",\"abstract\":\"A\",\"references\":[{\"id\":\"r\"}]}\n", i) // a reference: a filter over none is an error
 	}
 	if err := os.WriteFile(filepath.Join(dir, "targets.jsonl"), []byte(items.String()), 0o644); err != nil {
 		t.Fatal(err)

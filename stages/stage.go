@@ -99,6 +99,10 @@ type Model struct {
 	// Priced says a price block was given (a free local model is priced at
 	// 0); without one, costs are unknown, never $0.
 	Priced bool `json:"-"`
+	// KnowledgeCutoff is the end of the model's training data, YYYY-MM-DD
+	// ("" unknown): plan warns about targets it may have read. Not key
+	// material: it changes no answer.
+	KnowledgeCutoff string `json:"-"`
 }
 
 // Request starts a request to this model with its sampling parameters.

@@ -140,8 +140,10 @@ func (l *loader) checkDatasets() {
 				}
 				if pe.Param == p.Name {
 					// A complaint about the dataset itself, not a value
-					// checked against it: the stage's message says what
-					// to do.
+					// checked against it: the stage cannot run on it at
+					// all (targets without references), so it is an
+					// error, and the stage's message says what to do.
+					d.Severity = hcl.DiagError
 					d.Summary = fmt.Sprintf("%s cannot feed %s", ref.Address, inst.Block)
 					d.Detail = fmt.Sprintf("%s: %s: %s.", inst.Address, ref.Address, pe.Err)
 				}

@@ -86,6 +86,7 @@ var blockSchemas = map[string]*hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{
 			{Name: "provider", Required: true}, {Name: "name", Required: true}, {Name: "family"},
 			{Name: "temperature"}, {Name: "top_p"}, {Name: "max_tokens"}, {Name: "seed"}, {Name: "stop"}, {Name: "json_mode"},
+			{Name: "knowledge_cutoff"},
 		},
 		Blocks: []hcl.BlockHeaderSchema{{Type: "price"}},
 	},

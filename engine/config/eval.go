@@ -105,6 +105,7 @@ func (l *loader) load(files []parsedFile) {
 	if !l.diags.HasErrors() {
 		l.checkHasStage(files)
 		l.checkDatasets()
+		l.checkContamination()
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/datasets"
 )
 
 func (l *loader) evalModel(d *decl) {
@@ -40,6 +41,13 @@ func (l *loader) evalModel(d *decl) {
 	}
 	m.Stop, _ = l.strings(a, "stop", nil)
 	m.JSONMode, _ = l.boolean(a, "json_mode", nil)
+	if c, ok := l.str(a, "knowledge_cutoff", nil); ok && c != "" {
+		if _, err := datasets.ParseDate(c); err != nil {
+			l.errorf(a["knowledge_cutoff"].Expr.Range().Ptr(), "Invalid knowledge_cutoff", "knowledge_cutoff %s. It is the end of the model's training data; plan warns about targets published before it.", err)
+		} else {
+			m.KnowledgeCutoff = c
+		}
+	}
 	for _, pb := range d.content.Blocks {
 		pc, _ := pb.Body.Content(priceSchema)
 		if pc != nil {
@@ -56,12 +64,13 @@ func (l *loader) evalModel(d *decl) {
 		return cty.NumberFloatVal(*p)
 	}
 	l.values.ns["model"][d.name] = cty.ObjectVal(map[string]cty.Value{
-		refAttr:       cty.StringVal(d.addr),
-		"name":        cty.StringVal(m.Name),
-		"family":      cty.StringVal(m.Family),
-		"provider":    cty.StringVal(m.Provider),
-		"temperature": optNum(m.Temperature),
-		"max_tokens":  cty.NumberIntVal(int64(m.MaxTokens)),
+		refAttr:            cty.StringVal(d.addr),
+		"name":             cty.StringVal(m.Name),
+		"family":           cty.StringVal(m.Family),
+		"provider":         cty.StringVal(m.Provider),
+		"temperature":      optNum(m.Temperature),
+		"max_tokens":       cty.NumberIntVal(int64(m.MaxTokens)),
+		"knowledge_cutoff": cty.StringVal(m.KnowledgeCutoff),
 	})
 }
 

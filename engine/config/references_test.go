@@ -7,18 +7,18 @@ import (
 	_ "github.com/ideaflow/ideaflow/stages/ideabench" // filter_references, whose dataset check this tests
 )
 
-// A filter over targets without references is a warning at its dataset
+// A filter over targets without references is an error at its dataset
 // attribute naming how to get references; a references file joined, then
 // min_references and a seeded sample, select what the dataset yields.
 func TestDatasetReferencesAndSelection(t *testing.T) {
 	exp, diags := Load("testdata/references/main.hcl", Options{})
-	if diags.HasErrors() {
-		t.Fatal(diags)
+	if !diags.HasErrors() {
+		t.Fatal("targets without references loaded without an error")
 	}
 	var b strings.Builder
 	WriteDiagnostics(&b, diags, exp.Files)
-	want := `testdata/references/main.hcl:16:13: warning: dataset.bare cannot feed stage.filter_references.bare
-    stage.filter_references.bare: dataset.bare: no target in it has any reference, so every target would be dropped at min_references and nothing generated or scored. Give the targets references: a references file joined to the target list (references = "refs.csv" on the ideabench-targets-csv dataset, one row per target and reference with a target_id column), or format = "ideabench" with each target's references in its JSONL record. To fetch them from Semantic Scholar, run experiments/ideabench/build_dataset.hcl (stages fetch_references and write_ideabench_dataset) and join the references.jsonl it writes.
+	want := `testdata/references/main.hcl:16:13: error: dataset.bare cannot feed stage.filter_references.bare
+    stage.filter_references.bare: dataset.bare: no target in it has any reference, so every target would be dropped at min_references and nothing generated or scored: the targets cannot run. Give them references: build them from Semantic Scholar with experiments/ideabench/build_dataset.hcl, join a references file to the target list (references = "refs.csv" on the ideabench-targets-csv dataset, one row per target and reference with a target_id column), or use format = "ideabench" with each target's references in its JSONL record.
       16 |   dataset = dataset.bare
 `
 	if b.String() != want {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/datasets"
@@ -40,6 +41,7 @@ func (filterType) Params() []stages.Param {
 		{Name: "limit", Kind: stages.Int, Default: 0, Min: 0, Max: maxReferences, Doc: "keep at most this many references, in dataset order (0: no limit; the paper's low resource: 5)"},
 		{Name: "min_references", Kind: stages.Int, Default: 3, Min: 0, Max: maxReferences, Doc: "drop targets left with fewer references"},
 		{Name: "seed", Kind: stages.Int, Default: 0, Min: 0, Max: math.MaxInt32, Doc: `mode = "random": chooses the draw; each target's draw depends on the seed, the target id and its references alone`},
+		{Name: "published_after", Kind: stages.String, Default: "", Doc: `YYYY-MM-DD: drop (and count) targets that may have been published before it, as a generator's knowledge_cutoff (a target with a year only counts from 1 January; one without a year is dropped); "": keep every target`},
 	}
 }
 
@@ -53,6 +55,9 @@ type filterSettings struct {
 	RequireIntent string
 	Limit         int
 	MinReferences int
+	// PublishedAfter is the published_after date ("" none); after is it parsed.
+	PublishedAfter string
+	after          time.Time
 }
 
 func decodeFilter(p stages.Params) (*filterSettings, error) {
@@ -61,14 +66,22 @@ func decodeFilter(p stages.Params) (*filterSettings, error) {
 		return nil, err
 	}
 	s := &filterSettings{
-		All:           mode == "all",
-		Random:        mode == "random",
-		Seed:          p.Int("seed"),
-		MinCitations:  p.Int("min_citations"),
-		ExcludeTypes:  p.Strings("exclude_types"),
-		RequireIntent: p.String("require_intent"),
-		Limit:         p.Int("limit"),
-		MinReferences: p.Int("min_references"),
+		All:            mode == "all",
+		Random:         mode == "random",
+		Seed:           p.Int("seed"),
+		MinCitations:   p.Int("min_citations"),
+		ExcludeTypes:   p.Strings("exclude_types"),
+		RequireIntent:  p.String("require_intent"),
+		Limit:          p.Int("limit"),
+		MinReferences:  p.Int("min_references"),
+		PublishedAfter: p.String("published_after"),
+	}
+	if s.PublishedAfter != "" {
+		t, err := datasets.ParseDate(s.PublishedAfter)
+		if err != nil {
+			return nil, stages.ParamErrorf("published_after", "published_after %s", err)
+		}
+		s.after = t
 	}
 	switch {
 	case s.MinCitations < 0:
@@ -104,9 +117,9 @@ func (filterType) DatasetFields() []string { return []string{intentField, refIDF
 // about the spelling, so it passes.
 //
 // A dataset of which no target has a reference (the published target list
-// alone) is named at dataset: every target would be dropped, or with
-// min_references = 0 generate from nothing, and the run would still exit 0
-// with nothing scored.
+// alone) is named at dataset, which engine/config makes an error: every
+// target would be dropped, or with min_references = 0 generate from
+// nothing, and the run would exit 0 with nothing scored.
 func (filterType) CheckDataset(p stages.Params, values map[string][]string) []*stages.ParamError {
 	if len(values[refIDField]) == 0 {
 		what := "every target would be dropped at min_references and nothing generated or scored"
@@ -114,7 +127,7 @@ func (filterType) CheckDataset(p stages.Params, values map[string][]string) []*s
 			what = "every target would go to generation with no references"
 		}
 		return []*stages.ParamError{stages.ParamErrorf("dataset",
-			`no target in it has any reference, so %s. Give the targets references: a references file joined to the target list (references = "refs.csv" on the ideabench-targets-csv dataset, one row per target and reference with a target_id column), or format = "ideabench" with each target's references in its JSONL record. To fetch them from Semantic Scholar, run experiments/ideabench/build_dataset.hcl (stages fetch_references and write_ideabench_dataset) and join the references.jsonl it writes`, what).(*stages.ParamError)}
+			`no target in it has any reference, so %s: the targets cannot run. Give them references: build them from Semantic Scholar with experiments/ideabench/build_dataset.hcl, join a references file to the target list (references = "refs.csv" on the ideabench-targets-csv dataset, one row per target and reference with a target_id column), or use format = "ideabench" with each target's references in its JSONL record`, what).(*stages.ParamError)}
 	}
 	want, have := p.String("require_intent"), values[intentField]
 	if want == "" || p.String("mode") != "filtered" || len(have) == 0 || containsFold(have, want) {
@@ -178,6 +191,17 @@ func (s *filterSettings) apply(p *datasets.Paper) *FilterOutput {
 	out := &FilterOutput{
 		Target:     Target{ID: p.ID, Keywords: p.Keywords},
 		References: []Ref{},
+	}
+	// Contamination first: a target the generator may have read is dropped
+	// whatever its references. The reason leaves the year out, so one line
+	// of the plan counts them all.
+	if s.PublishedAfter != "" && datasets.MayPredate(p.Year, s.after) {
+		out.Dropped = true
+		out.Reason = fmt.Sprintf("may be published before published_after = %s", s.PublishedAfter)
+		if p.Year == 0 {
+			out.Reason = fmt.Sprintf("no publication year to compare with published_after = %s", s.PublishedAfter)
+		}
+		return out
 	}
 	if s.Random {
 		return s.draw(p, out)

@@ -78,6 +78,8 @@ func TestFilterApply(t *testing.T) {
 		{"mode all", stages.Params{"mode": "all"}, []string{"a", "rev", "b", "few", "c", "d"}, false, ""},
 		{"mode all with limit", stages.Params{"mode": "all", "limit": 5}, []string{"a", "rev", "b", "few", "c"}, false, ""},
 		{"too few left", stages.Params{"min_references": 5}, []string{"a", "b", "c", "d"}, true, "4 of 6 references kept, fewer than min_references = 5"},
+		// p1 has no year: it cannot be shown to postdate anything.
+		{"published_after without a year", stages.Params{"published_after": "2024-01-01"}, []string{}, true, "no publication year to compare with published_after = 2024-01-01"},
 		{"min_references 0 never drops", stages.Params{"min_references": 0, "min_citations": 100}, []string{}, false, ""},
 	}
 	for _, tc := range tests {
@@ -114,6 +116,28 @@ func TestFilterApply(t *testing.T) {
 	}
 }
 
+// published_after keeps a target of its own year only from 1 January on.
+func TestFilterPublishedAfter(t *testing.T) {
+	for _, tc := range []struct {
+		year    int
+		after   string
+		dropped bool
+	}{
+		{2023, "2024-01-01", true}, {2024, "2024-01-01", false}, {2024, "2024-06-01", true}, {2025, "2024-06-01", false}, {2023, "", false},
+	} {
+		s, err := decodeFilter(stages.WithDefaults(filterType{}, stages.Params{"published_after": tc.after}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := paper("p1", goodRef("a"), goodRef("b"), goodRef("c"))
+		p.Year = tc.year
+		out := s.apply(&p)
+		if out.Dropped != tc.dropped || (tc.dropped && out.Reason != "may be published before published_after = "+tc.after) || (!tc.dropped && len(out.References) != 3) {
+			t.Errorf("year %d, published_after %q: %+v", tc.year, tc.after, out)
+		}
+	}
+}
+
 func TestFilterParamErrors(t *testing.T) {
 	tests := []struct {
 		params stages.Params
@@ -128,6 +152,7 @@ func TestFilterParamErrors(t *testing.T) {
 		{stages.Params{"min_references": -1}, "min_references", "min_references = -1 must not be negative"},
 		{stages.Params{"limit": 2}, "limit", "limit = 2 is below min_references = 3, so every target would be dropped"},
 		{stages.Params{}, "dataset", "dataset is required"},
+		{stages.Params{"published_after": "01/01/2024"}, "published_after", `published_after "01/01/2024" is not a date written YYYY-MM-DD, such as "2024-01-01"`},
 	}
 	for _, tc := range tests {
 		_, err := filterType{}.Layout(&stages.Instance{Address: "stage.filter_references.low", Params: stages.WithDefaults(filterType{}, tc.params)})
@@ -179,7 +204,7 @@ func TestFilterLayoutAndOutput(t *testing.T) {
 func TestFilterCheckDataset(t *testing.T) {
 	intents := map[string][]string{intentField: {"background", "methodology", "result"}, refIDField: {"r1"}}
 	noRefs := map[string][]string{intentField: {}, refIDField: {}}
-	const getRefs = `Give the targets references: a references file joined to the target list (references = "refs.csv" on the ideabench-targets-csv dataset, one row per target and reference with a target_id column), or format = "ideabench" with each target's references in its JSONL record. To fetch them from Semantic Scholar, run experiments/ideabench/build_dataset.hcl (stages fetch_references and write_ideabench_dataset) and join the references.jsonl it writes`
+	const getRefs = `Give them references: build them from Semantic Scholar with experiments/ideabench/build_dataset.hcl, join a references file to the target list (references = "refs.csv" on the ideabench-targets-csv dataset, one row per target and reference with a target_id column), or use format = "ideabench" with each target's references in its JSONL record`
 	tests := []struct {
 		name   string
 		params stages.Params
@@ -195,9 +220,9 @@ func TestFilterCheckDataset(t *testing.T) {
 		{"mode random ignores intents", stages.Params{"require_intent": "backgorund", "mode": "random"}, intents, ""},
 		{"dataset without intents", stages.Params{"require_intent": "backgorund"}, map[string][]string{intentField: {}, refIDField: {""}}, ""},
 		{"no references", stages.Params{}, noRefs,
-			"dataset: no target in it has any reference, so every target would be dropped at min_references and nothing generated or scored. " + getRefs},
+			"dataset: no target in it has any reference, so every target would be dropped at min_references and nothing generated or scored: the targets cannot run. " + getRefs},
 		{"no references, min_references 0", stages.Params{"min_references": 0, "mode": "all"}, noRefs,
-			"dataset: no target in it has any reference, so every target would go to generation with no references. " + getRefs},
+			"dataset: no target in it has any reference, so every target would go to generation with no references: the targets cannot run. " + getRefs},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

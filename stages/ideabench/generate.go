@@ -16,7 +16,7 @@ const maxIdeas = 100
 type generateType struct{}
 
 func (generateType) Name() string    { return "generate_ideas" }
-func (generateType) Version() string { return "1" }
+func (generateType) Version() string { return "1" } // target adds to requests only when set: existing keys stand
 
 func (generateType) Params() []stages.Param {
 	return []stages.Param{
@@ -27,6 +27,7 @@ func (generateType) Params() []stages.Param {
 		{Name: "domain", Kind: stages.String, Default: "biomedical", Doc: "the research field the generator is profiled in (template data .Domain)"},
 		{Name: "system", Kind: stages.Template, Default: DefaultGenerateSystem, Doc: "system message template"},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultGeneratePrompt, Doc: "user message template (data: .References .N .Sample .Keywords .Domain)"},
+		{Name: "target", Kind: stages.Input, Accepts: []string{"extract_idea"}, Doc: `for a kind = "baseline" model only: the target ideas, added to the user message after "` + llm.BaselineTargetMarker + `" (shuffled_words and target_oracle read them); a real model given target sees the target idea`},
 	}
 }
 
@@ -61,6 +62,7 @@ type generator struct {
 	system, prompt string
 	systemName     string
 	promptName     string
+	target         bool // the target param is set: the request carries the target idea
 }
 
 func (generateType) Layout(inst *stages.Instance) ([]stages.Node, error) {
@@ -87,8 +89,17 @@ func (generateType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		}
 	}
 	nodes := make([]stages.Node, 0, len(refs.Nodes)*perItem)
+	target := inst.Params.Input("target")
+	g.target = target != nil
 	for i, up := range refs.Nodes {
 		deps := []stages.Dep{{Input: "references", Index: i}}
+		if target != nil {
+			tn := target.ItemNodes(up.Item)
+			if len(tn) != 1 {
+				return nil, stages.ParamErrorf("target", "target (%s) has %d nodes for item %q; need exactly one", target.Address, len(tn), up.Item)
+			}
+			deps = append(deps, stages.Dep{Input: "target", Index: tn[0]})
+		}
 		for s := 0; s < perItem; s++ {
 			nodes = append(nodes, stages.Node{Item: up.Item, Slot: s, Label: labels[s], Deps: deps, Prepare: prepares[s]})
 		}
@@ -126,7 +137,7 @@ func newGenerator(inst *stages.Instance) (*generator, error) {
 		{Number: 2, ID: "r2", Title: "Second title", Abstract: "Second abstract."},
 		{Number: 3, ID: "r3", Title: "Third title", Abstract: "Third abstract."},
 	}, N: g.ideasPerRequest(), Keywords: []string{"first keyword", "second keyword"}, Domain: g.domain}
-	if _, err := g.render(sample); err != nil {
+	if _, err := g.render(sample, ""); err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -139,7 +150,10 @@ func (g *generator) ideasPerRequest() int {
 	return 1
 }
 
-func (g *generator) render(data *GenerateData) ([]llm.Message, error) {
+// render renders a request. A non-empty target (the target param, for
+// sanity baselines) is added to the user message after
+// llm.BaselineTargetMarker, on one line, before the format instructions.
+func (g *generator) render(data *GenerateData, target string) ([]llm.Message, error) {
 	system, err := render("system", g.systemName, g.system, data)
 	if err != nil {
 		return nil, err
@@ -149,6 +163,9 @@ func (g *generator) render(data *GenerateData) ([]llm.Message, error) {
 		return nil, err
 	}
 	spec := format.Spec{Kind: format.Ideas, N: data.N}
+	if target != "" {
+		prompt = strings.TrimSpace(prompt) + "\n\n" + llm.BaselineTargetMarker + " " + target
+	}
 	var msgs []llm.Message
 	if s := strings.TrimSpace(system); s != "" {
 		msgs = append(msgs, llm.Message{Role: "system", Content: s})
@@ -170,11 +187,21 @@ func (g *generator) prepare(sample int) func(in []stages.In) (*stages.Work, erro
 			return dropped(droppedIdeas, "model"), nil
 		}
 		data := &GenerateData{N: g.ideasPerRequest(), Sample: sample, Keywords: f.keywords, Domain: g.domain}
+		// The target idea is never template data (a prompt must not be able
+		// to leak it to a real generator); it reaches baselines only.
+		target := ""
+		if g.target {
+			text, err := targetText(in[1].Output)
+			if err != nil {
+				return nil, fmt.Errorf("target of %q: %w", in[1].Node.Item, err)
+			}
+			target = strings.Join(strings.Fields(text), " ")
+		}
 		data.References = make([]Reference, len(f.references))
 		for i, r := range f.references {
 			data.References[i] = Reference{Number: i + 1, ID: r.ID, Title: r.Title, Abstract: r.Abstract}
 		}
-		msgs, err := g.render(data)
+		msgs, err := g.render(data, target)
 		if err != nil {
 			return nil, err
 		}

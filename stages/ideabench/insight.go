@@ -10,17 +10,22 @@ import (
 type insightType struct{}
 
 func (insightType) Name() string    { return "insight_score" }
-func (insightType) Version() string { return "1" }
+func (insightType) Version() string { return "2" } // 2: Extra "mean_rank"
 
 func (insightType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "ranks", Kind: stages.Input, Required: true, Accepts: []string{"rank_ideas"}, Doc: "the rankings to score"},
+		{Name: "summary", Kind: stages.String, Default: "insight", Doc: `the Score's value: "insight" (the Insight Score) or "mean_rank" (the target's average absolute rank, the paper's Fig. 6); the other is in the score's extra values`},
 	}
 }
 
 func (insightType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	ranks, err := requireInput(inst.Params, "ranks")
 	if err != nil {
+		return nil, err
+	}
+	summary := inst.Params.String("summary")
+	if err := oneOf("summary", summary, "insight", "mean_rank"); err != nil {
 		return nil, err
 	}
 	deps := stages.AllDeps("ranks", ranks)
@@ -32,6 +37,10 @@ func (insightType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 				s, err := InsightScore(in)
 				if err != nil {
 					return nil, err
+				}
+				if summary == "mean_rank" && s.Count > 0 {
+					s.Extra["insight"] = s.Value
+					s.Value = s.Extra["mean_rank"]
 				}
 				return marshal(s)
 			}}, nil
@@ -47,11 +56,13 @@ func (insightType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 // them. A target counts only when every one of its permutations was ranked,
 // so every scored target weighs the same position-bias control; one with a
 // failed ranking counts as missing. Dropped targets (too few references) are
-// excluded and counted in Extra["dropped"]. Rankings at different n are an
+// excluded and counted in Extra["dropped"]. Extra["mean_rank"] is the
+// target's average absolute rank (1..n+1) over the scored targets, the
+// quantity of the paper's Figure 6. Rankings at different n are an
 // error: the paper shows the score shifts with n, so they must not be mixed.
 func InsightScore(in []stages.In) (*stages.Score, error) {
 	type acc struct {
-		sum            float64
+		sum, rankSum   float64
 		perms          int
 		missing, dropd bool
 	}
@@ -87,11 +98,12 @@ func InsightScore(in []stages.In) (*stages.Score, error) {
 			return nil, fmt.Errorf("targets %q and %q were ranked with different numbers of ideas (n = %d and %d); Insight Scores are only comparable at equal n", nItem, item, n, r.N)
 		}
 		a.sum += float64(r.TargetRank-1) / float64(r.N)
+		a.rankSum += float64(r.TargetRank)
 		a.perms++
 	}
 	s := &stages.Score{Extra: map[string]float64{}, PerItem: map[string]float64{}}
 	dropped := 0
-	total := 0.0
+	total, rankTotal := 0.0, 0.0
 	for _, item := range order {
 		a := byItem[item]
 		switch {
@@ -103,12 +115,14 @@ func InsightScore(in []stages.In) (*stages.Score, error) {
 			v := a.sum / float64(a.perms)
 			s.PerItem[item] = v
 			total += v
+			rankTotal += a.rankSum / float64(a.perms)
 			s.Count++
 		}
 	}
 	if s.Count > 0 {
 		s.Value = total / float64(s.Count)
 		s.Extra["n"] = float64(n)
+		s.Extra["mean_rank"] = rankTotal / float64(s.Count)
 	}
 	s.Extra["dropped"] = float64(dropped)
 	return s, nil

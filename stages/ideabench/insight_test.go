@@ -64,7 +64,7 @@ func TestInsightScoreAggregates(t *testing.T) {
 	}
 	want := &stages.Score{
 		Value: (1.0/3 + 1) / 2, Count: 2, Missing: 2,
-		Extra:   map[string]float64{"n": 3, "dropped": 1},
+		Extra:   map[string]float64{"n": 3, "dropped": 1, "mean_rank": (2.0 + 4) / 2}, // ranks 2 and 4 of n+1 = 4
 		PerItem: map[string]float64{"p1": 1.0 / 3, "p2": 1},
 	}
 	if !reflect.DeepEqual(s, want) {
@@ -118,7 +118,7 @@ func TestInsightLayoutAndOutput(t *testing.T) {
 		rankIn(t, "p2", 0, ranked(3, 1)), rankIn(t, "p2", 1, ranked(3, 2)),
 	}
 	out := compute(t, n, in)
-	const wantOut = `{"value":0.41666666666666663,"count":2,"missing":0,"extra":{"dropped":0,"n":3},"per_item":{"p1":0.6666666666666666,"p2":0.16666666666666666}}`
+	const wantOut = `{"value":0.41666666666666663,"count":2,"missing":0,"extra":{"dropped":0,"mean_rank":2.25,"n":3},"per_item":{"p1":0.6666666666666666,"p2":0.16666666666666666}}` // mean_rank: (3 + (1+2)/2) / 2
 	if string(out) != wantOut {
 		t.Errorf("output\n got %s\nwant %s", out, wantOut)
 	}

@@ -38,7 +38,7 @@ func (overlapType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "ideas", Kind: stages.Input, Required: true, Accepts: []string{"generate_ideas"}, Doc: "the generated ideas of each target (and, through their dataset, the target abstract)"},
 		{Name: "judge", Kind: stages.ModelRef, Required: true, Doc: "the model that rates the overlap"},
-		{Name: "similarity", Kind: stages.Input, Accepts: []string{"similarity"}, Doc: "the similarity of the same ideas: only each target's most similar idea is rated (the paper); unset: every idea is rated"},
+		{Name: "similarity", Kind: stages.Input, Accepts: []string{"similarity", "best_idea"}, Doc: "the similarity of the same ideas, or best_idea over it: only each target's most similar idea is rated (the paper); unset: every idea is rated"},
 		{Name: "score", Kind: stages.String, Default: "f1", Doc: `the similarity score that picks the most similar idea: "f1", "precision" or "recall" (embedding's cosine is all three)`},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultOverlapPrompt, Doc: "rating prompt template (data: .Idea .Abstract)"},
 	}
@@ -107,9 +107,16 @@ func (overlapType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 			}
 			continue
 		}
+		sn := sim.ItemNodes(item)
+		if sim.Type == "best_idea" {
+			if len(sn) != 1 {
+				return nil, stages.ParamErrorf("similarity", "best_idea (%s) has %d nodes for item %q; need exactly one", sim.Address, len(sn), item)
+			}
+			nodes = append(nodes, stages.Node{Item: item, Label: "most similar", Deps: []stages.Dep{rec, {Input: "similarity", Index: sn[0]}}, Prepare: o.prepareBest})
+			continue
+		}
 		// rouge_l: one node per target; bertscore and embedding: the
 		// reference, then one node per generate_ideas node.
-		sn := sim.ItemNodes(item)
 		if len(sn) != 1 && len(sn) != 1+len(idx) {
 			return nil, stages.ParamErrorf("similarity", "similarity (%s) has %d nodes for item %q, where ideas has %d; it must score the same ideas", sim.Address, len(sn), item, len(idx))
 		}
@@ -149,10 +156,36 @@ func (o *overlapRater) prepareEach(k int) func([]stages.In) (*stages.Work, error
 // in holds the target record, the item's generate_ideas nodes, then its
 // similarity nodes.
 func (o *overlapRater) prepareMostSimilar(in []stages.In) (*stages.Work, error) {
-	item := in[0].Node.Item
+	b, err := pickBest(in[0].Node.Item, in[1:], o.score)
+	if err != nil {
+		return nil, err
+	}
+	if b.Dropped {
+		return dropped(droppedOverlap, "ideas"), nil
+	}
+	return o.rate(in[0], b.Idea, b.IdeaIndex)
+}
+
+// prepareBest rates the idea a best_idea node picked. in holds the target
+// record and that node.
+func (o *overlapRater) prepareBest(in []stages.In) (*stages.Work, error) {
+	var b BestIdeaOutput
+	if err := json.Unmarshal(in[1].Output, &b); err != nil {
+		return nil, fmt.Errorf("decode best idea of %q: %w", in[0].Node.Item, err)
+	}
+	if b.Dropped {
+		return dropped(droppedOverlap, "ideas"), nil
+	}
+	return o.rate(in[0], b.Idea, b.IdeaIndex)
+}
+
+// pickBest returns the item's most similar idea. in holds the item's
+// generate_ideas nodes (Input "ideas"), then its similarity nodes (Input
+// "similarity").
+func pickBest(item string, in []stages.In, score string) (*BestIdeaOutput, error) {
 	var ideas []string
 	it := &simItem{id: item}
-	for _, x := range in[1:] {
+	for _, x := range in {
 		switch x.Input {
 		case "ideas":
 			got, isDropped, err := decodeIdeas(x.Output)
@@ -160,7 +193,7 @@ func (o *overlapRater) prepareMostSimilar(in []stages.In) (*stages.Work, error) 
 				return nil, fmt.Errorf("decode ideas of %q: %w", item, err)
 			}
 			if isDropped {
-				return dropped(droppedOverlap, "ideas"), nil
+				return &BestIdeaOutput{Dropped: true}, nil
 			}
 			ideas = append(ideas, got...)
 		case "similarity":
@@ -169,12 +202,12 @@ func (o *overlapRater) prepareMostSimilar(in []stages.In) (*stages.Work, error) 
 				return nil, fmt.Errorf("decode similarity of %q: %w", item, err)
 			}
 			if n.Dropped {
-				return dropped(droppedOverlap, "ideas"), nil
+				return &BestIdeaOutput{Dropped: true}, nil
 			}
 			it.nodes = append(it.nodes, &n)
 		}
 	}
-	scores, err := (&scorer{score: o.score}).itemScores(it, nil)
+	scores, err := (&scorer{score: score}).itemScores(it, nil)
 	if err != nil {
 		return nil, fmt.Errorf("similarity of %q: %w", item, err)
 	}
@@ -185,7 +218,7 @@ func (o *overlapRater) prepareMostSimilar(in []stages.In) (*stages.Work, error) 
 	if best < 0 {
 		return nil, fmt.Errorf("item %q has no similarity score to pick an idea by", item)
 	}
-	return o.rate(in[0], ideas[best], best)
+	return &BestIdeaOutput{Idea: ideas[best], IdeaIndex: best, Score: scores[best]}, nil
 }
 
 // mostSimilar returns the index of the highest score, the first on a tie;
@@ -230,16 +263,21 @@ func (o *overlapRater) rate(rec stages.In, idea string, index int) (*stages.Work
 type overlapScoreType struct{}
 
 func (overlapScoreType) Name() string    { return "overlap_score" }
-func (overlapScoreType) Version() string { return "1" }
+func (overlapScoreType) Version() string { return "2" } // 2: Extra "mean"; summary
 
 func (overlapScoreType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "ratings", Kind: stages.Input, Required: true, Accepts: []string{"overlap_rating"}, Doc: "the overlap ratings to summarise"},
+		summaryParam,
 	}
 }
 
 func (overlapScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	ratings, err := requireInput(inst.Params, "ratings")
+	if err != nil {
+		return nil, err
+	}
+	summary, err := summaryOf(inst.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +288,7 @@ func (overlapScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 			if err != nil {
 				return nil, err
 			}
-			return marshal(s)
+			return marshal(summarise(s, summary))
 		}}, nil
 	}}}, nil
 }

@@ -250,7 +250,7 @@ func TestOverlapScriptedJudge(t *testing.T) {
 	}
 	for _, name := range []string{"best", "each"} {
 		got := score(t, e, g, "stage.overlap_score."+name)
-		want := stages.Score{Value: 7, Count: 4, Extra: map[string]float64{"dropped": 1, "median": 7, "p80": 7}, PerItem: map[string]float64{}}
+		want := stages.Score{Value: 7, Count: 4, Extra: map[string]float64{"dropped": 1, "mean": 7, "median": 7, "p80": 7}, PerItem: map[string]float64{}}
 		for item := range got.PerItem {
 			want.PerItem[item] = 7
 		}

@@ -249,7 +249,7 @@ func recordField(d []byte, field string) (string, error) {
 type similarityScoreType struct{}
 
 func (similarityScoreType) Name() string    { return "similarity_score" }
-func (similarityScoreType) Version() string { return "1" }
+func (similarityScoreType) Version() string { return "2" } // 2: Extra "mean"; summary
 
 func (similarityScoreType) Params() []stages.Param {
 	return []stages.Param{
@@ -257,6 +257,7 @@ func (similarityScoreType) Params() []stages.Param {
 		{Name: "score", Kind: stages.String, Default: "f1", Doc: `"f1" (the paper), "precision" (from the idea's side) or "recall" (from the target's side); embedding's cosine is all three`},
 		{Name: "idf", Kind: stages.Bool, Default: false, Doc: "bertscore only: weigh tokens by idf(w) = log((M+1)/(df(w)+1)) over the M scored targets' reference texts, as bert-score does"},
 		{Name: "baseline", Kind: stages.Number, Default: 0.0, Doc: "rescale each score s to (s - baseline)/(1 - baseline), bert-score's rescale_with_baseline; 0: raw scores"},
+		summaryParam,
 	}
 }
 
@@ -270,6 +271,10 @@ func (similarityScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) 
 	if err := oneOf("score", sc.score, "f1", "precision", "recall"); err != nil {
 		return nil, err
 	}
+	summary, err := summaryOf(p)
+	if err != nil {
+		return nil, err
+	}
 	if sc.baseline >= 1 || math.IsNaN(sc.baseline) {
 		return nil, stages.ParamErrorf("baseline", "baseline = %v must be below 1: scores are rescaled by 1/(1 - baseline)", sc.baseline)
 	}
@@ -280,7 +285,7 @@ func (similarityScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) 
 			if err != nil {
 				return nil, err
 			}
-			return marshal(s)
+			return marshal(summarise(s, summary))
 		}}, nil
 	}}}, nil
 }
