@@ -157,5 +157,27 @@ report "table2" {
     stage.insight_score.novelty_insight_score,
     stage.insight_score.feasibility_insight_score,
   ]
-  formats = ["markdown", "csv"]
+  # Keys are "MODE COUNT": the paper puts the number of references in rows
+  # and filtered / unfiltered in columns.
+  row_dims      = ["mode", "references"]
+  key_separator = " "
+  pivot         = "mode"
+  row_order     = concat(["filtered", "unfiltered"], local.counts)
+  labels = {
+    references                                = "# References"
+    filtered                                  = "Filtered"
+    unfiltered                                = "Unfiltered"
+    all                                       = "All"
+    "similarity_score.similarity"             = "Semantic Similarity"
+    "overlap_score.idea_overlap"              = "Idea Overlap"
+    "insight_score.novelty_insight_score"     = "Novelty Insight Score"
+    "insight_score.feasibility_insight_score" = "Feasibility Insight Score"
+  }
+  better = {
+    "similarity_score.similarity"             = "higher"
+    "overlap_score.idea_overlap"              = "higher"
+    "insight_score.novelty_insight_score"     = "higher"
+    "insight_score.feasibility_insight_score" = "higher"
+  }
+  formats = ["markdown", "csv", "latex"]
 }

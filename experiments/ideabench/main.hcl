@@ -258,5 +258,32 @@ report "table1" {
     stage.insight_score.feasibility_insight_score,
     stage.similarity_score.upper_limit,
   ]
-  formats = ["markdown", "csv"]
+  # Keys are "MODEL SCENARIO": model names hold slashes, so split on the space.
+  row_dims      = ["model", "scenario"]
+  key_separator = " "
+  # The paper's order (an object's keys would come sorted).
+  row_order = [
+    "meta-llama/llama-3.1-70b-instruct", "meta-llama/llama-3.1-405b-instruct",
+    "google/gemini-flash-1.5", "google/gemini-pro-1.5",
+    "openai/gpt-3.5-turbo", "openai/gpt-4o-mini", "openai/gpt-4o",
+    "low", "high",
+  ]
+  labels = {
+    model                                        = "Model"
+    scenario                                     = "Resource"
+    low                                          = "Low"
+    high                                         = "High"
+    "similarity_score.semantic_similarity"       = "Semantic Similarity"
+    "overlap_score.idea_overlap"                 = "Idea Overlap"
+    "insight_score.novelty_insight_score"        = "Novelty Insight Score"
+    "insight_score.feasibility_insight_score"    = "Feasibility Insight Score"
+    "similarity_score.upper_limit"               = "Upper Limit (abstract vs its idea)"
+  }
+  better = {
+    "similarity_score.semantic_similarity"    = "higher"
+    "overlap_score.idea_overlap"              = "higher"
+    "insight_score.novelty_insight_score"     = "higher"
+    "insight_score.feasibility_insight_score" = "higher"
+  }
+  formats = ["markdown", "csv", "latex"]
 }

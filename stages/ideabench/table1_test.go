@@ -115,9 +115,21 @@ stage "rank_ideas" "feasibility" {
 stage "insight_score" "novelty" { ranks = stage.rank_ideas.novelty }
 stage "insight_score" "feasibility" { ranks = stage.rank_ideas.feasibility }
 report "table1" {
-  rows    = stage.generate_ideas.t
-  columns = [%s]
-  formats = ["csv"]
+  rows          = stage.generate_ideas.t
+  columns       = [%s]
+  row_dims      = ["model", "scenario"]
+  key_separator = " "
+  row_order     = ["low", "high"]
+  labels = {
+    model                                       = "Model"
+    scenario                                    = "Resource"
+    "similarity_score.semantic_similarity"      = "Semantic Similarity"
+    "overlap_score.idea_overlap"                = "Idea Overlap"
+    "insight_score.novelty"                     = "Novelty Insight Score"
+    "insight_score.feasibility"                 = "Feasibility Insight Score"
+  }
+  better  = { "insight_score.novelty" = "higher", "insight_score.feasibility" = "higher" }
+  formats = ["csv", "markdown"]
 }
 `
 
@@ -238,6 +250,8 @@ func (tb *table1) run(columns, extra string, vars ...string) (*engine.Graph, *en
 		t.Fatalf("failures: %+v", sum.Failures)
 	}
 	csv, _ := os.ReadFile(filepath.Join(out, "table1.csv"))
+	md, _ := os.ReadFile(filepath.Join(out, "table1.md"))
+	csv = append(csv, md...)
 	return g, sum, string(csv)
 }
 
@@ -282,10 +296,16 @@ func TestTable1ScriptedCells(t *testing.T) {
 	if s := score(t, tb.e, g, `stage.overlap_score.idea_overlap["gen-b low"]`); s.Extra["mean"] != 4 || s.Extra["median"] != 4 {
 		t.Errorf("gen-b overlap: %+v", s)
 	}
-	// The CSV has every cell.
+	// The CSV has every cell at full precision with its counts; the
+	// Markdown has the paper's column names, Model and Resource as two
+	// columns, low before high, and the best Insight Scores in bold.
 	for _, line := range []string{
-		"gen-a low,1.000,3,0,1,0.222,3,0,1,0.778,3,0,1,8.000,3,0,1,false\n",
-		"gen-b high,0.717,3,0,1,0.000,3,0,1,1.000,3,0,1,5.200,3,0,1,false\n",
+		"gen-a,low,1,3,0,1,0.222222222222222,3,0,1,0.777777777777778,3,0,1,8,3,0,1,false\n",
+		"gen-b,high,0.716666666666667,3,0,1,0,3,0,1,1,3,0,1,5.2,3,0,1,false\n",
+		"| Model | Resource | Semantic Similarity | Novelty Insight Score | Feasibility Insight Score | Idea Overlap |\n",
+		"| gen-a | low | 1.000 | **0.222** | 0.778 | 8.000 |\n| | high | 1.000 | **0.222** | 0.778 | 8.000 |\n",
+		"| gen-b | low | 0.717 | 0.000 | **1.000** | 5.200 |\n| | high | 0.717 | 0.000 | **1.000** | 5.200 |\n",
+		"- Idea Overlap: each value is over 3 items; 1 more item was dropped before scoring.\n",
 	} {
 		if !strings.Contains(csv, line) {
 			t.Errorf("table1.csv lacks %q:\n%s", line, csv)
