@@ -37,17 +37,34 @@ type flights struct {
 	ran map[string]bool
 }
 
-// join registers node wt for key and reports whether it must send the call
-// (true) or wait for the one in flight (false).
-func (f *flights) join(key string, wt waiter) bool {
+// joined is what join tells a node about its key.
+type joined int
+
+const (
+	sendCall     joined = iota // no call with the key yet: this node sends it
+	waitInFlight               // the key's call is in flight: its landing settles this node
+	landedHere                 // the key was answered in this run after the node's cache lookup: read the cache again
+)
+
+// join registers node wt for key. A key answered earlier in this run is
+// landedHere unless retry is set: its record became durable between the
+// node's cache lookup and this join (a call settles only once written), so a
+// second lookup finds it. Without that, a node whose lookup raced the
+// landing found neither the flight nor the record and sent the key again.
+// retry is for a node whose second lookup still missed (the record could
+// not be read): it sends the call.
+func (f *flights) join(key string, wt waiter, retry bool) joined {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if ws, ok := f.m[key]; ok {
 		f.m[key] = append(ws, wt)
-		return false
+		return waitInFlight
+	}
+	if f.ran[key] && !retry {
+		return landedHere
 	}
 	f.m[key] = nil
-	return true
+	return sendCall
 }
 
 // land ends key's flight and returns the nodes that waited for it.

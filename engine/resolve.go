@@ -264,7 +264,15 @@ func (w *walker) runMiss(i int32, work *stages.Work, key string, parts []namedPa
 		w.fail(i, key, why(failConfig, fmt.Sprintf("%s uses provider %q, which has no client", n.Address, provider)), "", nil)
 		return
 	}
-	if !w.flights.join(key, waiter{idx: i, inKey: inKey}) {
+	j := w.flights.join(key, waiter{idx: i, inKey: inKey}, false)
+	if j == landedHere {
+		if w.lookup(i, work, key, inKey) {
+			w.leaveGroup(i)
+			return // answered by another node since this one looked
+		}
+		j = w.flights.join(key, waiter{idx: i, inKey: inKey}, true)
+	}
+	if j == waitInFlight {
 		w.leaveGroup(i)
 		return // another node with this key is in flight; it settles this one
 	}
