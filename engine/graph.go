@@ -66,6 +66,18 @@ type Instance struct {
 	final    bool            // no node will be added any more
 	calls    bool            // its nodes likely make model calls (see guessWork): they are resolved first
 	services bool            // its nodes likely make service calls
+	// model is the model the instance's nodes call, for estimates before
+	// they are prepared: its first chat model param in declaration order,
+	// else its first service model param (modelService).
+	model        *stages.Model
+	modelService bool
+}
+
+// noteModel offers a model param's value for Instance.model.
+func (inst *Instance) noteModel(m *stages.Model, service bool) {
+	if m != nil && (inst.model == nil || (inst.modelService && !service)) {
+		inst.model, inst.modelService = m, service
+	}
 }
 
 // Node is one unit of caching and scheduling.
@@ -192,11 +204,15 @@ func (g *Graph) declare(si *config.StageInstance) *Instance {
 			inst.Params[p.Name] = v
 			switch m := v.(type) {
 			case *stages.Model:
+				inst.noteModel(m, p.Service)
 				inst.providers[m.Provider] = true
 				if p.Generator && generator == nil {
 					generator = m
 				}
 			case []*stages.Model:
+				if len(m) > 0 {
+					inst.noteModel(m[0], p.Service)
+				}
 				for _, mm := range m {
 					inst.providers[mm.Provider] = true
 				}

@@ -309,6 +309,9 @@ func (w *walker) complete(i int32, inKey [32]byte, key string, parts []namedPart
 	st.synthetic = rec.Synthetic
 	st.servedModel = rec.ServedModel
 	noteDrop(st, rec.Output)
+	// Marked before the record can be read: a node that finds it in the
+	// cache from now on counts as ran here (no call of its own), not cached.
+	w.flights.markRan(key)
 	job := &writeJob{idx: i, inKey: inKey, rec: rec, memo: encodeMemo(st), settleAfter: st.isCall || st.isService}
 	if !job.settleAfter {
 		w.settle(i, rec)
@@ -415,12 +418,16 @@ func (w *walker) whyDirty(n *Node, key string, parts []namedPart) reason {
 
 // guessWork says what an instance's nodes will likely do before they can be
 // prepared (the stage type cannot say until its inputs exist): an instance
-// with a model param calls it, as a chat call when the model's provider kind
-// chats, else as a service call (embeddings).
+// with a model param calls it, as a service call when the param says so
+// (stages.Param.Service) or the model's provider kind does not chat, else as
+// a chat call.
 func (g *Graph) guessWork(inst *Instance) (call, service bool) {
 	m := modelOf(inst)
 	if m == nil {
 		return false, false
+	}
+	if inst.modelService {
+		return false, true
 	}
 	if p := g.Exp.Providers[m.Provider]; p != nil {
 		if k, ok := llm.LookupKind(p.Kind); ok && !k.Chat {

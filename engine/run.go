@@ -311,22 +311,9 @@ func (w *walker) unpreparedInput(deps []int32) int64 {
 	return in
 }
 
-// modelOf is the model an instance's calls will likely go to: its first
-// model parameter.
-func modelOf(inst *Instance) *stages.Model {
-	var m *stages.Model
-	for _, v := range inst.Params {
-		switch x := v.(type) {
-		case *stages.Model:
-			m = x
-		case []*stages.Model:
-			if len(x) > 0 && m == nil {
-				m = x[0]
-			}
-		}
-	}
-	return m
-}
+// modelOf is the model an instance's calls will likely go to (see
+// Instance.model), nil when it has no model param.
+func modelOf(inst *Instance) *stages.Model { return inst.model }
 
 // incomplete reports whether any node node i depends on, directly or not,
 // was left undone by this run: interrupted, out of budget, stopped or never

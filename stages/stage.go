@@ -50,6 +50,11 @@ type Param struct {
 	// stages see it as Upstream.Generator; an instance without one inherits
 	// its first input's.
 	Generator bool
+	// Service marks a ModelRef param whose model serves service calls
+	// (embeddings, literature search), not chat: before the nodes can be
+	// prepared, plan counts them as service calls, and a stage's chat model
+	// param, when it has one too, is the one its nodes are said to call.
+	Service bool
 	// Min and Max bound an Int param, both inclusive; engine/config refuses
 	// a value outside them at its attribute, naming the -var it came from.
 	// Every count a user gives declares them: unbounded, n = 1e9 laid out

@@ -77,6 +77,8 @@ func contractProblems(typ stages.Type) []string {
 			}
 		}
 		switch {
+		case p.Service && p.Kind != stages.ModelRef:
+			add("param %s (%s) is marked Service; only a model reference can be", p.Name, p.Kind)
 		case p.Kind == stages.Int && !p.Bounded():
 			add("param %s is an unbounded %s; declare Min and Max (a count without a bound lets n = 1e9 through)", p.Name, p.Kind)
 		case p.Kind == stages.Int && p.Min > p.Max:

@@ -39,7 +39,7 @@ func (similarityType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "ideas", Kind: stages.Input, Required: true, Accepts: []string{"generate_ideas"}, Doc: "the generated ideas of each target (and, through their dataset, the target)"},
 		{Name: "method", Kind: stages.String, Default: "rouge_l", Doc: `"rouge_l" (offline, lexical), "bertscore" (token embeddings: a tei or mock model) or "embedding" (cosine of sentence embeddings: an embeddings, openai or mock model)`},
-		{Name: "model", Kind: stages.ModelRef, Doc: "the embedding model; required by bertscore and embedding, unused by rouge_l"},
+		{Name: "model", Kind: stages.ModelRef, Service: true, Doc: "the embedding model; required by bertscore and embedding, unused by rouge_l"},
 		{Name: "against", Kind: stages.String, Default: "abstract", Doc: `the target text ideas are compared with: "abstract" (the paper) or "idea" (the target's summarised idea)`},
 		{Name: "upper_limit", Kind: stages.Bool, Default: false, Doc: "compare the target abstract with the target idea instead of the generated ideas: the paper's practical upper limit (0.718 BERTScore F1)"},
 	}

@@ -47,7 +47,7 @@ const (
 
 // Params shared by the builder's types.
 var (
-	paramLiterature = stages.Param{Name: "literature", Kind: stages.ModelRef, Required: true,
+	paramLiterature = stages.Param{Name: "literature", Kind: stages.ModelRef, Required: true, Service: true,
 		Doc: "the literature service: a model block whose provider is of kind semantic_scholar, corpus or mock (its name is key material)"}
 	paramAsOf = stages.Param{Name: "as_of", Kind: stages.String, Required: true,
 		Doc: `the snapshot of the literature read, e.g. "2026-12-01": the same as_of answers from the cache; a new one fetches again`}

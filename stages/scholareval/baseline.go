@@ -99,7 +99,7 @@ func (resolveType) Version() string { return "1" }
 func (resolveType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "reviews", Kind: stages.Input, Required: true, Accepts: []string{"llm_review"}, Doc: "the plain-LLM reviews whose references to resolve"},
-		{Name: "literature", Kind: stages.ModelRef, Required: true, Doc: "the literature source whose title match resolves each reference"},
+		{Name: "literature", Kind: stages.ModelRef, Required: true, Service: true, Doc: "the literature source whose title match resolves each reference"},
 		asOfParam,
 		{Name: "max_references", Kind: stages.Int, Default: 100, Min: 1, Max: 10000, Doc: "resolve at most this many references per review, in listed order; the rest are counted as unchecked"},
 	}

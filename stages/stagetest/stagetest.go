@@ -33,7 +33,7 @@ func (embedType) Version() string { return "1" }
 func (embedType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "items", Kind: stages.Input, Required: true, Doc: "the items to embed (their ids)"},
-		{Name: "model", Kind: stages.ModelRef, Required: true, Doc: "the embedding model (a provider of kind embeddings, tei or mock)"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Service: true, Doc: "the embedding model (a provider of kind embeddings, tei or mock)"},
 		{Name: "op", Kind: stages.String, Default: llm.OpEmbeddings, Doc: `"embeddings" or "token_embeddings"`},
 	}
 }
