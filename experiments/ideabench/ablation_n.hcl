@@ -18,6 +18,10 @@ variable "dataset" {
   description = "the targets, ideabench JSONL with references"
   default     = "data/targets.jsonl"
 }
+variable "n_choices" {
+  description = "send a target's independent samples as one request with n choices, so the gateway bills the references once (an operational setting: keys and results are unchanged)"
+  default     = false
+}
 variable "gateway_url" {
   description = "an OpenAI-compatible gateway serving the generator and the judge"
   default     = "http://localhost:8000/v1"
@@ -33,6 +37,7 @@ provider "gateway" {
   api_key_env         = "GATEWAY_API_KEY"
   requests_per_minute = 500
   max_concurrency     = 32
+  n_choices           = var.n_choices
 }
 
 model "gpt4o_mini" {
