@@ -242,6 +242,9 @@ func addBars(p *plot.Plot, f *Figure) error {
 		}
 	}
 	p.X.Min, p.X.Max = -0.5, float64(len(f.XNames))-0.5
+	// Bars start at zero and keep a little room above the tallest.
+	p.Y.Min = math.Min(0, p.Y.Min)
+	p.Y.Max += 0.05 * (p.Y.Max - p.Y.Min)
 	return nil
 }
 
