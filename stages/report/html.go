@@ -145,12 +145,12 @@ type pageData struct {
 	JS         template.JS
 	Plots      []plotView
 	ItemsJSON  template.JS
-	Models         []string
-	Ideas          int
-	Judgements     int
-	Served         []servedView
-	Variables      []kv
-	Datasets       []kv
+	Models     []string
+	Ideas      int
+	Judgements int
+	Served     []servedView
+	Variables  []kv
+	Datasets   []kv
 }
 
 type plotView struct {
