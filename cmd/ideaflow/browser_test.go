@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +15,8 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/ideaflow/ideaflow/stages/report"
 )
 
 // browserPlot is the plot stage the browser test adds to the quickstart, so
@@ -132,8 +137,11 @@ func TestBrowserReportPage(t *testing.T) {
 	tctx, tcancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer tcancel()
 	url := "file://" + page
-	if err := chromedp.Do(tctx, chromedp.Navigate(url), chromedp.WaitReady(`body[data-ready="1"]`)); err != nil {
+	if err := chromedp.Do(tctx, chromedp.Navigate(url), chromedp.WaitReady(`body[data-ready]`)); err != nil {
 		t.Fatalf("open %s: %v", url, err)
+	}
+	if ready, err := chromedp.Run(tctx, chromedp.Evaluate[string](`document.body.dataset.ready + " " + document.getElementById("item-count").textContent`)); err != nil || !strings.HasPrefix(ready, "1 ") {
+		t.Fatalf("the item browser did not load: %q %v", ready, err)
 	}
 	state := func() pageState {
 		t.Helper()
@@ -203,4 +211,110 @@ func TestBrowserReportPage(t *testing.T) {
 	if len(real) != 1 || real[0] != url {
 		t.Errorf("the page made requests %v; want exactly one, itself (%s)", real, url)
 	}
+}
+
+// fullSizePage is LiveIdeaBench at full size: 1,180 keywords x 40 models =
+// 47,200 ideas of ~100 words, each judged by 3 judges with a rationale of
+// ~50 words and three ratings. The words are drawn (seeded) from a
+// vocabulary of 3,000, so the text compresses about as English does rather
+// than as one word repeated.
+func fullSizePage() *report.Page {
+	rng := rand.New(rand.NewPCG(1, 2))
+	vocab := make([]string, 3000)
+	for i := range vocab {
+		w := make([]byte, 3+rng.IntN(8))
+		for j := range w {
+			w[j] = byte('a' + rng.IntN(26))
+		}
+		vocab[i] = string(w)
+	}
+	text := func(n int) string {
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = vocab[rng.IntN(len(vocab))]
+		}
+		return strings.Join(ws, " ")
+	}
+	p := &report.Page{Experiment: "liveideabench"}
+	for k := 0; k < 1180; k++ {
+		it := report.PageItem{ID: fmt.Sprintf("keyword-%04d", k)}
+		for m := 0; m < 40; m++ {
+			g := report.ItemGroup{Model: fmt.Sprintf("model-%02d", m), Ideas: []string{text(100)}}
+			for j := 0; j < 3; j++ {
+				s := float64((k + m + j) % 10)
+				g.Judgements = append(g.Judgements, report.Judgement{Stage: "liveideabench_judge.critique", Judge: fmt.Sprintf("judge-%d", j), Slot: j, Score: &s,
+					Scores: map[string]float64{"originality": s, "feasibility": 10 - s, "clarity": 5}, Rationale: text(50)})
+			}
+			it.Groups = append(it.Groups, g)
+		}
+		p.Items = append(p.Items, it)
+	}
+	return p
+}
+
+// BenchmarkBrowserFullSize opens a report.html of LiveIdeaBench's full size
+// in headless Chromium and reports the time until the item browser has
+// rendered its first page (first_page_ms) and has read every item
+// (all_items_ms), the time a search over every item
+// takes to re-render (search_ms), and the page's size.
+func BenchmarkBrowserFullSize(b *testing.B) {
+	chrome := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			chrome = p
+			break
+		}
+	}
+	if chrome == "" {
+		b.Skip("no Chromium on PATH: apt-get install chromium (or make browser)")
+	}
+	var buf bytes.Buffer
+	if err := report.WriteHTML(&buf, fullSizePage()); err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "report.html")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(b.TempDir()))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	if err := chromedp.Do(ctx); err != nil {
+		b.Fatal(err)
+	}
+	// Times are the page's own (performance marks from the navigation's
+	// start): polling the DOM from here while a 100 MB page loads would
+	// slow it (the devtools DOM domain mirrors its huge text nodes).
+	var first, all, search float64
+	for b.Loop() {
+		if err := chromedp.Do(ctx, chromedp.Navigate("file://"+path)); err != nil {
+			b.Fatal(err)
+		}
+		marks, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`new Promise(resolve => {
+			const done = () => { const m = n => performance.getEntriesByName(n)[0].startTime; resolve([m("ideaflow-first-page"), m("ideaflow-all-items")]); };
+			if (document.body.dataset.loaded) return done();
+			new MutationObserver(() => { if (document.body.dataset.loaded) done(); }).observe(document.body, {attributes: true});
+		})`, chromedp.EvalAwaitPromise))
+		if err != nil {
+			b.Fatal(err)
+		}
+		first += marks[0]
+		all += marks[1]
+		res, err := chromedp.Run(ctx, chromedp.Evaluate[[]any](`(() => { const e = document.getElementById("filter-text"), t0 = performance.now();
+			e.value = "keyword-0042"; e.dispatchEvent(new Event("input")); return [performance.now() - t0, document.getElementById("item-count").textContent]; })()`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		search += res[0].(float64)
+		if res[1] != "1 of 1180 items" {
+			b.Fatalf("search: %q", res[1])
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(first/n, "first_page_ms")
+	b.ReportMetric(all/n, "all_items_ms")
+	b.ReportMetric(search/n, "search_ms")
+	b.ReportMetric(float64(buf.Len())/1e6, "MB/page")
 }

@@ -17,12 +17,14 @@ package report
 // fonts are hoisted into one page-level style, so several plots do not
 // carry the same 400 kB font each.
 //
-// Size: the items travel as one JSON block that the script parses once and
-// renders a page of items at a time (each item's ideas and judgements only
+// Size: the items travel as chunks of JSON that the script parses one at a
+// time, showing the first page once the first chunk is read; it renders a
+// page of items at a time (each item's ideas and judgements only
 // when opened), so the DOM stays small at LiveIdeaBench's 47,200 ideas;
 // BenchmarkHTMLFullSize measures it.
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -121,6 +123,9 @@ type Judgement struct {
 	Rationale string             `json:"rationale,omitempty"`
 }
 
+// itemsMarker stands in the template where the items block goes.
+const itemsMarker = "ITEMS-DATA-GOES-HERE"
+
 var fontFace = regexp.MustCompile(`@font-face\{[^}]*\}`)
 
 // inlineSVG strips an SVG's XML prolog and moves its @font-face rules into
@@ -144,7 +149,6 @@ type pageData struct {
 	CSS, Fonts template.CSS
 	JS         template.JS
 	Plots      []plotView
-	ItemsJSON  template.JS
 	Models     []string
 	Ideas      int
 	Judgements int
@@ -201,13 +205,11 @@ func WriteHTML(w io.Writer, p *Page) error {
 	if items == nil {
 		items = []PageItem{}
 	}
-	// json.Marshal escapes <, > and & as \u003c..., so no text in the data
-	// can close the script element it sits in.
-	b, err := json.Marshal(items)
+	chunks, err := itemChunks(items, chunkBytes)
 	if err != nil {
-		return fmt.Errorf("encode items: %w", err)
+		return err
 	}
-	d.ItemsJSON = template.JS(b)
+	items64 := strings.Join(chunks, "</script>\n<script class=\"items-chunk\" type=\"application/json\">")
 	for _, req := range sortedMapKeys(p.Summary.ServedModels) {
 		served := p.Summary.ServedModels[req]
 		var parts []string
@@ -224,10 +226,67 @@ func WriteHTML(w io.Writer, p *Page) error {
 	for _, k := range sortedMapKeys(p.Provenance.Datasets) {
 		d.Datasets = append(d.Datasets, kv{k, p.Provenance.Datasets[k]})
 	}
-	if err := pageTemplate.Execute(w, d); err != nil {
+	// The data goes in after the template ran: html/template would escape
+	// it as text; json.Marshal has escaped it already.
+	var page bytes.Buffer
+	if err := pageTemplate.Execute(&page, d); err != nil {
 		return fmt.Errorf("write report.html: %w", err)
 	}
+	before, after, ok := strings.Cut(page.String(), itemsMarker)
+	if !ok {
+		return fmt.Errorf("write report.html: the page template has no items marker")
+	}
+	for _, part := range []string{before, items64, after} {
+		if _, err := io.WriteString(w, part); err != nil {
+			return fmt.Errorf("write report.html: %w", err)
+		}
+	}
 	return nil
+}
+
+// chunkBytes is the JSON size at which the items start a new chunk: the
+// first chunk renders while the rest are parsed (at LiveIdeaBench's size,
+// 56 chunks: see BenchmarkBrowserFullSize).
+const chunkBytes = 2 << 20
+
+// itemChunks encodes the items as chunks of JSON arrays, each at most
+// about limit bytes (an item is never split). json.Marshal escapes <, > and
+// & as \u003c..., so no text in an item can close the script element its
+// chunk sits in. The script shows the first page of items after parsing
+// the first chunk, not all of them.
+//
+// The chunks are plain JSON. Gzipped in base64 (inflated with the
+// browser's DecompressionStream) the full-size page was 50 MB instead of
+// 112 MB, but its load time was only measured with a harness that itself
+// slowed the page, so the simpler form stays until it is measured again.
+func itemChunks(items []PageItem, limit int) ([]string, error) {
+	var chunks []string
+	var cur bytes.Buffer
+	flush := func() {
+		cur.WriteByte(']')
+		chunks = append(chunks, cur.String())
+		cur.Reset()
+	}
+	for _, it := range items {
+		b, err := json.Marshal(it)
+		if err != nil {
+			return nil, fmt.Errorf("encode item %s: %w", it.ID, err)
+		}
+		if cur.Len() > 0 && cur.Len()+len(b) > limit {
+			flush()
+		}
+		if cur.Len() == 0 {
+			cur.WriteByte('[')
+		} else {
+			cur.WriteByte(',')
+		}
+		cur.Write(b)
+	}
+	if cur.Len() == 0 {
+		cur.WriteByte('[')
+	}
+	flush()
+	return chunks, nil
 }
 
 func sortedMapKeys[V any](m map[string]V) []string {
