@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -15,7 +16,10 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/rs/zerolog"
 
+	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/engine"
 	"github.com/ideaflow/ideaflow/stages/report"
 )
 
@@ -317,4 +321,39 @@ func BenchmarkBrowserFullSize(b *testing.B) {
 	b.ReportMetric(all/n, "all_items_ms")
 	b.ReportMetric(search/n, "search_ms")
 	b.ReportMetric(float64(buf.Len())/1e6, "MB/page")
+}
+
+// BenchmarkHTMLPageCollect measures what writing report.html adds to a run:
+// planning again and reading every item-level node's output from the cache
+// (20 models x 300 targets x 6 ideas = 36,000 ideas, 2 rankings each).
+func BenchmarkHTMLPageCollect(b *testing.B) {
+	dir := b.TempDir()
+	exp := filepath.Join(dir, "exp")
+	writeScaleExperiment(b, exp, 20, 300, 6, 2)
+	store, err := cache.Create(filepath.Join(dir, "cache"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	g := loadGraph(b, exp)
+	e := &engine.Engine{Store: store, Log: zerolog.Nop(), Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), zerolog.Nop())}
+	sum, err := e.Run(context.Background(), g, engine.RunOptions{ReportDir: filepath.Join(dir, "results")})
+	if err != nil || sum.Nodes.Failed != 0 {
+		b.Fatalf("run: %v, %+v", err, sum.Nodes)
+	}
+	a := &app{stdout: io.Discard, stderr: io.Discard, log: zerolog.Nop()}
+	var size int64
+	for b.Loop() {
+		path, err := a.writeHTMLPage(g, store, sum, filepath.Join(dir, "results"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		info, err := os.Stat(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = info.Size()
+	}
+	b.ReportMetric(float64(sum.Nodes.Total), "nodes")
+	b.ReportMetric(float64(size)/1e6, "MB/page")
 }
