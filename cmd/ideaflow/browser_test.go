@@ -357,3 +357,51 @@ func BenchmarkHTMLPageCollect(b *testing.B) {
 	b.ReportMetric(float64(sum.Nodes.Total), "nodes")
 	b.ReportMetric(float64(size)/1e6, "MB/page")
 }
+
+// Without a browser: a run of the quickstart with a plot stage writes the
+// plot's SVG, PNG and data, and report.html showing the table, the plot and
+// every target's ideas; a second run, all cached, writes the same page but
+// for the run summary.
+func TestRunWritesReportPage(t *testing.T) {
+	exp := copyQuickstart(t)
+	if err := os.WriteFile(filepath.Join(exp, "plot.hcl"), []byte(browserPlot), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, cacheDir := t.TempDir(), filepath.Join(t.TempDir(), "cache")
+	run := func() string {
+		t.Helper()
+		code, stdout, stderr := cli(t, "run", exp, "--cache-dir", cacheDir, "--out", out)
+		if code != 0 {
+			t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		if !strings.Contains(stdout, "wrote "+filepath.Join(out, "report.html")) {
+			t.Errorf("run does not say it wrote report.html:\n%s", stdout)
+		}
+		b, err := os.ReadFile(filepath.Join(out, "report.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	page := run()
+	for _, f := range []string{"novelty.svg", "novelty.png", "novelty.json", "novelty.provenance.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("plot file: %v", err)
+		}
+	}
+	png, _ := os.ReadFile(filepath.Join(out, "novelty.png"))
+	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Error("novelty.png is not a PNG")
+	}
+	for _, want := range []string{`id="synthetic-banner"`, `<figcaption>table1</figcaption>`, `<td>mock-generator-a</td>`,
+		`<figure class="plot" data-name="novelty">`, `4 item(s), 24 idea(s), 8 judgement(s).`,
+		`<td id="run-nodes">49 total: 0 cached, 49 ran, 0 failed, 0 skipped</td>`, `<tr><th>var.n</th><td>3</td></tr>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	again := run()
+	if !strings.Contains(again, `<td id="run-nodes">49 total: 49 cached, 0 ran, 0 failed, 0 skipped</td>`) {
+		t.Error("the second run's page does not say every node was cached")
+	}
+}
