@@ -2,8 +2,11 @@ package report
 
 import (
 	"bytes"
+	"compress/gzip"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -81,10 +84,10 @@ func TestWriteHTML(t *testing.T) {
 	}
 }
 
-// pageItems decodes the page's item chunks.
+// pageItems decodes the page's item chunks: gzipped JSON in base64.
 func pageItems(t *testing.T, page string) []PageItem {
 	t.Helper()
-	found := regexp.MustCompile(`(?s)<script class="items-chunk" type="application/json">(.*?)</script>`).FindAllStringSubmatch(page, -1)
+	found := regexp.MustCompile(`(?s)<script class="items-chunk" type="application/gzip;base64">(.*?)</script>`).FindAllStringSubmatch(page, -1)
 	if found == nil {
 		t.Fatal("no items chunk")
 	}
@@ -99,8 +102,20 @@ func decodeChunks(t *testing.T, chunks []string) []PageItem {
 	t.Helper()
 	items := []PageItem{}
 	for i, c := range chunks {
+		z, err := base64.StdEncoding.DecodeString(strings.TrimSpace(c))
+		if err != nil {
+			t.Fatalf("chunk %d is not base64: %v", i, err)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(z))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var part []PageItem
-		if err := json.Unmarshal([]byte(c), &part); err != nil {
+		if err := json.Unmarshal(b, &part); err != nil {
 			t.Fatalf("chunk %d is not a JSON list: %v", i, err)
 		}
 		items = append(items, part...)
