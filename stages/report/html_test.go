@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
@@ -169,20 +170,36 @@ func TestWriteHTMLNotSynthetic(t *testing.T) {
 }
 
 // fullSizePage is LiveIdeaBench at full size: 1,180 keywords x 40 models =
-// 47,200 ideas of ~100 words, each judged by 3 judges with a rationale of
-// ~50 words and three ratings.
+// 47,200 ideas of 100 words, each judged by 3 judges with a rationale of 50
+// words and three ratings. The words are drawn (seeded) from a vocabulary
+// of 3,000, so the text compresses about as English does. (The same page
+// as cmd/ideaflow's BenchmarkBrowserFullSize.)
 func fullSizePage(tb testing.TB) *Page {
-	idea := strings.Repeat("word ", 95)
-	rationale := strings.Repeat("reason ", 48)
+	rng := rand.New(rand.NewPCG(1, 2))
+	vocab := make([]string, 3000)
+	for i := range vocab {
+		w := make([]byte, 3+rng.IntN(8))
+		for j := range w {
+			w[j] = byte('a' + rng.IntN(26))
+		}
+		vocab[i] = string(w)
+	}
+	text := func(n int) string {
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = vocab[rng.IntN(len(vocab))]
+		}
+		return strings.Join(ws, " ")
+	}
 	p := &Page{Experiment: "liveideabench", Plots: []PagePlot{{Name: "fig5", SVG: drawn(tb, "bar")}}}
 	for k := 0; k < 1180; k++ {
 		it := PageItem{ID: fmt.Sprintf("keyword-%04d", k)}
 		for m := 0; m < 40; m++ {
-			g := ItemGroup{Model: fmt.Sprintf("model-%02d", m), Ideas: []string{fmt.Sprintf("Idea %d for keyword %d: %s", m, k, idea)}}
+			g := ItemGroup{Model: fmt.Sprintf("model-%02d", m), Ideas: []string{text(100)}}
 			for j := 0; j < 3; j++ {
 				s := float64((k + m + j) % 10)
 				g.Judgements = append(g.Judgements, Judgement{Stage: "liveideabench_judge.critique", Judge: fmt.Sprintf("judge-%d", j), Slot: j, Score: &s,
-					Scores: map[string]float64{"originality": s, "feasibility": 10 - s, "clarity": 5}, Rationale: rationale})
+					Scores: map[string]float64{"originality": s, "feasibility": 10 - s, "clarity": 5}, Rationale: text(50)})
 			}
 			it.Groups = append(it.Groups, g)
 		}
