@@ -191,6 +191,37 @@ func TestBrowserReportPage(t *testing.T) {
 		t.Errorf("search: count %q, %d items; want none", s.Count, s.Items)
 	}
 
+	// The score filter (a ranking's score is the target's rank): with the
+	// search and model cleared, only judgements that ranked the target
+	// first remain, in the items that have one.
+	if err := chromedp.Do(tctx, chromedp.Evaluate[chromedp.Void](`(() => {
+		const set = (id, v) => { const e = document.getElementById(id); e.value = v; e.dispatchEvent(new Event("input")); };
+		set("filter-text", ""); set("filter-model", ""); set("filter-min", "1"); set("filter-max", "1");
+		document.querySelectorAll("#item-list details.item").forEach(d => { d.open = true; });
+	})()`)); err != nil {
+		t.Fatal(err)
+	}
+	// An opened item renders on its toggle event, a task of its own: wait
+	// until every open item has rendered.
+	if _, err := chromedp.Run(tctx, chromedp.Poll[bool](`document.querySelectorAll("#item-list details.item[open] .item-body:empty").length === 0`)); err != nil {
+		t.Fatal(err)
+	}
+	scores, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#item-list .judgement .judge")).map(e => e.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = state()
+	// The mock judge is seeded: 4 of the 8 rankings put the target first,
+	// in 3 of the 4 targets.
+	if len(scores) != 4 || s.Count != "3 of 4 items" {
+		t.Errorf("score filter: judgements %q, count %q; want 4 rank-1 judgements in 3 of 4 items", scores, s.Count)
+	}
+	for _, j := range scores {
+		if !strings.HasSuffix(j, "score 1") {
+			t.Errorf("score filter 1..1 shows %q", j)
+		}
+	}
+
 	shot, err := chromedp.Run(tctx, chromedp.FullScreenshot(90))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
