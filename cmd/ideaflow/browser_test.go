@@ -222,7 +222,7 @@ func TestBrowserReportPage(t *testing.T) {
 		}
 	}
 
-	shot, err := chromedp.Run(tctx, chromedp.FullScreenshot(90))
+	shot, err := chromedp.Run(tctx, chromedp.FullScreenshot(100)) // 100: a PNG (below 100 it is a JPEG)
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
