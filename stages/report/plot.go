@@ -50,7 +50,7 @@ func (plotType) Params() []stages.Param {
 		{Name: "size", Kind: stages.Inputs, Doc: "scatter only: aggregate stages giving each point's size (fluency), matched to data by instance key"},
 		{Name: "value", Kind: stages.String, Doc: `which number of each score to plot: "" for its value, else the name of one of its extra values`},
 		{Name: "x", Kind: stages.String, Default: "key", Doc: `what labels a point on x: "key" (the instance key), "key[N]" (part N, from 0, of the key split on separator), "stage" (the listed stage's name); ignored by scatter`},
-		{Name: "series", Kind: stages.String, Default: "stage", Doc: `what tells the series apart (lines, bar groups, heatmap rows): "stage", "key", "key[N]", or "" for one series; scatter: what labels a point`},
+		{Name: "series", Kind: stages.String, Default: "stage", Doc: `what tells the series apart (lines, bar groups, heatmap rows): "stage", "key", "key[N]", or "" for one series; ignored by scatter, whose points are labelled by their instance key`},
 		{Name: "separator", Kind: stages.String, Default: "/", Doc: "splits instance keys into parts for key[N]"},
 		{Name: "title", Kind: stages.String, Doc: "figure title; default: the plot's name"},
 		{Name: "x_label", Kind: stages.String, Doc: "x axis label"},
@@ -231,7 +231,7 @@ func layoutPlot(inst *stages.Instance) (*plotSpec, []stages.Dep, error) {
 		if _, err := s.x.pick(in.key, in.stage, s.sep); err != nil && s.kind != "scatter" {
 			return nil, nil, stages.ParamErrorf("x", "x: %s: %v", in.address, err)
 		}
-		if _, err := s.series.pick(in.key, in.stage, s.sep); err != nil {
+		if _, err := s.series.pick(in.key, in.stage, s.sep); err != nil && s.kind != "scatter" {
 			return nil, nil, stages.ParamErrorf("series", "series: %s: %v", in.address, err)
 		}
 	}
@@ -416,7 +416,10 @@ func (s *plotSpec) scatter(f *Figure, scores []*stages.Score) (*Figure, error) {
 			f.Omitted = append(f.Omitted, s.why(s.inputs[yi], scores[yi]))
 			continue
 		}
-		label, _ := s.series.pick(in.key, in.stage, s.sep)
+		label := in.key // a scatter's points are models: their key names them
+		if label == "" {
+			label = in.stage
+		}
 		p := Point{Label: label, X: x, Y: y, XLo: xlo, XHi: xhi, Lo: lo, Hi: hi}
 		if zi, ok := s.byRoleKey["size"][in.key]; ok {
 			if z, _, _, okz := s.pick(scores[zi]); okz {

@@ -115,7 +115,7 @@ func TestPlotFigures(t *testing.T) {
 			{"data", "stage.insight_score.novelty", "llama/biology", ci(0.33, 0.3, 0.36, 10)},
 			{"data", "stage.insight_score.novelty", "llama/physics", &stages.Score{Missing: 10}}, // nothing scored
 		}},
-		{"scatter_fig5", stages.Params{"kind": "scatter", "series": "key", "x_label": "originality", "y_label": "feasibility"}, []plotInputCase{
+		{"scatter_fig5", stages.Params{"kind": "scatter", "x_label": "originality", "y_label": "feasibility"}, []plotInputCase{
 			{"data", "stage.liveideabench_score.originality", "a", ci(7.1, 6.8, 7.4, 100)},
 			{"data", "stage.liveideabench_score.originality", "b", val(6.0, 100)},
 			{"data", "stage.liveideabench_score.originality", "c", val(8.0, 100)},
