@@ -5,7 +5,7 @@ VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 export GOFLAGS ?= -mod=readonly
 
-.PHONY: all build run test bench vet lint deps clean
+.PHONY: all build run test bench vet lint deps clean browser
 
 all: build
 
@@ -29,6 +29,15 @@ lint:
 test: vet
 	$(GO) test -race -count=1 ./...
 
+# Headless Chromium for the report.html browser test (cmd/ideaflow
+# browser_test.go): Debian's package, installed when absent. Needs root (or
+# sudo); .ci/run runs it before `make test`. Without it the test skips on a
+# developer machine and fails in CI.
+browser:
+	@if command -v chromium >/dev/null 2>&1; then chromium --version; else \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null && chromium --version; fi
+
 # Benchmarks; figures go into README.md. Run on a quiet machine: they measure
 # rates and ratios, and the 2-core machine shares its cores with everything.
 bench: deps
@@ -42,6 +51,8 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'Throttled' -benchtime 1x -timeout 30m ./stages/llm/
 	$(GO) test -run '^$$' -bench 'ColdEqualWork' -benchtime 1x ./cmd/ideaflow/
 	$(GO) test -run '^$$' -bench 'Scale' -benchtime 1x -timeout 60m ./cmd/ideaflow/
+	$(GO) test -run '^$$' -bench 'HTMLFullSize' -benchtime 3x ./stages/report/
+	$(GO) test -run '^$$' -bench 'BrowserFullSize|HTMLPageCollect' -benchtime 3x ./cmd/ideaflow/
 
 clean:
 	rm -rf bin

@@ -173,6 +173,15 @@ func (w *walker) writeReports(dir string, prov *Provenance) ([]string, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return paths, fmt.Errorf("create report folder: %w", err)
 		}
+		for name, b := range out.Binary {
+			if _, clash := out.Files[name]; clash {
+				return paths, fmt.Errorf("%s output names %s twice (as text and as binary)", n.Inst.Address, name)
+			}
+			if out.Files == nil {
+				out.Files = map[string]string{}
+			}
+			out.Files[name] = string(b) // written byte for byte below
+		}
 		names := sortedKeys(out.Files)
 		p := *prov
 		p.Partial = partial

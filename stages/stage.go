@@ -339,9 +339,12 @@ type Node struct {
 }
 
 // Files is the output of a node that writes files (Node.WritesFiles): file
-// name (no folders) -> content.
+// name (no folders) -> content. Binary holds files that are not text (a
+// PNG figure): a JSON string carries only UTF-8, so they travel as bytes
+// (base64 in the node's JSON output).
 type Files struct {
-	Files map[string]string `json:"files"`
+	Files  map[string]string `json:"files"`
+	Binary map[string][]byte `json:"binary,omitempty"`
 }
 
 // Type is a stage type.

@@ -440,6 +440,12 @@ func (a *app) runCmd() *cobra.Command {
 				return &exitError{exitBadInput, err}
 			}
 			if sum != nil {
+				// The experiment's one page, after the reports it shows.
+				if page, herr := a.writeHTMLPage(g, store, sum, outDir); herr != nil {
+					fmt.Fprintf(a.stderr, "warning: %s not written: %v\n", htmlPageName, herr)
+				} else {
+					sum.Reports = append(sum.Reports, page)
+				}
 				printSummary(a.stdout, g.StageOrder(), sum)
 				if summaryJSON != "" {
 					b, _ := json.MarshalIndent(sum, "", "  ")

@@ -1,0 +1,438 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"github.com/rs/zerolog"
+
+	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/engine"
+	"github.com/ideaflow/ideaflow/stages/report"
+)
+
+// browserPlot is the plot stage the browser test adds to the quickstart, so
+// that its page has a figure to show.
+const browserPlot = `
+stage "plot" "novelty" {
+  kind    = "bar"
+  data    = [stage.insight_score.novelty]
+  x       = "key"
+  series  = ""
+  title   = "Insight Score (novelty) by generator"
+  y_label = "Insight Score"
+}
+`
+
+// requireBrowser says whether a missing Chromium fails the test (CI, or a
+// developer who asks for it) rather than skipping it.
+func requireBrowser() bool {
+	ci := strings.ToLower(os.Getenv("CI"))
+	return (ci != "" && ci != "0" && ci != "false") || os.Getenv("IDEAFLOW_REQUIRE_BROWSER") == "1"
+}
+
+// chromiumPath finds Debian's chromium (or another Chrome) on PATH.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	const how = "no Chromium on PATH: install it with `apt-get install chromium` (or `make browser`) to run the report.html browser test"
+	if requireBrowser() {
+		t.Fatal(how + " (CI or IDEAFLOW_REQUIRE_BROWSER=1: the test must run)")
+	}
+	t.Skip(how)
+	return ""
+}
+
+// pageState is what the test reads from the rendered DOM.
+type pageState struct {
+	Synthetic   bool     `json:"synthetic"`
+	Tables      int      `json:"tables"`
+	TableText   string   `json:"tableText"`
+	PlotSVGs    int      `json:"plotSVGs"`
+	PlotText    string   `json:"plotText"`
+	Items       int      `json:"items"`
+	Ideas       int      `json:"ideas"`
+	Rationales  int      `json:"rationales"`
+	Rationale   string   `json:"rationale"`
+	Shown       string   `json:"shown"`
+	Count       string   `json:"count"`
+	GroupModels []string `json:"groupModels"`
+	RunNodes    string   `json:"runNodes"`
+}
+
+const readState = `(() => {
+  const q = s => document.querySelectorAll(s);
+  const first = s => { const e = document.querySelector(s); return e ? e.textContent : ""; };
+  return {
+    synthetic: !!document.getElementById("synthetic-banner"),
+    tables: q("#tables table").length,
+    tableText: first("#tables table"),
+    plotSVGs: q("#plots figure.plot svg").length,
+    plotText: first("#plots figure.plot svg"),
+    items: q("#item-list details.item").length,
+    ideas: q("#item-list .idea").length,
+    rationales: q("#item-list .rationale").length,
+    rationale: first("#item-list .rationale"),
+    shown: first("#item-list .shown"),
+    count: first("#item-count"),
+    groupModels: Array.from(q("#item-list .group")).map(g => g.dataset.model),
+    runNodes: first("#run-nodes"),
+  };
+})()`
+
+// The quickstart's report.html, opened in headless Chromium: its tables,
+// plot, items with ideas and rationales are in the rendered DOM, the model
+// and text filters work, and the page loads nothing but itself.
+func TestBrowserReportPage(t *testing.T) {
+	chrome := chromiumPath(t)
+	exp := copyQuickstart(t)
+	if err := os.WriteFile(filepath.Join(exp, "plot.hcl"), []byte(browserPlot), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if code, stdout, stderr := cli(t, "run", exp, "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--out", out); code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	page := filepath.Join(out, "report.html")
+	info, err := os.Stat(page)
+	if err != nil {
+		t.Fatalf("run wrote no report.html: %v", err)
+	}
+	t.Logf("report.html: %d bytes", info.Size())
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.WindowSize(1200, 900), chromedp.UserDataDir(t.TempDir()))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	if err := chromedp.Do(ctx); err != nil { // start the browser and open the tab
+		t.Fatalf("start %s: %v", chrome, err)
+	}
+	var mu sync.Mutex
+	var requests []string
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if r, ok := ev.(*network.EventRequestWillBeSent); ok {
+			mu.Lock()
+			requests = append(requests, r.Request.URL)
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Bounds the whole browser session; a hung browser fails here rather
+	// than at the go test timeout.
+	tctx, tcancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer tcancel()
+	url := "file://" + page
+	if err := chromedp.Do(tctx, chromedp.Navigate(url), chromedp.WaitReady(`body[data-ready]`)); err != nil {
+		t.Fatalf("open %s: %v", url, err)
+	}
+	if ready, err := chromedp.Run(tctx, chromedp.Evaluate[string](`document.body.dataset.ready + " " + document.getElementById("item-count").textContent`)); err != nil || !strings.HasPrefix(ready, "1 ") {
+		t.Fatalf("the item browser did not load: %q %v", ready, err)
+	}
+	state := func() pageState {
+		t.Helper()
+		s, err := chromedp.Run(tctx, chromedp.Evaluate[pageState](readState))
+		if err != nil {
+			t.Fatalf("read the DOM: %v", err)
+		}
+		return s
+	}
+
+	s := state()
+	if !s.Synthetic {
+		t.Error("the quickstart's page has no SYNTHETIC banner")
+	}
+	if s.Tables != 1 || !strings.Contains(s.TableText, "mock-generator-a") || !strings.Contains(s.TableText, "mock-generator-b") {
+		t.Errorf("tables: %d, text %q; want table1 with both generators", s.Tables, s.TableText)
+	}
+	if s.PlotSVGs != 1 || !strings.Contains(s.PlotText, "Insight Score (novelty) by generator") {
+		t.Errorf("plots: %d svg, text %q; want the novelty bar chart", s.PlotSVGs, s.PlotText)
+	}
+	// 4 targets; the first is opened: 2 generators x 3 ideas, one ranking each.
+	if s.Items != 4 || s.Ideas != 6 || s.Rationales != 2 || s.Rationale == "" || !strings.Contains(s.Shown, "target") {
+		t.Errorf("items %d (want 4), ideas shown %d (want 6), rationales %d (want 2), rationale %q, shown %q", s.Items, s.Ideas, s.Rationales, s.Rationale, s.Shown)
+	}
+	if s.Count != "4 of 4 items" || !strings.Contains(s.RunNodes, "ran") {
+		t.Errorf("count %q, run %q", s.Count, s.RunNodes)
+	}
+
+	// The model filter: only mock-generator-b's groups remain.
+	if err := chromedp.Do(tctx, chromedp.SetValue("#filter-model", "mock-generator-b"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("filter-model").dispatchEvent(new Event("change"))`)); err != nil {
+		t.Fatal(err)
+	}
+	s = state()
+	if len(s.GroupModels) != 1 || s.GroupModels[0] != "mock-generator-b" || s.Ideas != 3 {
+		t.Errorf("model filter: groups %v, ideas %d; want mock-generator-b's 3 ideas only", s.GroupModels, s.Ideas)
+	}
+	// The text search, typed: a string no item has leaves none.
+	if err := chromedp.Do(tctx, chromedp.SendKeys("#filter-text", "zzz-no-such-text")); err != nil {
+		t.Fatal(err)
+	}
+	if s = state(); s.Count != "0 of 4 items" || s.Items != 0 {
+		t.Errorf("search: count %q, %d items; want none", s.Count, s.Items)
+	}
+
+	// The score filter (a ranking's score is the target's rank): with the
+	// search and model cleared, only judgements that ranked the target
+	// first remain, in the items that have one.
+	if err := chromedp.Do(tctx, chromedp.Evaluate[chromedp.Void](`(() => {
+		const set = (id, v) => { const e = document.getElementById(id); e.value = v; e.dispatchEvent(new Event("input")); };
+		set("filter-text", ""); set("filter-model", ""); set("filter-min", "1"); set("filter-max", "1");
+		document.querySelectorAll("#item-list details.item").forEach(d => { d.open = true; });
+	})()`)); err != nil {
+		t.Fatal(err)
+	}
+	// An opened item renders on its toggle event, a task of its own: wait
+	// until every open item has rendered.
+	if _, err := chromedp.Run(tctx, chromedp.Poll[bool](`document.querySelectorAll("#item-list details.item[open] .item-body:empty").length === 0`)); err != nil {
+		t.Fatal(err)
+	}
+	scores, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#item-list .judgement .judge")).map(e => e.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = state()
+	// The mock judge is seeded: 4 of the 8 rankings put the target first,
+	// in 3 of the 4 targets.
+	if len(scores) != 4 || s.Count != "3 of 4 items" {
+		t.Errorf("score filter: judgements %q, count %q; want 4 rank-1 judgements in 3 of 4 items", scores, s.Count)
+	}
+	for _, j := range scores {
+		if !strings.HasSuffix(j, "score 1") {
+			t.Errorf("score filter 1..1 shows %q", j)
+		}
+	}
+
+	shot, err := chromedp.Run(tctx, chromedp.FullScreenshot(100)) // 100: a PNG (below 100 it is a JPEG)
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	shotPath := filepath.Join(t.ArtifactDir(), "report.png")
+	if err := os.WriteFile(shotPath, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (kept with go test -artifacts)", shotPath)
+
+	mu.Lock()
+	defer mu.Unlock()
+	// Data URLs (the fonts hoisted from the SVGs) are not requests; every
+	// other URL is one.
+	var real []string
+	for _, u := range requests {
+		if !strings.HasPrefix(u, "data:") {
+			real = append(real, u)
+		}
+	}
+	t.Logf("requests: %d (%d data: URLs)", len(requests), len(requests)-len(real))
+	if len(real) != 1 || real[0] != url {
+		t.Errorf("the page made requests %v; want exactly one, itself (%s)", real, url)
+	}
+}
+
+// fullSizePage is LiveIdeaBench at full size: 1,180 keywords x 40 models =
+// 47,200 ideas of ~100 words, each judged by 3 judges with a rationale of
+// ~50 words and three ratings. The words are drawn (seeded) from a
+// vocabulary of 3,000, so the text compresses about as English does rather
+// than as one word repeated.
+func fullSizePage() *report.Page {
+	rng := rand.New(rand.NewPCG(1, 2))
+	vocab := make([]string, 3000)
+	for i := range vocab {
+		w := make([]byte, 3+rng.IntN(8))
+		for j := range w {
+			w[j] = byte('a' + rng.IntN(26))
+		}
+		vocab[i] = string(w)
+	}
+	text := func(n int) string {
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = vocab[rng.IntN(len(vocab))]
+		}
+		return strings.Join(ws, " ")
+	}
+	p := &report.Page{Experiment: "liveideabench"}
+	for k := 0; k < 1180; k++ {
+		it := report.PageItem{ID: fmt.Sprintf("keyword-%04d", k)}
+		for m := 0; m < 40; m++ {
+			g := report.ItemGroup{Model: fmt.Sprintf("model-%02d", m), Ideas: []string{text(100)}}
+			for j := 0; j < 3; j++ {
+				s := float64((k + m + j) % 10)
+				g.Judgements = append(g.Judgements, report.Judgement{Stage: "liveideabench_judge.critique", Judge: fmt.Sprintf("judge-%d", j), Slot: j, Score: &s,
+					Scores: map[string]float64{"originality": s, "feasibility": 10 - s, "clarity": 5}, Rationale: text(50)})
+			}
+			it.Groups = append(it.Groups, g)
+		}
+		p.Items = append(p.Items, it)
+	}
+	return p
+}
+
+// BenchmarkBrowserFullSize opens a report.html of LiveIdeaBench's full size
+// in headless Chromium and reports the time until the item browser has
+// rendered its first page (first_page_ms) and has read every item
+// (all_items_ms), the time a search over every item
+// takes to re-render (search_ms), and the page's size.
+func BenchmarkBrowserFullSize(b *testing.B) {
+	chrome := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			chrome = p
+			break
+		}
+	}
+	if chrome == "" {
+		b.Skip("no Chromium on PATH: apt-get install chromium (or make browser)")
+	}
+	var buf bytes.Buffer
+	if err := report.WriteHTML(&buf, fullSizePage()); err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "report.html")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(b.TempDir()))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	if err := chromedp.Do(ctx); err != nil {
+		b.Fatal(err)
+	}
+	// Times are the page's own (performance marks from the navigation's
+	// start): polling the DOM from here while a 100 MB page loads would
+	// slow it (the devtools DOM domain mirrors its huge text nodes).
+	var first, all, search float64
+	for b.Loop() {
+		if err := chromedp.Do(ctx, chromedp.Navigate("file://"+path)); err != nil {
+			b.Fatal(err)
+		}
+		marks, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`new Promise(resolve => {
+			const done = () => { const m = n => performance.getEntriesByName(n)[0].startTime; resolve([m("ideaflow-first-page"), m("ideaflow-all-items")]); };
+			if (document.body.dataset.loaded) return done();
+			new MutationObserver(() => { if (document.body.dataset.loaded) done(); }).observe(document.body, {attributes: true});
+		})`, chromedp.EvalAwaitPromise))
+		if err != nil {
+			b.Fatal(err)
+		}
+		first += marks[0]
+		all += marks[1]
+		res, err := chromedp.Run(ctx, chromedp.Evaluate[[]any](`(() => { const e = document.getElementById("filter-text"), t0 = performance.now();
+			e.value = "keyword-0042"; e.dispatchEvent(new Event("input")); return [performance.now() - t0, document.getElementById("item-count").textContent]; })()`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		search += res[0].(float64)
+		if res[1] != "1 of 1180 items" {
+			b.Fatalf("search: %q", res[1])
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(first/n, "first_page_ms")
+	b.ReportMetric(all/n, "all_items_ms")
+	b.ReportMetric(search/n, "search_ms")
+	b.ReportMetric(float64(buf.Len())/1e6, "MB/page")
+}
+
+// BenchmarkHTMLPageCollect measures what writing report.html adds to a run:
+// planning again and reading every item-level node's output from the cache
+// (20 models x 300 targets x 6 ideas = 36,000 ideas, 2 rankings each).
+func BenchmarkHTMLPageCollect(b *testing.B) {
+	dir := b.TempDir()
+	exp := filepath.Join(dir, "exp")
+	writeScaleExperiment(b, exp, 20, 300, 6, 2)
+	store, err := cache.Create(filepath.Join(dir, "cache"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	g := loadGraph(b, exp)
+	e := &engine.Engine{Store: store, Log: zerolog.Nop(), Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), zerolog.Nop())}
+	sum, err := e.Run(context.Background(), g, engine.RunOptions{ReportDir: filepath.Join(dir, "results")})
+	if err != nil || sum.Nodes.Failed != 0 {
+		b.Fatalf("run: %v, %+v", err, sum.Nodes)
+	}
+	a := &app{stdout: io.Discard, stderr: io.Discard, log: zerolog.Nop()}
+	var size int64
+	for b.Loop() {
+		path, err := a.writeHTMLPage(g, store, sum, filepath.Join(dir, "results"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		info, err := os.Stat(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = info.Size()
+	}
+	b.ReportMetric(float64(sum.Nodes.Total), "nodes")
+	b.ReportMetric(float64(size)/1e6, "MB/page")
+}
+
+// Without a browser: a run of the quickstart with a plot stage writes the
+// plot's SVG, PNG and data, and report.html showing the table, the plot and
+// every target's ideas; a second run, all cached, writes the same page but
+// for the run summary.
+func TestRunWritesReportPage(t *testing.T) {
+	exp := copyQuickstart(t)
+	if err := os.WriteFile(filepath.Join(exp, "plot.hcl"), []byte(browserPlot), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, cacheDir := t.TempDir(), filepath.Join(t.TempDir(), "cache")
+	run := func() string {
+		t.Helper()
+		code, stdout, stderr := cli(t, "run", exp, "--cache-dir", cacheDir, "--out", out)
+		if code != 0 {
+			t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		if !strings.Contains(stdout, "wrote "+filepath.Join(out, "report.html")) {
+			t.Errorf("run does not say it wrote report.html:\n%s", stdout)
+		}
+		b, err := os.ReadFile(filepath.Join(out, "report.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	page := run()
+	for _, f := range []string{"novelty.svg", "novelty.png", "novelty.json", "novelty.provenance.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("plot file: %v", err)
+		}
+	}
+	png, _ := os.ReadFile(filepath.Join(out, "novelty.png"))
+	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Error("novelty.png is not a PNG")
+	}
+	for _, want := range []string{`id="synthetic-banner"`, `<figcaption>table1</figcaption>`, `<td>mock-generator-a</td>`,
+		`<figure class="plot" data-name="novelty">`, `4 item(s), 24 idea(s), 8 judgement(s).`,
+		`<td id="run-nodes">49 total: 0 cached, 49 ran, 0 failed, 0 skipped</td>`, `<tr><th>var.n</th><td>3</td></tr>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	again := run()
+	if !strings.Contains(again, `<td id="run-nodes">49 total: 49 cached, 0 ran, 0 failed, 0 skipped</td>`) {
+		t.Error("the second run's page does not say every node was cached")
+	}
+}

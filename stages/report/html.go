@@ -1,0 +1,317 @@
+package report
+
+// report.html: one self-contained page per experiment — its tables, its
+// plots, the run summary, provenance and a browser of items.
+//
+// Why the page is not a stage: a stage node's output is cached content, a
+// function of its inputs only, while the page shows what one run did
+// (nodes cached/ran/failed, tokens, cost, wall time, the models that
+// answered): no node can know that. So the CLI writes the page after a run
+// (cmd/ideaflow, writeHTMLPage), from the run's summary, the files the
+// report and plot nodes wrote, and the cached outputs of the item-level
+// nodes; this file only lays out a Page it is given and knows nothing of
+// the engine.
+//
+// Self-contained: CSS, JavaScript, SVGs and data are inline; the page makes
+// no request but its own (the browser test checks it). The SVGs' embedded
+// fonts are hoisted into one page-level style, so several plots do not
+// carry the same 400 kB font each.
+//
+// Size: the items travel as chunks of gzipped JSON that the script reads
+// one at a time, showing the first page once the first is read; it renders a
+// page of items at a time (each item's ideas and judgements only
+// when opened), so the DOM stays small at LiveIdeaBench's 47,200 ideas;
+// BenchmarkHTMLFullSize measures it.
+
+import (
+	"bytes"
+	"compress/gzip"
+	_ "embed"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+//go:embed html_assets/page.css
+var pageCSS string
+
+//go:embed html_assets/page.js
+var pageJS string
+
+//go:embed html_assets/page.tmpl
+var pageTmpl string
+
+// Page is everything report.html shows.
+type Page struct {
+	Experiment string
+	Synthetic  bool
+	Partial    bool // some inputs of this run did not complete
+	Summary    RunSummary
+	Provenance PageProvenance
+	Tables     []PageTable
+	Plots      []PagePlot
+	Items      []PageItem
+}
+
+// RunSummary is the run's summary as the page shows it.
+type RunSummary struct {
+	Total, Cached, Ran, Failed, Skipped int
+	LLMCalls, ServiceCalls              int
+	TokensIn, TokensOut                 int64
+	CostUSD                             float64
+	WallSeconds                         float64
+	// ServedModels: requested model -> model the endpoint said answered -> answers.
+	ServedModels map[string]map[string]int
+	Failures     []string // "address: error"
+}
+
+// PageProvenance is what produced the results.
+type PageProvenance struct {
+	Ideaflow, ExperimentDigest, GitCommit string
+	Variables                             map[string]string
+	Datasets                              map[string]string // name -> digest
+}
+
+// PageTable is one report table (from a report's CSV file), or, when a
+// report wrote no CSV, its Markdown text.
+type PageTable struct {
+	Name     string
+	Header   []string
+	Rows     [][]string
+	Markdown string
+}
+
+// PagePlot is one plot: its SVG and the figure's data.
+type PagePlot struct {
+	Name   string
+	SVG    string
+	Figure *Figure
+}
+
+// PageItem is one target paper or keyword with what was generated and
+// judged for it, per generating instance (model).
+type PageItem struct {
+	ID     string      `json:"id"`
+	Groups []ItemGroup `json:"groups"`
+}
+
+// ItemGroup is one generating instance's ideas for an item and the
+// judgements of them.
+type ItemGroup struct {
+	Model      string      `json:"model"` // the instance key or generator name
+	Ideas      []string    `json:"ideas"`
+	Judgements []Judgement `json:"judgements,omitempty"`
+}
+
+// Judgement is one judge node's answer about an item's ideas.
+type Judgement struct {
+	Stage string `json:"stage"`           // the judging stage, "rank_ideas.novelty"
+	Judge string `json:"judge,omitempty"` // the model that answered
+	Slot  int    `json:"slot"`            // permutation or sample index
+	Label string `json:"label,omitempty"`
+	// Shown is the order the judge saw: letter -> what it was ("idea 2", "target").
+	Shown map[string]string `json:"shown,omitempty"`
+	// Order is the judge's ranking, best first (letters).
+	Order []string `json:"order,omitempty"`
+	// Score is the judgement's number: the target's rank for a ranking,
+	// the rating for a rating; nil when it has none.
+	Score     *float64           `json:"score,omitempty"`
+	Scores    map[string]float64 `json:"scores,omitempty"` // named ratings
+	Rationale string             `json:"rationale,omitempty"`
+}
+
+// itemsMarker stands in the template where the items block goes.
+const itemsMarker = "ITEMS-DATA-GOES-HERE"
+
+var fontFace = regexp.MustCompile(`@font-face\{[^}]*\}`)
+
+// inlineSVG strips an SVG's XML prolog and moves its @font-face rules into
+// fonts (deduplicated across the page), returning the rest.
+func inlineSVG(svg string, fonts map[string]bool, order *[]string) string {
+	if i := strings.Index(svg, "<svg"); i >= 0 {
+		svg = svg[i:]
+	}
+	return fontFace.ReplaceAllStringFunc(svg, func(rule string) string {
+		if !fonts[rule] {
+			fonts[rule] = true
+			*order = append(*order, rule)
+		}
+		return ""
+	})
+}
+
+// pageData is what the template sees.
+type pageData struct {
+	*Page
+	CSS, Fonts template.CSS
+	JS         template.JS
+	Plots      []plotView
+	Models     []string
+	Ideas      int
+	Judgements int
+	Served     []servedView
+	Variables  []kv
+	Datasets   []kv
+}
+
+type plotView struct {
+	Name    string
+	SVG     template.HTML
+	Omitted []string
+}
+
+type servedView struct {
+	Requested string
+	Answered  string
+	Rerouted  bool
+}
+
+type kv struct{ K, V string }
+
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"money": func(v float64) string { return fmt.Sprintf("$%.4f", v) },
+	"secs":  func(v float64) string { return fmt.Sprintf("%.1f s", v) },
+}).Parse(pageTmpl))
+
+// WriteHTML writes p as one self-contained HTML page.
+func WriteHTML(w io.Writer, p *Page) error {
+	d := &pageData{Page: p, CSS: template.CSS(pageCSS), JS: template.JS(pageJS)}
+	fonts := map[string]bool{}
+	var order []string
+	for _, pl := range p.Plots {
+		v := plotView{Name: pl.Name, SVG: template.HTML(inlineSVG(pl.SVG, fonts, &order))} // our own drawing, not user text
+		if pl.Figure != nil {
+			v.Omitted = pl.Figure.Omitted
+		}
+		d.Plots = append(d.Plots, v)
+	}
+	d.Fonts = template.CSS(strings.Join(order, "\n"))
+	models := map[string]bool{}
+	for _, it := range p.Items {
+		for _, g := range it.Groups {
+			models[g.Model] = true
+			d.Ideas += len(g.Ideas)
+			d.Judgements += len(g.Judgements)
+		}
+	}
+	for m := range models {
+		d.Models = append(d.Models, m)
+	}
+	sort.Strings(d.Models)
+	items := p.Items
+	if items == nil {
+		items = []PageItem{}
+	}
+	chunks, err := itemChunks(items, chunkBytes)
+	if err != nil {
+		return err
+	}
+	items64 := strings.Join(chunks, "</script>\n<script class=\"items-chunk\" type=\"application/gzip;base64\">")
+	for _, req := range sortedMapKeys(p.Summary.ServedModels) {
+		served := p.Summary.ServedModels[req]
+		var parts []string
+		rerouted := false
+		for _, name := range sortedMapKeys(served) {
+			parts = append(parts, fmt.Sprintf("%s (%d)", name, served[name]))
+			rerouted = rerouted || name != req
+		}
+		d.Served = append(d.Served, servedView{Requested: req, Answered: strings.Join(parts, ", "), Rerouted: rerouted})
+	}
+	for _, k := range sortedMapKeys(p.Provenance.Variables) {
+		d.Variables = append(d.Variables, kv{k, p.Provenance.Variables[k]})
+	}
+	for _, k := range sortedMapKeys(p.Provenance.Datasets) {
+		d.Datasets = append(d.Datasets, kv{k, p.Provenance.Datasets[k]})
+	}
+	// The data goes in after the template ran: html/template would escape
+	// it as text, and base64 needs no escaping.
+	var page bytes.Buffer
+	if err := pageTemplate.Execute(&page, d); err != nil {
+		return fmt.Errorf("write report.html: %w", err)
+	}
+	before, after, ok := strings.Cut(page.String(), itemsMarker)
+	if !ok {
+		return fmt.Errorf("write report.html: the page template has no items marker")
+	}
+	for _, part := range []string{before, items64, after} {
+		if _, err := io.WriteString(w, part); err != nil {
+			return fmt.Errorf("write report.html: %w", err)
+		}
+	}
+	return nil
+}
+
+// chunkBytes is the JSON size at which the items start a new chunk: the
+// first chunk renders while the rest inflate (at LiveIdeaBench's size,
+// 56 chunks: see BenchmarkBrowserFullSize).
+const chunkBytes = 2 << 20
+
+// itemChunks encodes the items as chunks of JSON arrays, each at most
+// about limit bytes of JSON (an item is never split), gzipped and in
+// base64, whose alphabet cannot close the script element a chunk sits in.
+// The script shows the first page of items after inflating the first chunk
+// (the browser's own DecompressionStream: no request, no library).
+//
+// Measured at LiveIdeaBench's size (BenchmarkBrowserFullSize, Chromium on
+// 2 cores): plain JSON chunks made a 112 MB page, first page after 1.2 s,
+// every item read after 1.6 s; gzipped (fastest level, so writing stays
+// quick) 57 MB, 0.47 s and 1.7 s.
+func itemChunks(items []PageItem, limit int) ([]string, error) {
+	var chunks []string
+	var cur bytes.Buffer
+	flush := func() error {
+		cur.WriteByte(']')
+		var z bytes.Buffer
+		zw, err := gzip.NewWriterLevel(&z, gzip.BestSpeed)
+		if err != nil {
+			return fmt.Errorf("compress items: %w", err)
+		}
+		if _, err := zw.Write(cur.Bytes()); err != nil {
+			return fmt.Errorf("compress items: %w", err)
+		}
+		if err := zw.Close(); err != nil {
+			return fmt.Errorf("compress items: %w", err)
+		}
+		chunks = append(chunks, base64.StdEncoding.EncodeToString(z.Bytes()))
+		cur.Reset()
+		return nil
+	}
+	for _, it := range items {
+		b, err := json.Marshal(it)
+		if err != nil {
+			return nil, fmt.Errorf("encode item %s: %w", it.ID, err)
+		}
+		if cur.Len() > 0 && cur.Len()+len(b) > limit {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+		if cur.Len() == 0 {
+			cur.WriteByte('[')
+		} else {
+			cur.WriteByte(',')
+		}
+		cur.Write(b)
+	}
+	if cur.Len() == 0 {
+		cur.WriteByte('[')
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return chunks, nil
+}
+
+func sortedMapKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

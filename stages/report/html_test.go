@@ -1,0 +1,225 @@
+package report
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func drawn(t testing.TB, kind string) string {
+	t.Helper()
+	f := &Figure{Kind: kind, Title: "t", Series: []Series{{Name: "s", Points: []Point{{X: 0, Y: 1}, {X: 1, Y: 2}}}}, XNames: []string{"a", "b"}}
+	var buf bytes.Buffer
+	if err := drawFigure(&buf, f, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func samplePage(t testing.TB) *Page {
+	rank := 2.0
+	return &Page{
+		Experiment: "exp", Synthetic: true,
+		Summary: RunSummary{Total: 10, Cached: 4, Ran: 5, Failed: 1, LLMCalls: 5, TokensIn: 100, TokensOut: 50, CostUSD: 0.01, WallSeconds: 1.5,
+			ServedModels: map[string]map[string]int{"gpt-4o": {"gpt-4o-2024-08-06": 3}, "judge": {"judge": 2}},
+			Failures:     []string{`stage.rank_ideas.novelty["b"]/p2: boom`}},
+		Provenance: PageProvenance{Ideaflow: "v1.2", ExperimentDigest: "abc", Variables: map[string]string{"n": "3"}, Datasets: map[string]string{"targets": "sha256:def"}},
+		Tables:     []PageTable{{Name: "table1", Header: []string{"row", "novelty"}, Rows: [][]string{{"gpt-4o", "0.614 [0.58, 0.65]"}}}, {Name: "table2", Markdown: "| a |\n|---|\n| 1 |\n"}},
+		Plots:      []PagePlot{{Name: "fig4", SVG: drawn(t, "bar"), Figure: &Figure{Omitted: []string{"x: not computed"}}}, {Name: "fig6", SVG: drawn(t, "bar")}},
+		Items: []PageItem{{ID: "p1", Groups: []ItemGroup{{Model: "gpt-4o", Ideas: []string{"idea </script><script>alert(1)</script> & <b>"},
+			Judgements: []Judgement{{Stage: "rank_ideas.novelty", Judge: "judge", Shown: map[string]string{"A": "idea 0", "B": "target"}, Order: []string{"B", "A"}, Score: &rank, Rationale: "B is better"}}}}}},
+	}
+}
+
+func TestWriteHTML(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, samplePage(t)); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, want := range []string{
+		`<p id="synthetic-banner"`,
+		`<th>row</th><th>novelty</th>`, `<td>0.614 [0.58, 0.65]</td>`,
+		"<pre>| a |\n|---|\n| 1 |\n</pre>",
+		`<li>not plotted: x: not computed</li>`,
+		`<td id="run-nodes">10 total: 4 cached, 5 ran, 1 failed, 0 skipped</td>`,
+		`<tr class="rerouted"><td>gpt-4o</td><td>gpt-4o-2024-08-06 (3)</td></tr>`,
+		`<tr><td>judge</td><td>judge (2)</td></tr>`,
+		`<li>stage.rank_ideas.novelty[&#34;b&#34;]/p2: boom</li>`,
+		`<tr><th>var.n</th><td>3</td></tr>`, `<tr><th>dataset.targets</th><td>sha256:def</td></tr>`,
+		`<option>gpt-4o</option>`,
+		`1 item(s), 1 idea(s), 1 judgement(s).`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	// Self-contained: nothing to fetch.
+	for _, bad := range []string{`src="http`, `href="http`, `<link`, `@import`, `url(http`} {
+		if strings.Contains(page, bad) {
+			t.Errorf("page refers to something outside itself: %q", bad)
+		}
+	}
+	// Two plots share one font, hoisted once into the page's style.
+	if n := strings.Count(page, "@font-face"); n != 1 {
+		t.Errorf("%d @font-face rules, want 1 (hoisted from both SVGs)", n)
+	}
+	if n := strings.Count(page, "<svg"); n != 2 || strings.Contains(page, "<?xml") {
+		t.Errorf("%d inline svgs (want 2), xml prolog left: %v", n, strings.Contains(page, "<?xml"))
+	}
+	// Item text cannot leave its script element: one </script> closes the
+	// data, one the code, and the idea's markup is escaped inside the JSON.
+	if n := strings.Count(page, "</script>"); n != 2 {
+		t.Errorf("%d </script>, want 2", n)
+	}
+	items := pageItems(t, page)
+	if len(items) != 1 || items[0].Groups[0].Ideas[0] != "idea </script><script>alert(1)</script> & <b>" || *items[0].Groups[0].Judgements[0].Score != 2 {
+		t.Errorf("items round trip: %+v", items)
+	}
+}
+
+// pageItems decodes the page's item chunks: gzipped JSON in base64.
+func pageItems(t *testing.T, page string) []PageItem {
+	t.Helper()
+	found := regexp.MustCompile(`(?s)<script class="items-chunk" type="application/gzip;base64">(.*?)</script>`).FindAllStringSubmatch(page, -1)
+	if found == nil {
+		t.Fatal("no items chunk")
+	}
+	var chunks []string
+	for _, m := range found {
+		chunks = append(chunks, m[1])
+	}
+	return decodeChunks(t, chunks)
+}
+
+func decodeChunks(t *testing.T, chunks []string) []PageItem {
+	t.Helper()
+	items := []PageItem{}
+	for i, c := range chunks {
+		z, err := base64.StdEncoding.DecodeString(strings.TrimSpace(c))
+		if err != nil {
+			t.Fatalf("chunk %d is not base64: %v", i, err)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(z))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var part []PageItem
+		if err := json.Unmarshal(b, &part); err != nil {
+			t.Fatalf("chunk %d is not a JSON list: %v", i, err)
+		}
+		items = append(items, part...)
+	}
+	return items
+}
+
+// Chunks split at the byte limit, never inside an item, and together hold
+// every item in order; an item larger than the limit has a chunk of its own.
+func TestItemChunks(t *testing.T) {
+	var items []PageItem
+	for i := range 10 {
+		items = append(items, PageItem{ID: fmt.Sprintf("p%d", i), Groups: []ItemGroup{{Model: "m", Ideas: []string{strings.Repeat("x", 100*(i%3))}}}})
+	}
+	chunks, err := itemChunks(items, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := decodeChunks(t, chunks)
+	if len(chunks) != 6 || len(got) != 10 {
+		t.Fatalf("%d chunks holding %d items; want 6 chunks, 10 items", len(chunks), len(got))
+	}
+	for i := range got {
+		if got[i].ID != items[i].ID || got[i].Groups[0].Ideas[0] != items[i].Groups[0].Ideas[0] {
+			t.Fatalf("item %d: %+v", i, got[i])
+		}
+	}
+	empty, err := itemChunks(nil, 300)
+	if err != nil || len(empty) != 1 || len(decodeChunks(t, empty)) != 0 {
+		t.Errorf("no items: %d chunks, %v", len(empty), err)
+	}
+}
+
+func TestWriteHTMLNotSynthetic(t *testing.T) {
+	p := samplePage(t)
+	p.Synthetic, p.Partial, p.Items = false, true, nil
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	if strings.Contains(page, "synthetic-banner") || strings.Contains(page, "SYNTHETIC") {
+		t.Error("a page of real results says SYNTHETIC")
+	}
+	if !strings.Contains(page, `id="partial-banner"`) {
+		t.Error("partial banner missing")
+	}
+	if items := pageItems(t, page); items == nil || len(items) != 0 {
+		t.Errorf("items %v, want an empty list", items)
+	}
+}
+
+// fullSizePage is LiveIdeaBench at full size: 1,180 keywords x 40 models =
+// 47,200 ideas of 100 words, each judged by 3 judges with a rationale of 50
+// words and three ratings. The words are drawn (seeded) from a vocabulary
+// of 3,000, so the text compresses about as English does. (The same page
+// as cmd/ideaflow's BenchmarkBrowserFullSize.)
+func fullSizePage(tb testing.TB) *Page {
+	rng := rand.New(rand.NewPCG(1, 2))
+	vocab := make([]string, 3000)
+	for i := range vocab {
+		w := make([]byte, 3+rng.IntN(8))
+		for j := range w {
+			w[j] = byte('a' + rng.IntN(26))
+		}
+		vocab[i] = string(w)
+	}
+	text := func(n int) string {
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = vocab[rng.IntN(len(vocab))]
+		}
+		return strings.Join(ws, " ")
+	}
+	p := &Page{Experiment: "liveideabench", Plots: []PagePlot{{Name: "fig5", SVG: drawn(tb, "bar")}}}
+	for k := 0; k < 1180; k++ {
+		it := PageItem{ID: fmt.Sprintf("keyword-%04d", k)}
+		for m := 0; m < 40; m++ {
+			g := ItemGroup{Model: fmt.Sprintf("model-%02d", m), Ideas: []string{text(100)}}
+			for j := 0; j < 3; j++ {
+				s := float64((k + m + j) % 10)
+				g.Judgements = append(g.Judgements, Judgement{Stage: "liveideabench_judge.critique", Judge: fmt.Sprintf("judge-%d", j), Slot: j, Score: &s,
+					Scores: map[string]float64{"originality": s, "feasibility": 10 - s, "clarity": 5}, Rationale: text(50)})
+			}
+			it.Groups = append(it.Groups, g)
+		}
+		p.Items = append(p.Items, it)
+	}
+	return p
+}
+
+// BenchmarkHTMLFullSize writes the page at LiveIdeaBench's full size and
+// reports its size (the Chromium load time is BenchmarkBrowserFullSize in
+// cmd/ideaflow).
+func BenchmarkHTMLFullSize(b *testing.B) {
+	p := fullSizePage(b)
+	var n int
+	for b.Loop() {
+		var buf bytes.Buffer
+		if err := WriteHTML(&buf, p); err != nil {
+			b.Fatal(err)
+		}
+		n = buf.Len()
+	}
+	b.ReportMetric(float64(n)/1e6, "MB/page")
+}

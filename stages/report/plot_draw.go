@@ -1,0 +1,369 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Figure size: a column of a two-column paper at readable font sizes.
+const (
+	figWidth  = 16 * vg.Centimeter
+	figHeight = 10 * vg.Centimeter
+	pngDPI    = 144
+)
+
+// drawFigure draws f as an SVG (its fonts embedded: the page and the
+// paper show the same glyphs whatever fonts the reader has) or a PNG.
+func drawFigure(w io.Writer, f *Figure, format string) error {
+	p, err := buildPlot(f)
+	if err != nil {
+		return err
+	}
+	switch format {
+	case "svg":
+		c := vgsvg.NewWith(vgsvg.UseWH(figWidth, figHeight), vgsvg.EmbedFonts(true))
+		p.Draw(draw.New(c))
+		_, err = c.WriteTo(w)
+	case "png":
+		c := vgimg.NewWith(vgimg.UseWH(figWidth, figHeight), vgimg.UseDPI(pngDPI))
+		p.Draw(draw.New(c))
+		_, err = vgimg.PngCanvas{Canvas: c}.WriteTo(w)
+	default:
+		err = fmt.Errorf("unknown format %q", format)
+	}
+	return err
+}
+
+func buildPlot(f *Figure) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = f.Title
+	if f.Synthetic {
+		p.Title.Text += " (SYNTHETIC: mock provider)"
+	}
+	p.X.Label.Text, p.Y.Label.Text = f.XLabel, f.YLabel
+	p.Legend.Top = true
+	var err error
+	switch f.Kind {
+	case "line":
+		err = addLines(p, f)
+	case "bar":
+		err = addBars(p, f)
+	case "heatmap":
+		err = addHeatmap(p, f)
+	case "scatter":
+		err = addScatter(p, f)
+	default:
+		err = fmt.Errorf("unknown plot kind %q", f.Kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(f.XNames) > 0 {
+		p.NominalX(f.XNames...)
+	}
+	if f.Kind == "line" || f.Kind == "scatter" {
+		pad(&p.X)
+		pad(&p.Y)
+	}
+	if points(f) == 0 {
+		// An empty frame that says so, rather than no file or a broken one.
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
+		p.Title.Text += " (no data)"
+	}
+	return p, nil
+}
+
+// pad widens an axis by 5% of its range on each side, so that a point,
+// its error bar or its label at the edge is not cut by the frame.
+func pad(a *plot.Axis) {
+	if span := a.Max - a.Min; span > 0 && !math.IsInf(span, 0) {
+		a.Min -= 0.05 * span
+		a.Max += 0.05 * span
+	}
+}
+
+func points(f *Figure) int {
+	n := 0
+	for _, s := range f.Series {
+		n += len(s.Points)
+	}
+	return n
+}
+
+// errPoints are the points of a series that have a CI, as gonum's error
+// bars want them: offsets below and above the value.
+type errPoints struct {
+	xys  plotter.XYs
+	low  []float64
+	high []float64
+}
+
+func (e errPoints) Len() int                        { return len(e.xys) }
+func (e errPoints) XY(i int) (float64, float64)     { return e.xys[i].X, e.xys[i].Y }
+func (e errPoints) YError(i int) (float64, float64) { return e.low[i], e.high[i] }
+func (e errPoints) XError(i int) (float64, float64) { return e.low[i], e.high[i] }
+
+// yErrors collects the y CIs of pts, x shifted by dx (bars in a group).
+func yErrors(pts []Point, dx float64) errPoints {
+	var e errPoints
+	for _, q := range pts {
+		if q.Lo != nil && q.Hi != nil {
+			e.xys = append(e.xys, plotter.XY{X: q.X + dx, Y: q.Y})
+			e.low = append(e.low, math.Max(0, q.Y-*q.Lo))
+			e.high = append(e.high, math.Max(0, *q.Hi-q.Y))
+		}
+	}
+	return e
+}
+
+func xErrors(pts []Point) errPoints {
+	var e errPoints
+	for _, q := range pts {
+		if q.XLo != nil && q.XHi != nil {
+			e.xys = append(e.xys, plotter.XY{X: q.X, Y: q.Y})
+			e.low = append(e.low, math.Max(0, q.X-*q.XLo))
+			e.high = append(e.high, math.Max(0, *q.XHi-q.X))
+		}
+	}
+	return e
+}
+
+func addYErrorBars(p *plot.Plot, e errPoints, c color.Color) error {
+	if e.Len() == 0 {
+		return nil
+	}
+	bars, err := plotter.NewYErrorBars(e)
+	if err != nil {
+		return fmt.Errorf("error bars: %w", err)
+	}
+	bars.Color = c
+	p.Add(bars)
+	return nil
+}
+
+func addLines(p *plot.Plot, f *Figure) error {
+	for j, s := range f.Series {
+		xys := make(plotter.XYs, len(s.Points))
+		for i, q := range s.Points {
+			xys[i] = plotter.XY{X: q.X, Y: q.Y}
+		}
+		l, sc, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return fmt.Errorf("series %q: %w", s.Name, err)
+		}
+		c := plotutil.Color(j)
+		l.Color, sc.Color, sc.Shape = c, c, plotutil.Shape(j)
+		p.Add(l, sc)
+		if err := addYErrorBars(p, yErrors(s.Points, 0), c); err != nil {
+			return err
+		}
+		if s.Name != "" {
+			p.Legend.Add(s.Name, l, sc)
+		}
+	}
+	return nil
+}
+
+// rects is a plotter of filled rectangles in data coordinates: gonum's
+// bar chart sizes bars in points, which would leave the error bars of a
+// group's bars at the wrong x.
+type rects struct {
+	cells []rect
+}
+
+type rect struct {
+	x0, x1, y0, y1 float64
+	fill           color.Color
+	text           string
+	textColor      color.Color
+}
+
+func (r *rects) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	for _, q := range r.cells {
+		pts := []vg.Point{{X: trX(q.x0), Y: trY(q.y0)}, {X: trX(q.x1), Y: trY(q.y0)}, {X: trX(q.x1), Y: trY(q.y1)}, {X: trX(q.x0), Y: trY(q.y1)}}
+		c.FillPolygon(q.fill, c.ClipPolygonXY(pts))
+		if q.text != "" {
+			st := text.Style{Color: q.textColor, Font: plot.DefaultFont, XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: plot.DefaultTextHandler}
+			st.Font.Size = vg.Points(8)
+			c.FillText(st, vg.Point{X: trX((q.x0 + q.x1) / 2), Y: trY((q.y0 + q.y1) / 2)}, q.text)
+		}
+	}
+}
+
+func (r *rects) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, ymin = math.Inf(1), math.Inf(1)
+	xmax, ymax = math.Inf(-1), math.Inf(-1)
+	for _, q := range r.cells {
+		xmin, xmax = math.Min(xmin, q.x0), math.Max(xmax, q.x1)
+		ymin, ymax = math.Min(ymin, math.Min(q.y0, q.y1)), math.Max(ymax, math.Max(q.y0, q.y1))
+	}
+	return
+}
+
+// legendBox is a legend thumbnail: a filled square of the series' colour.
+type legendBox struct{ c color.Color }
+
+func (l legendBox) Thumbnail(c *draw.Canvas) {
+	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Min.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Min.Y}}
+	c.FillPolygon(l.c, c.ClipPolygonY(pts))
+}
+
+func addBars(p *plot.Plot, f *Figure) error {
+	k := float64(len(f.Series))
+	if k == 0 {
+		return nil
+	}
+	width := 0.8 / k // a group fills 80% of its category
+	for j, s := range f.Series {
+		c := plotutil.Color(j)
+		dx := -0.4 + width*(float64(j)+0.5)
+		r := &rects{}
+		for _, q := range s.Points {
+			r.cells = append(r.cells, rect{x0: q.X + dx - width/2, x1: q.X + dx + width/2, y0: 0, y1: q.Y, fill: c})
+		}
+		p.Add(r)
+		if err := addYErrorBars(p, yErrors(s.Points, dx), color.Black); err != nil {
+			return err
+		}
+		if s.Name != "" {
+			p.Legend.Add(s.Name, legendBox{c})
+		}
+	}
+	p.X.Min, p.X.Max = -0.5, float64(len(f.XNames))-0.5
+	// Bars start at zero and keep a little room above the tallest.
+	p.Y.Min = math.Min(0, p.Y.Min)
+	p.Y.Max += 0.05 * (p.Y.Max - p.Y.Min)
+	return nil
+}
+
+// heatColor maps t in [0,1] from white to a dark blue.
+func heatColor(t float64) color.Color {
+	lerp := func(a, b float64) uint8 { return uint8(math.Round(a + (b-a)*t)) }
+	return color.RGBA{R: lerp(247, 8), G: lerp(251, 48), B: lerp(255, 107), A: 255}
+}
+
+func addHeatmap(p *plot.Plot, f *Figure) error {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range f.Series {
+		for _, q := range s.Points {
+			lo, hi = math.Min(lo, q.Y), math.Max(hi, q.Y)
+		}
+	}
+	r := &rects{}
+	names := make([]string, len(f.Series))
+	for row, s := range f.Series {
+		names[row] = s.Name
+		for _, q := range s.Points {
+			t := 0.5
+			if hi > lo {
+				t = (q.Y - lo) / (hi - lo)
+			}
+			txt := color.Color(color.Black)
+			if t > 0.55 {
+				txt = color.White
+			}
+			label := fmt.Sprintf("%.3g", q.Y)
+			if q.Lo != nil && q.Hi != nil {
+				label += fmt.Sprintf(" [%.3g, %.3g]", *q.Lo, *q.Hi)
+			}
+			r.cells = append(r.cells, rect{x0: q.X - 0.5, x1: q.X + 0.5, y0: float64(row) - 0.5, y1: float64(row) + 0.5,
+				fill: heatColor(t), text: label, textColor: txt})
+		}
+	}
+	if len(r.cells) > 0 {
+		p.Add(r)
+	}
+	p.NominalY(names...)
+	p.X.Min, p.X.Max = -0.5, float64(len(f.XNames))-0.5
+	p.Y.Min, p.Y.Max = -0.5, float64(len(f.Series))-0.5
+	return nil
+}
+
+// Point radii of a scatter whose points are sized: the smallest and the
+// largest size value map to these, linearly.
+const (
+	minRadius = 3
+	maxRadius = 12
+)
+
+func addScatter(p *plot.Plot, f *Figure) error {
+	if len(f.Series) == 0 || len(f.Series[0].Points) == 0 {
+		return nil
+	}
+	pts := f.Series[0].Points
+	xys := make(plotter.XYs, len(pts))
+	labels := make([]string, len(pts))
+	zlo, zhi := math.Inf(1), math.Inf(-1)
+	for i, q := range pts {
+		xys[i] = plotter.XY{X: q.X, Y: q.Y}
+		labels[i] = q.Label
+		if q.Size != nil {
+			zlo, zhi = math.Min(zlo, *q.Size), math.Max(zhi, *q.Size)
+		}
+	}
+	if len(f.Pareto) > 1 {
+		front := make(plotter.XYs, len(f.Pareto))
+		for i, k := range f.Pareto {
+			front[i] = xys[k]
+		}
+		l, err := plotter.NewLine(front)
+		if err != nil {
+			return fmt.Errorf("pareto front: %w", err)
+		}
+		l.Color = color.RGBA{R: 200, G: 30, B: 30, A: 255}
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(l)
+		p.Legend.Add("Pareto front", l)
+	}
+	sc, err := plotter.NewScatter(xys)
+	if err != nil {
+		return fmt.Errorf("scatter: %w", err)
+	}
+	sc.GlyphStyleFunc = func(i int) draw.GlyphStyle {
+		g := draw.GlyphStyle{Color: plotutil.Color(0), Shape: draw.CircleGlyph{}, Radius: vg.Points(minRadius + (maxRadius-minRadius)/2)}
+		if q := pts[i]; q.Size != nil {
+			t := 0.5
+			if zhi > zlo {
+				t = (*q.Size - zlo) / (zhi - zlo)
+			}
+			g.Radius = vg.Points(minRadius + (maxRadius-minRadius)*t)
+		} else if zhi >= zlo {
+			g.Radius = vg.Points(minRadius)
+		}
+		return g
+	}
+	p.Add(sc)
+	if err := addYErrorBars(p, yErrors(pts, 0), color.Gray{Y: 90}); err != nil {
+		return err
+	}
+	if e := xErrors(pts); e.Len() > 0 {
+		bars, err := plotter.NewXErrorBars(e)
+		if err != nil {
+			return fmt.Errorf("error bars: %w", err)
+		}
+		bars.Color = color.Gray{Y: 90}
+		p.Add(bars)
+	}
+	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+	if err != nil {
+		return fmt.Errorf("labels: %w", err)
+	}
+	for i := range lb.TextStyle {
+		lb.TextStyle[i].Font.Size = vg.Points(8)
+	}
+	lb.Offset = vg.Point{X: vg.Points(6), Y: vg.Points(4)}
+	p.Add(lb)
+	return nil
+}
