@@ -501,10 +501,3 @@ func containsStr(list []string, s string) bool {
 	return false
 }
 
-func quoteList(list []string) string {
-	q := make([]string, len(list))
-	for i, s := range list {
-		q[i] = strconv.Quote(s)
-	}
-	return strings.Join(q, ", ")
-}
