@@ -11,6 +11,9 @@ import (
 type Rendered struct {
 	// Reports are the files written, as a run lists them.
 	Reports []string `json:"reports,omitempty"`
+	// Summary is the walk's summary (nodes cached, failed, to run; no calls,
+	// no tokens: nothing ran), for the experiment's page.
+	Summary *Summary `json:"-"`
 	// Computed counts, per stage instance, the deterministic nodes that are
 	// not in the cache and were computed in memory from cached inputs (a
 	// report whose stage version changed, an aggregate over cached calls).
@@ -102,6 +105,9 @@ func (e *Engine) RenderReports(g *Graph, opts RunOptions) (*Rendered, error) {
 	}
 	paths, err := w.writeReports(opts.ReportDir, provenanceOf(g, sum, opts))
 	out.Reports = paths
+	sum.Reports = paths
+	sum.WallSeconds = time.Since(start).Seconds()
+	out.Summary = sum
 	return out, err
 }
 

@@ -53,6 +53,15 @@ written. Run the experiment to fill the cache.`,
 				config.WriteDiagnostics(a.stderr, ie.Diags, g.Exp.Files)
 				return &exitError{exitBadInput, errors.New("nothing was rendered")}
 			}
+			if got != nil && err == nil && len(got.Missing) == 0 && got.Summary != nil {
+				// The experiment's page, over what was rendered; its summary
+				// says nothing ran.
+				if page, herr := a.writeHTMLPage(g, store, got.Summary, outDir); herr != nil {
+					fmt.Fprintf(a.stderr, "warning: %s not written: %v\n", htmlPageName, herr)
+				} else {
+					got.Reports = append(got.Reports, page)
+				}
+			}
 			if got != nil {
 				printRendered(a, got)
 			}
