@@ -81,7 +81,7 @@ locals {
     filtered   = { mode = "filtered" }
     unfiltered = { mode = "all" }
   }
-  arms = { for p in setproduct(var.ns, keys(local.references)) : format("n=%02d %s", p[0], p[1]) => { n = p[0], references = p[1] } }
+  arms = { for p in setproduct(var.ns, keys(local.references)) : format("%02d %s", p[0], p[1]) => { n = p[0], references = p[1] } }
 }
 
 stage "filter_references" "refs" {
@@ -129,4 +129,27 @@ report "figure6" {
     stage.insight_score.feasibility_average_absolute_rank,
   ]
   formats = ["markdown", "csv"]
+}
+
+# Figure 6 as a figure: n on x, a line each for filtered and unfiltered
+# references. Keys are "NN REFERENCES".
+stage "plot" "figure6_novelty" {
+  kind      = "line"
+  data      = [stage.insight_score.novelty_average_absolute_rank]
+  x         = "key[0]"
+  series    = "key[1]"
+  separator = " "
+  title     = "Figure 6: target's average absolute rank by n (novelty)"
+  x_label   = "n (ideas per target)"
+  y_label   = "target's average rank"
+}
+stage "plot" "figure6_feasibility" {
+  kind      = "line"
+  data      = [stage.insight_score.feasibility_average_absolute_rank]
+  x         = "key[0]"
+  series    = "key[1]"
+  separator = " "
+  title     = "Figure 6: target's average absolute rank by n (feasibility)"
+  x_label   = "n (ideas per target)"
+  y_label   = "target's average rank"
 }

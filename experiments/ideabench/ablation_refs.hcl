@@ -181,3 +181,26 @@ report "table2" {
   }
   formats = ["markdown", "csv", "latex"]
 }
+
+# Figure 4 as a figure: the number of references on x, a line each for
+# filtered and unfiltered. Keys are "MODE COUNT".
+stage "plot" "figure4_novelty" {
+  kind      = "line"
+  data      = [stage.insight_score.novelty_insight_score]
+  x         = "key[1]"
+  series    = "key[0]"
+  separator = " "
+  title     = "Figure 4: novelty Insight Score by number of references"
+  x_label   = "references given"
+  y_label   = "novelty Insight Score"
+}
+stage "plot" "figure4_feasibility" {
+  kind      = "line"
+  data      = [stage.insight_score.feasibility_insight_score]
+  x         = "key[1]"
+  series    = "key[0]"
+  separator = " "
+  title     = "Figure 4: feasibility Insight Score by number of references"
+  x_label   = "references given"
+  y_label   = "feasibility Insight Score"
+}

@@ -70,12 +70,13 @@ func TestIdeaBenchExperiments(t *testing.T) {
 		// 10, 13, 15 and all are one request (and one set of rankings);
 		// for one target the random draw of 1 is filtered 1's reference.
 		// Distinct generations: 2 x (5 + 8) - 1 = 25, each rated once and
-		// ranked twice: 100 calls; 2 abstracts + 25 idea batches embedded.
-		{"ablation_refs.hcl", 321, 100, 27, 65, map[string]int{`stage.filter_references.arms["unfiltered 7"]`: 2, `stage.generate_ideas.arms["filtered all"]`: 2}},
+		// ranked twice: 100 calls; 2 abstracts + 25 idea batches embedded;
+		// the two Figure 4 plots are a node each.
+		{"ablation_refs.hcl", 323, 100, 27, 65, map[string]int{`stage.filter_references.arms["unfiltered 7"]`: 2, `stage.generate_ideas.arms["filtered all"]`: 2}},
 		// 2 targets x 2 reference arms x n in 1, 3, 5, 10: generate
 		// 2x2x19 = 76 nodes, 40 distinct samples (max n = 10 per target
-		// and arm); rankings 2 x 16 = 32 calls.
-		{"ablation_n.hcl", 129, 72, 0, 36, map[string]int{`stage.generate_ideas.n["n=10 unfiltered"]`: 20, `stage.rank_ideas.novelty["n=05 filtered"]`: 2}},
+		// and arm); rankings 2 x 16 = 32 calls; two Figure 6 plots.
+		{"ablation_n.hcl", 131, 72, 0, 36, map[string]int{`stage.generate_ideas.n["10 unfiltered"]`: 20, `stage.rank_ideas.novelty["05 filtered"]`: 2}},
 		// 2 judges: rotate 4 x 4 targets, target_first 4, shuffle 4; calls
 		// 2 x 3 kept x (4 + 1 + 1) + 3 generations = 39, less the rankings
 		// that target_first and rotate's permutation 0 share (same order,
@@ -130,8 +131,8 @@ func TestAblationNReusesSamples(t *testing.T) {
 	if sum.LLMCalls != 8+8 {
 		t.Errorf("%d calls, want 16", sum.LLMCalls)
 	}
-	st := sum.Stages[`stage.generate_ideas.n["n=12 filtered"]`]
-	if st.Total != 24 || st.Cached != 20 || st.Ran != 4 || st.LLMCalls+sum.Stages[`stage.generate_ideas.n["n=12 unfiltered"]`].LLMCalls != 8 {
+	st := sum.Stages[`stage.generate_ideas.n["12 filtered"]`]
+	if st.Total != 24 || st.Cached != 20 || st.Ran != 4 || st.LLMCalls+sum.Stages[`stage.generate_ideas.n["12 unfiltered"]`].LLMCalls != 8 {
 		t.Errorf("n = 12: %+v", st)
 	}
 }

@@ -40,7 +40,7 @@ var plotFormats = map[string]string{"svg": ".svg", "png": ".png"}
 type plotType struct{}
 
 func (plotType) Name() string    { return "plot" }
-func (plotType) Version() string { return "1" }
+func (plotType) Version() string { return "2" }
 
 func (plotType) Params() []stages.Param {
 	return []stages.Param{
@@ -357,8 +357,11 @@ func (s *plotSpec) figure(scores []*stages.Score) (*Figure, error) {
 		ser, _ := s.series.pick(in.key, in.stage, s.sep)
 		pts = append(pts, raw{x: x, series: ser, p: Point{Label: x, Y: v, Lo: lo, Hi: hi}})
 	}
-	// x is numeric for a line when every label is a number; else categories
-	// in first-seen order (the declared order of the for_each).
+	// x is numeric for a line when every label is a number; else categories:
+	// the numeric ones first, ascending ("1", "3", ..., "15"), then the rest
+	// in first-seen order ("all"). Instance keys reach a stage sorted as
+	// strings (HCL sorts an object's keys), so first-seen alone would put
+	// "10" before "3".
 	numeric := s.kind == "line" && len(pts) > 0
 	for _, r := range pts {
 		if _, err := strconv.ParseFloat(r.x, 64); err != nil {
@@ -367,11 +370,25 @@ func (s *plotSpec) figure(scores []*stages.Score) (*Figure, error) {
 	}
 	cat := map[string]int{}
 	if !numeric {
+		seen := map[string]bool{}
 		for _, r := range pts {
-			if _, ok := cat[r.x]; !ok {
-				cat[r.x] = len(f.XNames)
+			if !seen[r.x] {
+				seen[r.x] = true
 				f.XNames = append(f.XNames, r.x)
 			}
+		}
+		sort.SliceStable(f.XNames, func(a, b int) bool {
+			va, ea := strconv.ParseFloat(f.XNames[a], 64)
+			vb, eb := strconv.ParseFloat(f.XNames[b], 64)
+			switch {
+			case ea == nil && eb == nil:
+				return va < vb
+			default:
+				return ea == nil && eb != nil
+			}
+		})
+		for i, x := range f.XNames {
+			cat[x] = i
 		}
 	}
 	bySeries := map[string]int{}
