@@ -323,7 +323,7 @@ func (g *Graph) appendNodes(inst *Instance, nodes []stages.Node, expandedFrom *[
 			n.Deps = append(n.Deps, int32(idx))
 		}
 		inst.nodes = append(inst.nodes, int32(len(g.Nodes)))
-		inst.Up.Nodes = append(inst.Up.Nodes, stages.NodeInfo{Item: spec.Item, Slot: spec.Slot})
+		inst.Up.Nodes = append(inst.Up.Nodes, stages.NodeInfo{Item: spec.Item, Slot: spec.Slot, Label: spec.Label})
 		g.Nodes = append(g.Nodes, n)
 	}
 	inst.Count = len(inst.nodes)

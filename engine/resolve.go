@@ -111,7 +111,7 @@ func (w *walker) loadInputs(n *Node) (in []stages.In, damaged bool, err error) {
 	in = make([]stages.In, len(n.Deps))
 	for k, d := range n.Deps {
 		dn := w.g.Nodes[d]
-		in[k] = stages.In{Dep: n.Spec.Deps[k], Node: stages.NodeInfo{Item: dn.Spec.Item, Slot: dn.Spec.Slot}, From: dn.Inst.Up}
+		in[k] = stages.In{Dep: n.Spec.Deps[k], Node: stages.NodeInfo{Item: dn.Spec.Item, Slot: dn.Spec.Slot, Label: dn.Spec.Label}, From: dn.Inst.Up}
 		if !w.states[d].known {
 			continue
 		}

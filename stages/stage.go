@@ -137,8 +137,9 @@ type Quality struct {
 
 // NodeInfo identifies one node of an upstream instance.
 type NodeInfo struct {
-	Item string // item id; "" for an aggregate node
-	Slot int    // sample index, permutation index, ...; 0 when unused
+	Item  string // item id; "" for an aggregate node
+	Slot  int    // sample index, permutation index, ...; 0 when unused
+	Label string // the node's Label ("overall", "sample 2"); "" if none
 }
 
 // Upstream is what a stage sees of an input: a dataset or an upstream stage instance.

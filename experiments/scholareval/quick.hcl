@@ -154,24 +154,46 @@ stage "citation_check" "baseline" {
 
 # ---- coverage of every rubric line, per system
 
-stage "coverage" "scholareval" {
+# Both systems are instances of one stage, so one table has a row each.
+locals {
+  systems = {
+    scholareval = [stage.soundness_review.se, stage.contribution_review.se]
+    baseline    = [stage.llm_review.baseline]
+  }
+}
+
+stage "coverage" "review" {
+  for_each   = local.systems
   ideas      = dataset.ideas
-  reviews    = [stage.soundness_review.se, stage.contribution_review.se]
+  reviews    = each.value
   judge      = model.judge
   prometheus = false # the mock answers "Rating: N"; a real Prometheus-style judge: true (the default)
 }
 
-stage "coverage" "baseline" {
-  ideas      = dataset.ideas
-  reviews    = [stage.llm_review.baseline]
-  judge      = model.judge
-  prometheus = false
+# One score per group: overall, each discipline, axis, type and severity.
+stage "coverage_score" "review" {
+  coverage = stage.coverage.review
 }
 
-stage "coverage_score" "scholareval" {
-  coverage = stage.coverage.scholareval
-}
-
-stage "coverage_score" "baseline" {
-  coverage = stage.coverage.baseline
+report "coverage" {
+  title   = "Coverage of the expert rubrics (1-5), ScholarEval vs the plain-LLM baseline"
+  rows    = stage.coverage_score.review
+  columns = [stage.coverage_score.review]
+  labels = {
+    scholareval                          = "ScholarEval"
+    baseline                             = "LLM baseline"
+    "coverage_score.review/overall"      = "Overall"
+    "coverage_score.review/domain=ai"      = "AI"
+    "coverage_score.review/domain=neuro"   = "Neuro"
+    "coverage_score.review/domain=biochem" = "Biochem"
+    "coverage_score.review/domain=eco"     = "Eco"
+    "coverage_score.review/axis=soundness"    = "Soundness"
+    "coverage_score.review/axis=contribution" = "Contribution"
+    "coverage_score.review/type=strength"     = "Strengths"
+    "coverage_score.review/type=weakness"     = "Weaknesses"
+    "coverage_score.review/severity=major"    = "Major"
+    "coverage_score.review/severity=minor"    = "Minor"
+  }
+  better  = { "coverage_score.review/overall" = "higher" }
+  formats = ["markdown", "csv", "latex"]
 }

@@ -517,4 +517,3 @@ func containsStr(list []string, s string) bool {
 	}
 	return false
 }
-

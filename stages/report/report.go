@@ -95,10 +95,11 @@ func (t *table) index(in []stages.In) (map[string]*stages.In, error) {
 		if x.From == nil {
 			return nil, fmt.Errorf("input %d (%s node %d) does not say which column instance it comes from (In.From is nil)", i, x.Input, x.Index)
 		}
-		if _, dup := scores[x.From.Address]; dup {
-			return nil, fmt.Errorf("input %d: two inputs come from %s; each column instance has one", i, x.From.Address)
+		id := sourceID(x.From, x.Node)
+		if _, dup := scores[id]; dup {
+			return nil, fmt.Errorf("input %d: two inputs come from %s; each column instance has one (per label)", i, id)
 		}
-		scores[x.From.Address] = x
+		scores[id] = x
 	}
 	for _, row := range t.rows {
 		for _, addr := range row.source {

@@ -172,7 +172,7 @@ func TestReportInputErrors(t *testing.T) {
 		{"no From", func(in []stages.In) []stages.In { in[1].From = nil; return in },
 			"input 1 (columns node 1) does not say which column instance it comes from (In.From is nil)"},
 		{"From twice", func(in []stages.In) []stages.In { in[1].From = in[0].From; return in },
-			`input 1: two inputs come from stage.insight_score.novelty["gpt-4o"]; each column instance has one`},
+			`input 1: two inputs come from stage.insight_score.novelty["gpt-4o"]; each column instance has one (per label)`},
 		{"From not a column", func(in []stages.In) []stages.In { in[2].From = stranger; return in },
 			`no input comes from column instance stage.insight_score.feasibility["gpt-4o"]`},
 		{"an input short", func(in []stages.In) []stages.In { return in[:3] },
@@ -261,7 +261,7 @@ func TestReportLayoutErrors(t *testing.T) {
 		{stages.Params{"columns": []*stages.Upstream{col}}, "rows", "rows is empty; give the stage whose instances are the rows"},
 		{stages.Params{"rows": rows}, "columns", "columns is empty; give at least one aggregate stage"},
 		{stages.Params{"rows": rows, "columns": []*stages.Upstream{perItem}}, "columns",
-			"columns: stage.rank_ideas.x has 2 nodes; a column must be an aggregate stage with one node (insight_score, ...)"},
+			"columns: stage.rank_ideas.x has 2 nodes; a column must be an aggregate stage with one node (insight_score, ...), or with several labelled ones (coverage_score)"},
 		{stages.Params{"rows": rows, "columns": []*stages.Upstream{col, col}}, "columns", `columns: stage.insight_score.novelty["a"] is listed twice`},
 		{stages.Params{"rows": []*stages.Upstream{rowInstance("a"), rowInstance("a")}, "columns": []*stages.Upstream{col}}, "rows",
 			`rows: two rows are labelled "a"; list each instance once`},
@@ -600,5 +600,46 @@ func TestReportPivotShapes(t *testing.T) {
 				t.Errorf("markdown lacks the note:\n%s", md)
 			}
 		})
+	}
+}
+
+// TestReportLabelledScoreNodes: a column instance with several labelled
+// aggregate nodes (coverage_score: overall, by domain, ...) gives a column
+// per label, each cell reading its own node; an unlabelled pair is refused.
+func TestReportLabelledScoreNodes(t *testing.T) {
+	groups := func(key string) *stages.Upstream {
+		return &stages.Upstream{Address: `stage.coverage_score.review["` + key + `"]`, Type: "coverage_score", Key: key,
+			Nodes: []stages.NodeInfo{{Slot: 0, Label: "overall"}, {Slot: 1, Label: "domain=ai"}}}
+	}
+	cols := []*stages.Upstream{groups("scholareval"), groups("baseline")}
+	params := stages.WithDefaults(reportType{}, stages.Params{
+		"rows": cols, "columns": cols, "formats": []string{"csv"},
+		"labels": map[string]string{"coverage_score.review/overall": "Overall", "coverage_score.review/domain=ai": "AI"},
+	})
+	nodes, err := reportType{}.Layout(&stages.Instance{Address: "report.coverage", Params: params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes[0].Deps) != 4 {
+		t.Fatalf("%d deps, want one per node (4)", len(nodes[0].Deps))
+	}
+	outs := [][]byte{
+		score(t, stages.Score{Value: 3.5, Count: 10}), score(t, stages.Score{Value: 3.25, Count: 4}),
+		score(t, stages.Score{Value: 2.5, Count: 10}), score(t, stages.Score{Value: 2, Count: 4}),
+	}
+	files := render(t, nodes[0], inputs(t, params, nodes[0], outs))
+	want := "row,coverage_score.review/overall,coverage_score.review/overall_count,coverage_score.review/overall_missing,coverage_score.review/overall_dropped," +
+		"coverage_score.review/domain=ai,coverage_score.review/domain=ai_count,coverage_score.review/domain=ai_missing,coverage_score.review/domain=ai_dropped,synthetic\n" +
+		"scholareval,3.5,10,0,0,3.25,4,0,0,false\n" +
+		"baseline,2.5,10,0,0,2,4,0,0,false\n"
+	if got := files.Files["coverage.csv"]; got != want {
+		t.Errorf("coverage.csv:\n%s\nwant:\n%s", got, want)
+	}
+
+	unlabelled := &stages.Upstream{Address: "stage.x.y", Type: "x", Nodes: []stages.NodeInfo{{Slot: 0}, {Slot: 1}}}
+	_, err = reportType{}.Layout(&stages.Instance{Address: "report.bad", Params: stages.WithDefaults(reportType{},
+		stages.Params{"rows": []*stages.Upstream{rowInstance("a")}, "columns": []*stages.Upstream{unlabelled}})})
+	if err == nil || !strings.Contains(err.Error(), "or with several labelled ones") {
+		t.Errorf("unlabelled nodes: %v", err)
 	}
 }

@@ -282,38 +282,71 @@ func splitRows(t *table, rows []*stages.Upstream, dims []string, sep string) ([]
 }
 
 // groupColumns groups column instances by stage (address without instance
-// key). Each instance has one node and gets one dep; Dep.Index counts across
-// the listed instances' nodes in list order, as the Dep contract says.
+// key). An instance with one node gives one dep; an instance whose several
+// aggregate nodes are labelled (coverage_score: "overall", "domain=ai", ...)
+// gives one column stage per label, "STAGE/LABEL", and a dep per node.
+// Dep.Index counts across the listed instances' nodes in list order, as the
+// Dep contract says.
 func groupColumns(cols []*stages.Upstream) ([]*metric, []stages.Dep, error) {
 	var metrics []*metric
 	byAddr := map[string]*metric{}
 	var deps []stages.Dep
 	offset := 0
 	for _, c := range cols {
-		if len(c.Nodes) != 1 || c.Nodes[0].Item != "" {
-			return nil, nil, stages.ParamErrorf("columns", "columns: %s has %d nodes; a column must be an aggregate stage with one node (insight_score, ...)", c.Address, len(c.Nodes))
+		if err := checkColumn(c); err != nil {
+			return nil, nil, err
 		}
 		addr := stageAddress(c.Address)
-		m := byAddr[addr]
-		if m == nil {
-			id := strings.TrimPrefix(addr, "stage.")
-			m = &metric{id: id, label: id, byKey: map[string]string{}}
-			byAddr[addr] = m
-			metrics = append(metrics, m)
+		for j, n := range c.Nodes {
+			id, src := strings.TrimPrefix(addr, "stage."), c.Address
+			if len(c.Nodes) > 1 {
+				id, src = id+"/"+n.Label, sourceID(c, n)
+			}
+			m := byAddr[id]
+			if m == nil {
+				m = &metric{id: id, label: id, byKey: map[string]string{}}
+				byAddr[id] = m
+				metrics = append(metrics, m)
+			}
+			if _, dup := m.byKey[c.Key]; dup {
+				return nil, nil, stages.ParamErrorf("columns", "columns: %s is listed twice", c.Address)
+			}
+			m.byKey[c.Key] = src
+			k := c.Key
+			if k == "" {
+				k = `""`
+			}
+			m.keys = append(m.keys, k)
+			deps = append(deps, stages.Dep{Input: "columns", Index: offset + j})
 		}
-		if _, dup := m.byKey[c.Key]; dup {
-			return nil, nil, stages.ParamErrorf("columns", "columns: %s is listed twice", c.Address)
-		}
-		m.byKey[c.Key] = c.Address
-		k := c.Key
-		if k == "" {
-			k = `""`
-		}
-		m.keys = append(m.keys, k)
-		deps = append(deps, stages.Dep{Input: "columns", Index: offset})
 		offset += len(c.Nodes)
 	}
 	return metrics, deps, nil
+}
+
+// checkColumn refuses a column instance that is not aggregates: one node,
+// or several whose labels tell them apart.
+func checkColumn(c *stages.Upstream) error {
+	labels := map[string]bool{}
+	for _, n := range c.Nodes {
+		if n.Item != "" || (len(c.Nodes) > 1 && (n.Label == "" || labels[n.Label])) {
+			return stages.ParamErrorf("columns", "columns: %s has %d nodes; a column must be an aggregate stage with one node (insight_score, ...), or with several labelled ones (coverage_score)", c.Address, len(c.Nodes))
+		}
+		labels[n.Label] = true
+	}
+	if len(c.Nodes) == 0 {
+		return stages.ParamErrorf("columns", "columns: %s has no nodes; a column must be an aggregate stage (insight_score, ...)", c.Address)
+	}
+	return nil
+}
+
+// sourceID names the score a cell reads: its instance's address, with the
+// node's label when the instance has several.
+func sourceID(from *stages.Upstream, n stages.NodeInfo) string {
+	if len(from.Nodes) > 1 {
+		return from.Address + "#" + n.Label
+	}
+	return from.Address
 }
 
 // metricOptions applies labels, better and number_format to the column

@@ -64,12 +64,12 @@ func TestExperimentPlans(t *testing.T) {
 			e := &engine.Engine{Store: cache.NewMemory()}
 			plan := e.Plan(g).Summary
 			want := map[string]int{
-				"stage.soundness_methods.se":       tc.ideas,
-				"stage.contribution_dimensions.se": tc.ideas,
-				"stage.llm_review.baseline":        tc.ideas,
-				"stage.coverage.baseline":          tc.rubric,
-				"stage.coverage_score.baseline":    tc.groups,
-				"stage.citation_check.baseline":    1,
+				"stage.soundness_methods.se":              tc.ideas,
+				"stage.contribution_dimensions.se":        tc.ideas,
+				"stage.llm_review.baseline":               tc.ideas,
+				`stage.coverage.review["baseline"]`:       tc.rubric,
+				`stage.coverage_score.review["baseline"]`: tc.groups,
+				"stage.citation_check.baseline":           1,
 			}
 			total := 0
 			for addr, n := range plan.Stages {
@@ -94,7 +94,7 @@ func TestQuickRunsOnTheMock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sum.Failures) != 0 || sum.Nodes.Ran != quickNodes || sum.Stages["stage.coverage.scholareval"].Ran != 7 {
+	if len(sum.Failures) != 0 || sum.Nodes.Ran != quickNodes || sum.Stages[`stage.coverage.review["scholareval"]`].Ran != 7 {
 		t.Errorf("quick: %+v, failures %v", sum.Nodes, sum.Failures)
 	}
 	g = build(t, "quick.hcl")
@@ -104,7 +104,7 @@ func TestQuickRunsOnTheMock(t *testing.T) {
 	}
 }
 
-const quickNodes = 105
+const quickNodes = 106 // the pipeline, and the coverage report
 
 // coverage.hcl over the real ScholarIdeas on the mock: every one of the
 // 1,076 rubric lines judged once per system.
@@ -122,15 +122,15 @@ func TestCoverageOnTheRealIdeas(t *testing.T) {
 		t.Fatalf("failures: %v", sum.Failures)
 	}
 	for addr, n := range map[string]int{
-		"stage.coverage.scholareval": 1076, "stage.coverage.baseline": 1076,
-		"stage.coverage_score.scholareval": 11, "stage.coverage_score.baseline": 11,
+		`stage.coverage.review["scholareval"]`: 1076, `stage.coverage.review["baseline"]`: 1076,
+		`stage.coverage_score.review["scholareval"]`: 11, `stage.coverage_score.review["baseline"]`: 11,
 		"stage.soundness_review.se": 118, "stage.contribution_review.se": 118, "stage.llm_review.baseline": 118,
 	} {
 		if got := sum.Stages[addr].Total; got != n {
 			t.Errorf("%s: %d nodes, want %d", addr, got, n)
 		}
 	}
-	if sum.Nodes.Total != 6332 {
-		t.Errorf("%d nodes, want 6332 (the seeded mock's)", sum.Nodes.Total)
+	if sum.Nodes.Total != 6333 {
+		t.Errorf("%d nodes, want 6333 (the seeded mock's, and the report)", sum.Nodes.Total)
 	}
 }
