@@ -177,7 +177,8 @@ stage "coverage_score" "review" {
 
 report "coverage" {
   title   = "Coverage of the expert rubrics (1-5), ScholarEval vs the plain-LLM baseline"
-  rows    = stage.coverage_score.review
+  rows      = stage.coverage_score.review
+  row_order = ["scholareval", "baseline"]
   columns = [stage.coverage_score.review]
   labels = {
     scholareval                          = "ScholarEval"
