@@ -102,7 +102,7 @@ type RunOptions struct {
 	Offline    bool
 	MaxCost    float64 // USD; 0: no limit
 	ReportDir  string  // where report files go; "" means <experiment>/results
-	OnProgress func(total int) func(address string, status Status)
+	OnProgress func(total int) (report func(address string, status Status), grow func(added int))
 	Variables  map[string]string
 	GitCommit  string
 	// Started is when the process started (for the whole wall time) and
@@ -219,8 +219,9 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 				total++
 			}
 		}
-		report := opts.OnProgress(total)
+		report, grow := opts.OnProgress(total)
 		w.onProgress = func(n *Node, st *nodeState) { report(n.Address, st.status) }
+		w.onGrow = grow
 	}
 	toRun := 0
 	for i := range w.states {

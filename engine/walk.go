@@ -68,6 +68,9 @@ type walker struct {
 	down         map[string]string // providers unavailable for the rest of the run -> why
 
 	growDiags  hcl.Diagnostics
+	// onGrow is told how many nodes a grow added (between rounds), so a
+	// progress report's total follows the graph.
+	onGrow func(added int)
 	mismatches []VerifyMismatch // verify only
 	verified   int              // verify only: compute nodes recomputed
 
@@ -110,6 +113,9 @@ func (w *walker) walk(resolvers int) {
 			return
 		}
 		grown := len(w.g.Nodes) - n
+		if w.onGrow != nil {
+			w.onGrow(grown)
+		}
 		w.states = append(w.states, make([]nodeState, grown)...)
 		w.remaining = append(w.remaining, make([]int32, grown)...)
 		from = n

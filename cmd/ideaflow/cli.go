@@ -435,6 +435,11 @@ func (a *app) runCmd() *cobra.Command {
 			if errors.As(err, &ie) {
 				if len(ie.Diags) > 0 {
 					config.WriteDiagnostics(a.stderr, ie.Diags, g.Exp.Files)
+					if sum != nil && sum.Nodes.Ran > 0 {
+						// A stage laid out once its inputs settled refused
+						// them: what ran before is cached.
+						return &exitError{exitBadInput, fmt.Errorf("the run stopped there; the %d node(s) that ran before are cached", sum.Nodes.Ran)}
+					}
 					return &exitError{exitBadInput, errors.New("nothing was run")}
 				}
 				return &exitError{exitBadInput, err}
