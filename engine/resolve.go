@@ -351,6 +351,13 @@ func (w *walker) fail(i int32, key string, r reason, raw string, attempts []cach
 	st := &w.states[i]
 	st.status = StatusFailed
 	st.why = r
+	for _, a := range attempts {
+		// An answer came back (HTTP 200, or the mock's) and was refused;
+		// transport failures (429, 5xx, timeouts) are retries, not calls.
+		if a.Status == 200 || (a.Status == 0 && a.Raw != "") {
+			st.answered++
+		}
+	}
 	msg := r.String()
 	w.log.Warn().Str("node", n.Address).Str("error", msg).Msg("node failed")
 	if key != "" && !w.plan && r.kind != failCache {

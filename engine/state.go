@@ -35,6 +35,9 @@ type nodeState struct {
 	key    string
 	why    reason // plan: why it must run; run: why it failed or was skipped
 	usage  cache.Usage
+	// answered counts the completions a failed call got (answers its
+	// format refused, repair re-asks included): asked for and paid for.
+	answered int
 	// estimate is the plan's token estimate for a model node that must run.
 	estIn, estOut int64
 	estCost       float64

@@ -242,6 +242,15 @@ func (w *walker) summarize() *Summary {
 		case StatusFailed:
 			c.Failed++
 			s.Nodes.Failed++
+			if st.isCall && !st.dedup && st.answered > 0 {
+				// Completions asked for whose answers failed the node:
+				// paid for, so counted (their tokens are not recorded).
+				s.LLMCalls += st.answered
+				c.LLMCalls += st.answered
+				mu := s.Models[st.wantModel]
+				mu.Calls += st.answered
+				s.Models[st.wantModel] = mu
+			}
 			s.Failures = append(s.Failures, FailedNode{Address: n.Address, Error: st.why.String()})
 		case StatusSkipped, StatusPending:
 			c.Skipped++

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	openai "github.com/sashabaranov/go-openai"
+
 	"github.com/ideaflow/ideaflow/engine"
 	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
 	_ "github.com/ideaflow/ideaflow/stages/stagetest"
@@ -462,5 +464,34 @@ stage "test_list" "reads_broken" {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("one pass lacks %q:\n%s", want, stderr)
 		}
+	}
+}
+
+// TestRefusedAnswersCountAsCalls: a judge that never gives a ranking is
+// re-asked (a repair) and then the node fails; every completion it was asked
+// for was paid for, so llm_calls equals the requests the server answered.
+func TestRefusedAnswersCountAsCalls(t *testing.T) {
+	srv := llmtest.New(llmtest.WithResponder(func(req *openai.ChatCompletionRequest) string {
+		if rankInstruction.MatchString(req.Messages[0].Content) || rankInstruction.MatchString(req.Messages[len(req.Messages)-1].Content) {
+			return "These ideas are all interesting in their own ways."
+		}
+		return responder(req)
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("CLI_TEST_KEY", "sk-cli-test")
+	dir := t.TempDir()
+	writeExperiment(t, filepath.Join(dir, "exp"), scenario{BaseURL: srv.URL, KeyEnv: "CLI_TEST_KEY", Generators: []string{"gen-a", "gen-b"}, N: 3, Limit: 5})
+	sum := filepath.Join(t.TempDir(), "s.json")
+	code, stdout, stderr := cli(t, "run", filepath.Join(dir, "exp"), "--cache-dir", filepath.Join(dir, "cache"), "--summary-json", sum)
+	if code != exitFailedNodes {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	s := readSummary(t, sum)
+	if s.Nodes.Failed != 8 {
+		t.Fatalf("failed = %d, want the 8 rankings", s.Nodes.Failed)
+	}
+	// 24 generations, and each ranking asked and re-asked at least once.
+	if s.LLMCalls != srv.Count() || srv.Count() < 24+16 {
+		t.Errorf("llm_calls = %d, server answered %d requests; want them equal (>= 40)", s.LLMCalls, srv.Count())
 	}
 }
