@@ -16,7 +16,7 @@ var (
 	// C"): a judge echoing the options (LiveIdeaBench's fluency question
 	// ends "ONLY ANSWER A/B/C/D") or hedging, not choosing.
 	letterList = regexp.MustCompile(`(?i)^[\s*(\[]*[a-z][)\]*]*(?:\s*(?:/|,|\||\bor\b|\band\b)\s*[\s*(\[]*[a-z][)\]*]*)+\s*\.?$`)
-	answerKeys   = map[string]bool{"answer": true, "choice": true, "letter": true, "option": true, "label": true, "selection": true, "verdict": true, "category": true, "finalanswer": true}
+	answerKeys = map[string]bool{"answer": true, "choice": true, "letter": true, "option": true, "label": true, "selection": true, "verdict": true, "category": true, "finalanswer": true}
 )
 
 func parseLetter(spec Spec, text string) (*Answer, error) {
