@@ -114,4 +114,3 @@ func readLeaderboard(name string, r io.Reader, opts Options) ([]Item, error) {
 	}
 	return c.items, nil
 }
-
