@@ -67,6 +67,7 @@ func keyParts(n *Node, w *stages.Work, inputs [][32]byte) []namedPart {
 			partOf("sample", []byte(strconv.Itoa(r.Sample)), strconv.Itoa(r.Sample)),
 			partOf("format", format, string(r.Format.Kind)),
 		)
+		parts = appendParams(parts, n, c.KeyParams)
 	} else if sv := w.Service; sv != nil {
 		r := sv.Request
 		parts = append(parts,
@@ -78,13 +79,7 @@ func keyParts(n *Node, w *stages.Work, inputs [][32]byte) []namedPart {
 		if w.KeyParams == nil {
 			parts = append(parts, n.Inst.paramParts...)
 		} else {
-			for _, p := range n.Inst.paramParts {
-				for _, name := range w.KeyParams {
-					if p.name == "param."+name {
-						parts = append(parts, p)
-					}
-				}
-			}
+			parts = appendParams(parts, n, w.KeyParams)
 		}
 		parts = append(parts, partOf("node", nodeIdentity(n), ""))
 	}
@@ -95,6 +90,18 @@ func keyParts(n *Node, w *stages.Work, inputs [][32]byte) []namedPart {
 	var in [32]byte
 	h.Sum(in[:0])
 	parts = append(parts, namedPart{name: "inputs", digest: in, display: strconv.Itoa(len(inputs)) + " upstream outputs"})
+	return parts
+}
+
+// appendParams appends the key parts of the instance params named.
+func appendParams(parts []namedPart, n *Node, names []string) []namedPart {
+	for _, p := range n.Inst.paramParts {
+		for _, name := range names {
+			if p.name == "param."+name {
+				parts = append(parts, p)
+			}
+		}
+	}
 	return parts
 }
 

@@ -292,6 +292,11 @@ type Call struct {
 	// the node without another ask, so it must only refuse what the spec
 	// cannot express.
 	Output func(a *format.Answer) ([]byte, error)
+	// KeyParams names the instance params Output reads (a word limit that
+	// drops an answer): the node is keyed on them beside its request, so
+	// changing one re-runs the node instead of serving an output made
+	// under the old value. nil: Output reads none.
+	KeyParams []string
 }
 
 // Service is one non-chat request (embeddings, token embeddings, literature

@@ -2,9 +2,11 @@ package stages
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"reflect"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,7 +102,7 @@ func Render(name, text string, data any) (string, error) {
 		renderBuffers.Put(b)
 	}()
 	if err := t.Execute(b, data); err != nil {
-		return "", fmt.Errorf("render template %s: %w", name, explainField(err, data))
+		return "", fmt.Errorf("render template %s: %w", name, explainKey(explainField(err, data), data))
 	}
 	return b.String(), nil
 }
@@ -109,7 +111,65 @@ func Render(name, text string, data any) (string, error) {
 // 10 kB of abstracts) on every node.
 var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-var unknownField = regexp.MustCompile(`can't evaluate field (\w+) in type (\S+)`)
+var (
+	unknownField = regexp.MustCompile(`can't evaluate field (\w+) in type (\S+)`)
+	identifier   = regexp.MustCompile(`^[\pL_][\pL\pN_]*$`)
+	missingKey   = regexp.MustCompile(`at <(\.[\w.]+)>: map has no entry for key "([^"]*)"`)
+)
+
+// explainKey rewrites text/template's "at <.Item.titel>: map has no entry
+// for key "titel"" for a map in data (a dataset record as .Item): which
+// field is missing and which the record has (".Item.keyword .Item.title"),
+// found by following the path through data.
+func explainKey(err error, data any) error {
+	m := missingKey.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	path := strings.Split(strings.TrimPrefix(m[1], "."), ".")
+	v := reflect.ValueOf(data)
+	for _, name := range path[:len(path)-1] {
+		for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+			v = v.Elem()
+		}
+		switch v.Kind() {
+		case reflect.Struct:
+			v = v.FieldByName(name)
+		case reflect.Map:
+			v = v.MapIndex(reflect.ValueOf(name))
+		default:
+			return err
+		}
+		if !v.IsValid() {
+			return err
+		}
+	}
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Map || v.Type().Key().Kind() != reflect.String {
+		return err
+	}
+	prefix := ""
+	if len(path) > 1 {
+		prefix = "." + strings.Join(path[:len(path)-1], ".")
+	}
+	var keys []string
+	for _, k := range v.MapKeys() {
+		if identifier.MatchString(k.String()) {
+			keys = append(keys, prefix+"."+k.String())
+		} else { // a csv column like "Search Volume" is reached with index
+			keys = append(keys, fmt.Sprintf("(index %s %q)", cmp.Or(prefix, "."), k.String()))
+		}
+	}
+	sort.Strings(keys)
+	where := strings.SplitN(err.Error(), "map has no entry", 2)[0]
+	have := strings.Join(keys, " ")
+	if have == "" {
+		have = "none"
+	}
+	return fmt.Errorf("%s%s is not a field here; available: %s", where, m[1], have)
+}
 
 // explainField rewrites text/template's "can't evaluate field ID in type
 // *ideabench.GenerateData" in the template's own terms: which field is

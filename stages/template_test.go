@@ -48,7 +48,7 @@ func TestRenderErrors(t *testing.T) {
 	}{
 		{"parse error names template", "{{.A", nil, []string{"parse template prompt.tmpl:", "prompt.tmpl:1"}},
 		{"unknown function", "{{nope .A}}", nil, []string{"parse template prompt.tmpl:", `function "nope" not defined`}},
-		{"missing map key", "{{.b}}", map[string]string{"a": "v"}, []string{"render template prompt.tmpl:", `map has no entry for key "b"`}},
+		{"missing map key", "{{.b}}", map[string]string{"a": "v"}, []string{"render template prompt.tmpl:", `.b is not a field here; available: .a`}},
 		{"missing struct field", "{{.Missing}}", struct{ A int }{1}, []string{"render template prompt.tmpl:", "can't evaluate field Missing"}},
 	}
 	for _, tc := range tests {
@@ -120,7 +120,7 @@ func TestRenderNamesTemplateFile(t *testing.T) {
 		want       string
 	}{
 		{"parse", parseText, nil, `parse template stage.g.main prompt: template: prompts/broken.tmpl:3: unclosed action started at prompts/broken.tmpl:2`},
-		{"exec", execText, map[string]string{"a": "v"}, `render template stage.g.main prompt: template: prompts/keys.tmpl:2:11: executing "prompts/keys.tmpl" at <.b>: map has no entry for key "b"`},
+		{"exec", execText, map[string]string{"a": "v"}, `render template stage.g.main prompt: template: prompts/keys.tmpl:2:11: executing "prompts/keys.tmpl" at <.b>: .b is not a field here; available: .a`},
 		{"inline text keeps the stage's name", "{{.A", nil, `parse template stage.g.main prompt: template: stage.g.main prompt:1: unclosed action`},
 	}
 	for _, tc := range tests {

@@ -35,6 +35,7 @@ func (l *loader) evalDataset(d *decl) {
 	// A limit past what node indexes can count (int32 in the graph) is a typo.
 	ds.Limit, _ = l.intIn(a, "limit", nil, 0, math.MaxInt32)
 	l.evalSelection(a, ds)
+	l.evalCategories(a, ds)
 	l.exp.Datasets[d.name] = ds
 	l.values.ns["dataset"][d.name] = cty.ObjectVal(map[string]cty.Value{
 		refAttr: cty.StringVal(d.addr), "name": cty.StringVal(d.name),
@@ -147,5 +148,51 @@ func (l *loader) checkDatasets() {
 				l.diags = append(l.diags, d)
 			}
 		}
+	}
+}
+
+// evalCategories reads the categories file that labels a keyword list with
+// domains, and warns at it about the keywords it does not list: they load
+// without a domain, so the per-domain results leave them out. The dataset
+// is loaded here only when the attribute is set (Build reads the same load).
+func (l *loader) evalCategories(a hcl.Attributes, ds *Dataset) {
+	cats, ok := l.str(a, "categories", nil)
+	if !ok || cats == "" {
+		return
+	}
+	at := a["categories"].Expr.Range().Ptr()
+	if !datasets.IsKeywordFormat(ds.Format) {
+		l.errorf(at, "categories needs a keyword format",
+			"A categories file labels keywords with their domain (formats \"liveideabench-keywords\" and \"keywords\"); format %q has no keywords. Remove categories, or change the format.", ds.Format)
+		return
+	}
+	ds.Select.Categories = cats
+	if !filepath.IsAbs(cats) {
+		ds.Select.Categories = filepath.Join(l.exp.Dir, cats)
+	}
+	if _, err := os.Stat(ds.Select.Categories); err != nil {
+		l.errorf(at, "Categories file not found",
+			"No file exists at %q (paths are relative to the experiment folder). Fix the path or add the file.", cats)
+		return
+	}
+	if ds.Path == "" {
+		return
+	}
+	items, err := ds.Items()
+	if err != nil {
+		return // Build reports it at the dataset
+	}
+	if missing := datasets.Unlabelled(items); len(missing) > 0 {
+		shown := missing[:min(5, len(missing))]
+		more := ""
+		if len(missing) > len(shown) {
+			more = fmt.Sprintf(" and %d more", len(missing)-len(shown))
+		}
+		l.diags = append(l.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  fmt.Sprintf("%d of %d keywords have no category", len(missing), len(items)),
+			Detail:   fmt.Sprintf("%s does not list %q%s; they load without a domain and the per-domain results leave them out. Add them to the file if they belong to a domain.", cats, shown, more),
+			Subject:  at,
+		})
 	}
 }

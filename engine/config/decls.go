@@ -92,6 +92,7 @@ var blockSchemas = map[string]*hcl.BodySchema{
 	"dataset": {Attributes: []hcl.AttributeSchema{
 		{Name: "format", Required: true}, {Name: "path", Required: true}, {Name: "id_field"}, {Name: "limit"},
 		{Name: "references"}, {Name: "min_references"}, {Name: "sample"}, {Name: "sample_seed"},
+		{Name: "categories"},
 	}},
 	"quality":  {Attributes: []hcl.AttributeSchema{{Name: "definition"}, {Name: "name"}}},
 	"settings": {Attributes: []hcl.AttributeSchema{{Name: "max_nodes"}}},

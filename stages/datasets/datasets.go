@@ -36,6 +36,9 @@ type Options struct {
 	// to the targets of an ideabench-targets-csv dataset; see
 	// referenceColumns. "": none.
 	References string
+	// Categories is a keyword,category file labelling the items of a
+	// keyword format with their domain (see keywords.go). "": none.
+	Categories string
 	// MinReferences keeps only targets with at least this many references
 	// (IdeaBench formats; 0: all).
 	MinReferences int
@@ -100,6 +103,9 @@ func Read(format, name string, r io.Reader, opts Options) ([]Item, error) {
 	}
 	if opts.References != "" && format != "ideabench-targets-csv" {
 		return nil, fmt.Errorf("%s: references joins a references file to format ideabench-targets-csv, not %s", name, format)
+	}
+	if opts.Categories != "" && !keywordFormats[format] {
+		return nil, fmt.Errorf("%s: categories labels the keywords of format liveideabench-keywords or keywords, not %s", name, format)
 	}
 	if opts.MinReferences > 0 && !strings.HasPrefix(format, "ideabench") {
 		return nil, fmt.Errorf("%s: min_references counts the references of IdeaBench targets; format %s has none", name, format)

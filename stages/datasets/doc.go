@@ -34,6 +34,7 @@ var Attributes = []Field{
 	{Name: "id_field", Type: "string", Doc: `jsonl and csv: the field or column holding each item's id (default "id"); the IdeaBench formats have a fixed one`},
 	{Name: "limit", Type: "number (whole)", Doc: "keep only the first limit items (0: all); items past it are not read"},
 	{Name: "references", Type: "string", Doc: "ideabench-targets-csv: a references file (.csv or .jsonl, relative to the experiment folder) joined to the targets by its target_id column; see that format"},
+	{Name: "categories", Type: "string", Doc: "liveideabench-keywords and keywords: a keyword,category[,similarity_score] CSV (relative to the experiment folder; LiveIdeaBench's csvs/keyword_classifications.csv) giving each keyword its domain; keywords it does not list are loaded without one, and validate warns how many"},
 	{Name: "min_references", Type: "number (whole)", Doc: "IdeaBench formats: keep only targets with at least this many references (0: all; the paper's ablation: 15). Applied after limit and references"},
 	{Name: "sample", Type: "number (whole)", Doc: "keep a seeded random sample of this many items (0: all), after min_references: the items with the lowest SHA-256 of sample_seed (decimal), a NUL byte and the item id, in file order; a new item changes at most one member"},
 	{Name: "sample_seed", Type: "number (whole)", Doc: "the seed of sample (default 0)"},
@@ -85,15 +86,21 @@ var formatDocs = map[string]FormatDoc{
 	"jsonl": {
 		Name: "jsonl",
 		Doc: "Any records, as JSONL: one JSON object per line. The record is the object as written " +
-			"(re-encoded canonically), numbers kept exactly.",
+			"(re-encoded canonically), numbers kept exactly. " + itemTemplateDoc,
 		ID: "the id_field member (default \"id\"): a string, or a number kept as written",
 	},
 	"csv": {
 		Name: "csv",
-		Doc:  "Any records, as CSV with a header row. The record is an object of column name -> cell text: every value is a string.",
+		Doc:  "Any records, as CSV with a header row. The record is an object of column name -> cell text: every value is a string. " + itemTemplateDoc,
 		ID:   "the id_field column (default \"id\")",
 	},
 }
+
+// itemTemplateDoc says how prompt templates reach a generic record (see
+// RecordFields).
+const itemTemplateDoc = "A prompt template that reads the item (generate_from_keyword's prompt) sees the record as .Item, its id as .ID: " +
+	"{{ .Item.keyword }} is the keyword field or column, {{ index .Item \"Search Volume\" }} one whose name has spaces. " +
+	"A field the record lacks is an error that lists the fields it has."
 
 // refFileColumns documents the references file's columns beside the
 // targets file's, named as such.

@@ -1,7 +1,9 @@
 package datasets
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 )
 
@@ -70,4 +72,24 @@ func readCSV(name string, r io.Reader, opts Options) ([]Item, error) {
 		}
 	}
 	return c.items, nil
+}
+
+// RecordFields decodes an item's record for prompt templates, which see it
+// as .Item: {{ .Item.keyword }} reads a record's keyword field (a csv
+// column, a jsonl member), {{ index .Item "Search Volume" }} one whose name
+// is not a Go identifier. Values are as in the record: csv cells are
+// strings; jsonl numbers keep their exact text (json.Number), objects are
+// maps and arrays lists. A template naming a field the record lacks fails,
+// listing the fields it has (stages.Render).
+func RecordFields(rec json.RawMessage) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(rec))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("decode record: %w", err)
+	}
+	if m == nil {
+		return nil, fmt.Errorf("decode record: not a JSON object")
+	}
+	return m, nil
 }

@@ -39,6 +39,16 @@ type Spec struct {
 	Fields  []string `json:"fields,omitempty"`  // Fields: required field names
 	Min     int      `json:"min,omitempty"`     // Fields/Rating: inclusive bounds
 	Max     int      `json:"max,omitempty"`
+	// Refusals, when set, are the phrases that mark an answer as a refusal,
+	// for every kind, Text included, in place of the built-in detection: an
+	// answer containing one (case-insensitively; after a "Final Idea:"
+	// marker when it has one) is ErrRefusal. LiveIdeaBench detects refusals
+	// so. llm.Ask then re-asks once with Reask and keeps both answers (see
+	// Answer.Refusal), whatever its repair budget.
+	Refusals []string `json:"refusals,omitempty"`
+	// Reask is the message sent after a refusal in place of the default
+	// research justification (see RepairMessage); "": the default.
+	Reask string `json:"reask,omitempty"`
 }
 
 // Answer is a parsed answer; only the member matching Spec.Kind is set.
@@ -50,4 +60,10 @@ type Answer struct {
 	Letter      string         `json:"letter,omitempty"`
 	Rating      int            `json:"rating,omitempty"`
 	Explanation string         `json:"explanation,omitempty"`
+	// Refusal is the first answer, kept when it was a refusal under
+	// Spec.Refusals and the model was re-asked. Refused says the re-ask was
+	// refused too: Text then holds that second answer and no member of the
+	// spec's kind is set.
+	Refusal string `json:"refusal,omitempty"`
+	Refused bool   `json:"refused,omitempty"`
 }

@@ -43,9 +43,13 @@ func Instructions(spec Spec) string {
 // RepairMessage is the follow-up user message sent after an answer that Parse
 // rejected: it names the problem and restates the expected form. A refusal is
 // answered with the research context instead, as LiveIdeaBench re-asks refused
-// prompts once with a justification.
+// prompts once with a justification. Spec.Reask replaces that message
+// whole (a stage renders it with its own instructions, if any).
 func RepairMessage(spec Spec, err error) string {
 	if errors.Is(err, ErrRefusal) {
+		if spec.Reask != "" {
+			return spec.Reask
+		}
 		msg := "This request is part of a scientific benchmark of research-idea generation and evaluation; the answer is used only to compare ideas and is never acted upon. Please complete the original task."
 		if ins := Instructions(spec); ins != "" {
 			msg += " " + ins

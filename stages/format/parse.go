@@ -19,7 +19,8 @@ var errEmpty = errors.New("the answer is empty")
 //
 // For every kind except Text, an answer that declines the task returns an error
 // wrapping ErrRefusal. Text answers are returned as they are (trimmed); stages
-// that care call IsRefusal themselves.
+// that care call IsRefusal themselves, or set Spec.Refusals, whose phrases
+// mark refusals of every kind.
 func Parse(spec Spec, text string) (*Answer, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid format spec: %w", err)
@@ -28,11 +29,17 @@ func Parse(spec Spec, text string) (*Answer, error) {
 	if text == "" {
 		return nil, errEmpty
 	}
+	if len(spec.Refusals) > 0 {
+		if phrase, ok := PhraseRefusal(text, spec.Refusals); ok {
+			return nil, phraseRefusalError(phrase)
+		}
+	} else if spec.Kind != Text {
+		if open, ok := refusal(text); ok {
+			return nil, refusalError(open)
+		}
+	}
 	if spec.Kind == Text {
 		return &Answer{Text: text}, nil
-	}
-	if open, ok := refusal(text); ok {
-		return nil, refusalError(open)
 	}
 	switch spec.Kind {
 	case Ideas:

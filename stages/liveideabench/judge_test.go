@@ -1,55 +1,18 @@
 package liveideabench
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/format"
-	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
-
-func requestText(t *testing.T, req llm.Request) []byte {
-	var b bytes.Buffer
-	for _, m := range req.Messages {
-		fmt.Fprintf(&b, "=== %s\n%s\n", m.Role, m.Content)
-	}
-	req.Messages = nil
-	out, err := json.MarshalIndent(req, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintf(&b, "=== request\n%s\n", out)
-	return b.Bytes()
-}
+// golden and requestText are generate_test.go's.
 
 // paperCritic is the authors' utils/prompts.json critic_prompt, verbatim.
 const paperCritic = "You are an extremely demanding scientific reviewer with the highest critical standards, like those at Nature or Science. When evaluating scientific ideas, you will assess them on three key dimensions:\n\n1. originality: Novel contribution to unexplored areas or innovative approaches to existing problems \n2. feasibility: Technical implementation and practicality\n3. clarity: How well-articulated and easy to understand the idea is\n\nYour response should consist of two parts: a text analysis followed by a JSON score block.\n\nFirst, provide your brief analysis (less than 100 words) of the idea. Then, for each dimension, provide a score from 1 to 10 where 1-3 = poor, 4-6 = average, 7-10 = excellent.\n\nFor example:\n```json\n{\n    \"originality\": <score_1_to_10>,\n    \"feasibility\": <score_1_to_10>,\n    \"clarity\": <score_1_to_10>\n}```"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ideaflow/ideaflow/stages/format"
@@ -40,6 +41,10 @@ type Outcome struct {
 // model is asked again, up to repairs times (negative: DefaultRepairs). Then
 // Ask fails with a *ParseError holding the last raw text.
 //
+// With req.Format.Refusals set, a refusal is instead re-asked once, outside
+// the repair budget; the answer then carries the refusal (Answer.Refusal),
+// and a second refusal is returned as an answer marked Refused.
+//
 // Transport failures are not repaired: the client already retried them, and
 // the *APIError (or context error) is returned as is. On every failure the
 // Outcome is returned too, with the attempts made and the tokens spent.
@@ -52,6 +57,13 @@ func Ask(ctx context.Context, c Client, req Request, accept func(*format.Answer)
 		return out, fmt.Errorf("ask %q: invalid answer format: %w", req.Model, err)
 	}
 	cur := req
+	// A refusal under Format.Refusals (LiveIdeaBench's rule) is re-asked
+	// exactly once, outside the repair budget, and both answers are kept:
+	// the re-ask is part of the method, not a repair, and how a model
+	// refuses is a result. The whole exchange is one node keyed on the first
+	// request, so a warm run replays it without a call.
+	phrases := len(req.Format.Refusals) > 0
+	refusal, repaired := "", 0
 	for i := 0; ; i++ {
 		start := time.Now()
 		resp, err := c.Complete(ctx, cur)
@@ -76,12 +88,21 @@ func Ask(ctx context.Context, c Client, req Request, accept func(*format.Answer)
 		}
 		if perr == nil {
 			out.Attempts = append(out.Attempts, at)
+			ans.Refusal = refusal
 			out.Answer = ans
 			return out, nil
 		}
 		at.Err = perr.Error()
 		out.Attempts = append(out.Attempts, at)
-		if i >= repairs {
+		isRefusal := phrases && errors.Is(perr, format.ErrRefusal)
+		if isRefusal && refusal != "" {
+			// Refused again: an answer, not a failure, for the stage to count.
+			out.Answer = &format.Answer{Text: strings.TrimSpace(resp.Text), Refusal: refusal, Refused: true}
+			return out, nil
+		}
+		if isRefusal {
+			refusal = strings.TrimSpace(resp.Text)
+		} else if repaired++; repaired > repairs {
 			return out, &ParseError{Raw: resp.Text, Err: perr, Attempts: len(out.Attempts)}
 		}
 		msgs := make([]Message, 0, len(cur.Messages)+2)

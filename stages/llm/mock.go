@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand"
+	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -110,9 +111,24 @@ func init() {
 	}
 }
 
-// topic picks up to five content words of the last user message, most
-// frequent first (ties: first seen), for the synthetic answer to talk about.
+// quotedKeyword finds a keyword a prompt names in quotes ("Your assigned
+// keyword is: "meteorology"", LiveIdeaBench's prompt), which says what the
+// answer is about better than the prompt's most frequent words do.
+var quotedKeyword = regexp.MustCompile(`(?i)\bkeywords?\b[^"\n]{0,20}"([^"\n]{1,80})"`)
+
+// topic picks the keyword the first user message names in quotes, if any;
+// else up to five content words of the last user message, most frequent
+// first (ties: first seen), for the synthetic answer to talk about. The
+// first message, so a re-ask after a refusal stays on the keyword.
 func topic(msgs []Message) string {
+	for _, m := range msgs {
+		if m.Role == "user" {
+			if k := quotedKeyword.FindStringSubmatch(m.Content); k != nil {
+				return k[1]
+			}
+			break
+		}
+	}
 	text := ""
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == "user" {

@@ -1,0 +1,294 @@
+package liveideabench
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/datasets"
+	"github.com/ideaflow/ideaflow/stages/format"
+	"github.com/ideaflow/ideaflow/stages/llm"
+)
+
+func init() {
+	stages.Register(generateType{})
+}
+
+// maxIdeasPerKeyword bounds ideas_per_keyword: each is a model call per
+// keyword and model, and fluency needs only pairs.
+const maxIdeasPerKeyword = 100
+
+// maxLimit bounds max_words and min_chars: far past any short idea, so only
+// a typo meets it.
+const maxLimit = 100_000
+
+// Drop reasons of an Idea (its Reason field).
+const (
+	ReasonTooLong  = "too_long"
+	ReasonTooShort = "too_short"
+	ReasonRefused  = "refused"
+)
+
+type generateType struct{}
+
+func (generateType) Name() string    { return "generate_from_keyword" }
+func (generateType) Version() string { return "1" }
+
+func (generateType) Params() []stages.Param {
+	return []stages.Param{
+		{Name: "keywords", Kind: stages.Input, Required: true, Accepts: []string{"dataset"}, Doc: "the keywords: a liveideabench-keywords or keywords dataset, or any dataset whose records hold keyword_field"},
+		{Name: "keyword_field", Kind: stages.String, Default: "keyword", Doc: "the record field holding the keyword (generic csv/jsonl datasets; the keyword formats call it keyword)"},
+		{Name: "domain_field", Kind: stages.String, Default: "domain", Doc: "the record field holding the keyword's domain, if any (template data .Domain; the per-domain results)"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that generates ideas"},
+		{Name: "ideas_per_keyword", Kind: stages.Int, Default: 2, Min: 1, Max: maxIdeasPerKeyword, Doc: "independent ideas per keyword and model, one request each (fluency compares them in pairs)"},
+		{Name: "system", Kind: stages.Template, Default: "", Doc: `system message template (same data as prompt); "" sends none, as the paper`},
+		{Name: "prompt", Kind: stages.Template, Default: DefaultIdeaPrompt, Doc: "user message template (data: .Keyword .Domain .Sample .ID .Item, the item's record); the paper's idea prompt by default"},
+		{Name: "refusal_phrases", Kind: stages.StringList, Default: DefaultRefusalPhrases, Doc: "an answer containing one of these (any case) is a refusal, re-asked once with reask (the paper's REJECTION_PHRASES); [] turns detection off"},
+		{Name: "reask", Kind: stages.Template, Default: DefaultReask, Doc: "the message sent once after a refusal (same data as prompt): the paper's research justification"},
+		{Name: "final_idea", Kind: stages.Bool, Default: false, Doc: `reasoning models: ask for the answer after "**Final Idea:**" and judge only what follows the marker (the whole answer when there is none), as the paper does for QwQ`},
+		{Name: "max_words", Kind: stages.Int, Default: 200, Min: 1, Max: maxLimit, Doc: "ideas of this many words or more are dropped as too_long (the paper: 200)"},
+		{Name: "min_chars", Kind: stages.Int, Default: 10, Min: 0, Max: maxLimit, Doc: "ideas shorter than this many characters are dropped as too_short"},
+	}
+}
+
+// KeywordData is the template data of generate_from_keyword's prompt,
+// system and reask templates.
+type KeywordData struct {
+	ID      string // the item id
+	Keyword string
+	Domain  string // "" when the dataset has none
+	Sample  int
+	// Item is the item's whole record (see datasets.RecordFields):
+	// {{ .Item.keyword }}, {{ index .Item "Search Volume" }}.
+	Item map[string]any
+}
+
+// outputParams are the params Idea outputs read beyond the request: the
+// call is keyed on them (stages.Call.KeyParams), so changing max_words
+// re-runs the nodes instead of serving ideas filtered under the old limit.
+var outputParams = []string{"keyword_field", "domain_field", "final_idea", "max_words", "min_chars"}
+
+type generator struct {
+	model                 *stages.Model
+	keywordField          string
+	domainField           string
+	system, prompt, reask string
+	address               string
+	phrases               []string
+	finalIdea             bool
+	maxWords, minChars    int
+}
+
+func (generateType) Layout(inst *stages.Instance) ([]stages.Node, error) {
+	g, err := newGenerator(inst)
+	if err != nil {
+		return nil, err
+	}
+	kw := inst.Params.Input("keywords")
+	if kw == nil {
+		return nil, stages.ParamErrorf("keywords", "keywords is required")
+	}
+	n := inst.Params.Int("ideas_per_keyword")
+	if n < 1 {
+		return nil, stages.ParamErrorf("ideas_per_keyword", "ideas_per_keyword = %d must be at least 1", n)
+	}
+	// Labels and Prepare funcs are shared across keywords to keep a
+	// 190,000-node plan small.
+	labels := make([]string, n)
+	prepares := make([]func([]stages.In) (*stages.Work, error), n)
+	for s := range prepares {
+		labels[s] = fmt.Sprintf("sample %d", s)
+		prepares[s] = g.prepare(s)
+	}
+	nodes := make([]stages.Node, 0, len(kw.Nodes)*n)
+	for i, up := range kw.Nodes {
+		deps := []stages.Dep{{Input: "keywords", Index: i}}
+		for s := 0; s < n; s++ {
+			nodes = append(nodes, stages.Node{Item: up.Item, Slot: s, Label: labels[s], Deps: deps, Prepare: prepares[s]})
+		}
+	}
+	return nodes, nil
+}
+
+func newGenerator(inst *stages.Instance) (*generator, error) {
+	p := inst.Params
+	g := &generator{
+		model:        p.Model("model"),
+		keywordField: p.String("keyword_field"),
+		domainField:  p.String("domain_field"),
+		system:       p.String("system"),
+		prompt:       p.String("prompt"),
+		reask:        p.String("reask"),
+		address:      inst.Address,
+		phrases:      p.Strings("refusal_phrases"),
+		finalIdea:    p.Bool("final_idea"),
+		maxWords:     p.Int("max_words"),
+		minChars:     p.Int("min_chars"),
+	}
+	if g.model == nil {
+		return nil, stages.ParamErrorf("model", "model is required")
+	}
+	if g.keywordField == "" {
+		return nil, stages.ParamErrorf("keyword_field", `keyword_field is empty; name the record field holding the keyword (default "keyword")`)
+	}
+	for i, ph := range g.phrases {
+		if strings.TrimSpace(ph) == "" {
+			return nil, stages.ParamErrorf("refusal_phrases", "refusal_phrases[%d] is blank; it would mark every answer a refusal", i)
+		}
+	}
+	if strings.TrimSpace(g.reask) == "" && len(g.phrases) > 0 {
+		return nil, stages.ParamErrorf("reask", "reask is empty while refusal_phrases is set; give the message to re-ask with, or set refusal_phrases = [] to turn refusal detection off")
+	}
+	if g.maxWords < 1 {
+		return nil, stages.ParamErrorf("max_words", "max_words = %d must be at least 1", g.maxWords)
+	}
+	// Render once with data of the real shape, so a broken template fails
+	// the plan rather than every node. The record's other fields are known
+	// only when the dataset is read, so a template naming one is checked
+	// per node (its error lists the fields the record has).
+	sample := &KeywordData{ID: "sample keyword", Keyword: "sample keyword", Domain: "Physics",
+		Item: map[string]any{g.keywordField: "sample keyword"}}
+	if g.domainField != "" {
+		sample.Item[g.domainField] = "Physics"
+	}
+	if _, err := g.render(sample); err != nil && !strings.Contains(err.Error(), "<.Item.") {
+		return nil, err
+	}
+	return g, nil
+}
+
+// rendered are a node's messages and its refusal spec.
+type rendered struct {
+	msgs []llm.Message
+	spec format.Spec
+}
+
+func (g *generator) render(data *KeywordData) (*rendered, error) {
+	text := func(param, tmpl string) (string, error) {
+		s, err := stages.Render(g.address+" "+param, tmpl, data)
+		if err != nil {
+			return "", &stages.ParamError{Param: param, Err: err}
+		}
+		// Trimmed, so moving an inline template into a file (final newline)
+		// keeps the request and its cache key.
+		return strings.TrimSpace(s), nil
+	}
+	system, err := text("system", g.system)
+	if err != nil {
+		return nil, err
+	}
+	prompt, err := text("prompt", g.prompt)
+	if err != nil {
+		return nil, err
+	}
+	spec := format.Spec{Kind: format.Text}
+	if len(g.phrases) > 0 {
+		reask, err := text("reask", g.reask)
+		if err != nil {
+			return nil, err
+		}
+		if g.finalIdea {
+			reask += "\n\n" + finalIdeaInstruction
+		}
+		spec.Refusals, spec.Reask = g.phrases, reask
+	}
+	if g.finalIdea {
+		prompt += "\n\n" + finalIdeaInstruction
+	}
+	var msgs []llm.Message
+	if system != "" {
+		msgs = append(msgs, llm.Message{Role: "system", Content: system})
+	}
+	return &rendered{msgs: append(msgs, llm.Message{Role: "user", Content: prompt}), spec: spec}, nil
+}
+
+// prepare builds sample s of a keyword.
+//
+// The re-ask after a refusal travels in the request's format (Refusals,
+// Reask) and is made by llm.Ask within the same node, rather than by an
+// expanded child node: a child can depend only on another stage's nodes,
+// and this way the node is keyed on its first request alone, its output
+// holds both answers, and a warm run replays the exchange with no call.
+// Changing refusal_phrases or reask changes that request, so it re-runs
+// the stage's calls: what counts as a refusal is part of the method.
+func (g *generator) prepare(sample int) func(in []stages.In) (*stages.Work, error) {
+	return func(in []stages.In) (*stages.Work, error) {
+		item := in[0].Node.Item
+		rec, err := datasets.RecordFields(in[0].Output)
+		if err != nil {
+			return nil, fmt.Errorf("keyword %q: %w", item, err)
+		}
+		keyword, ok := stringField(rec, g.keywordField)
+		if !ok || strings.TrimSpace(keyword) == "" {
+			return nil, &stages.ParamError{Param: "keyword_field", Err: fmt.Errorf("item %q has no keyword in field %q (its fields: %s); set keyword_field", item, g.keywordField, fieldNames(rec))}
+		}
+		domain, _ := stringField(rec, g.domainField)
+		data := &KeywordData{ID: item, Keyword: keyword, Domain: domain, Sample: sample, Item: rec}
+		r, err := g.render(data)
+		if err != nil {
+			return nil, err
+		}
+		return &stages.Work{Call: &stages.Call{
+			Model:     g.model,
+			Request:   g.model.Request(r.msgs, sample, r.spec),
+			Output:    func(a *format.Answer) ([]byte, error) { return g.output(keyword, domain, a) },
+			KeyParams: outputParams,
+		}}, nil
+	}
+}
+
+// output turns the answer into the node's Idea: the idea judged is the
+// text after a Final Idea marker (final_idea; else, or without a marker,
+// the whole answer), white space collapsed, dropped when too long, too
+// short or refused twice.
+func (g *generator) output(keyword, domain string, a *format.Answer) ([]byte, error) {
+	idea := Idea{Keyword: keyword, Domain: domain, Answer: a.Text, Refused: a.Refusal != "", RefusalAnswer: a.Refusal}
+	text := a.Text
+	if g.finalIdea {
+		if x, ok := format.FinalIdea(text); ok {
+			text = x
+		}
+	}
+	idea.Idea = format.CollapseSpace(text)
+	idea.Words = len(strings.Fields(idea.Idea))
+	switch {
+	case a.Refused:
+		idea.Dropped, idea.Reason = true, ReasonRefused
+	case idea.Words >= g.maxWords:
+		idea.Dropped, idea.Reason = true, ReasonTooLong
+	case utf8.RuneCountInString(idea.Idea) < g.minChars:
+		idea.Dropped, idea.Reason = true, ReasonTooShort
+	}
+	b, err := json.Marshal(idea)
+	if err != nil {
+		return nil, fmt.Errorf("encode idea: %w", err)
+	}
+	return b, nil
+}
+
+// stringField reads a record field as text: a string, or a number as
+// written.
+func stringField(rec map[string]any, name string) (string, bool) {
+	switch v := rec[name].(type) {
+	case string:
+		return v, true
+	case json.Number:
+		return v.String(), true
+	}
+	return "", false
+}
+
+func fieldNames(rec map[string]any) string {
+	names := make([]string, 0, len(rec))
+	for k := range rec {
+		names = append(names, fmt.Sprintf("%q", k))
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}

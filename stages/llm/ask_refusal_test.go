@@ -1,0 +1,66 @@
+package llm
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/ideaflow/ideaflow/stages/format"
+	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
+)
+
+// A refusal under Format.Refusals is re-asked exactly once with Reask,
+// outside the repair budget, and both answers are kept.
+func TestAskRefusalPhrasesReaskedOnce(t *testing.T) {
+	spec := format.Spec{Kind: format.Text, Refusals: []string{"I cannot"}, Reask: "This is research."}
+	tests := []struct {
+		name         string
+		answers      []string // in order; the last repeats
+		repairs      int
+		wantAttempts int
+		want         format.Answer
+	}{
+		{"no refusal", []string{"An idea."}, 2, 1, format.Answer{Text: "An idea."}},
+		{"refused, then answered", []string{"I cannot do that.", "An idea."}, 2, 2,
+			format.Answer{Text: "An idea.", Refusal: "I cannot do that."}},
+		{"refused twice: an answer marked refused", []string{"I cannot do that.", "Sorry, I cannot."}, 2, 2,
+			format.Answer{Text: "Sorry, I cannot.", Refusal: "I cannot do that.", Refused: true}},
+		{"re-asked even with no repairs", []string{"I cannot do that.", "An idea."}, 0, 2,
+			format.Answer{Text: "An idea.", Refusal: "I cannot do that."}},
+		{"an empty answer is repaired, the refusal re-asked", []string{"", "I cannot do that.", "An idea."}, 1, 3,
+			format.Answer{Text: "An idea.", Refusal: "I cannot do that."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.New()
+			defer srv.Close()
+			n := 0
+			srv.SetResponder(func(*openai.ChatCompletionRequest) string {
+				a := tt.answers[min(n, len(tt.answers)-1)]
+				n++
+				return a
+			})
+			c := newTestClient(t, srv, testProvider(srv), llmtest.NewFakeClock(time.Time{}))
+			req := userRequest("gen", "Give an idea about soil.")
+			req.Format = spec
+			out, err := Ask(bg, c, req, nil, tt.repairs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if srv.Count() != tt.wantAttempts || len(out.Attempts) != tt.wantAttempts {
+				t.Errorf("%d calls, %d attempts, want %d", srv.Count(), len(out.Attempts), tt.wantAttempts)
+			}
+			if !reflect.DeepEqual(*out.Answer, tt.want) {
+				t.Errorf("answer %+v, want %+v", *out.Answer, tt.want)
+			}
+			for i, r := range srv.Requests() {
+				msgs := r.Chat.Messages
+				if i > 0 && tt.answers[i-1] == "I cannot do that." && msgs[len(msgs)-1].Content != "This is research." {
+					t.Errorf("re-ask %d sent %q", i, msgs[len(msgs)-1].Content)
+				}
+			}
+		})
+	}
+}
