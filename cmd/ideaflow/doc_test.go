@@ -73,7 +73,7 @@ func TestDocTopics(t *testing.T) {
 		}
 	}
 	code, _, stderr := cli(t, "doc", "nope")
-	if code != exitBadInput || !strings.Contains(stderr, `no topic "nope": use stages, datasets, providers, a stage type (`) || !strings.Contains(stderr, "filter_references, generate_from_keyword, generate_ideas") {
+	if code != exitBadInput || !strings.Contains(stderr, `no topic "nope": use stages, datasets, providers, a stage type (`) || !strings.Contains(stderr, "fluency, generate_from_keyword, generate_ideas") {
 		t.Errorf("doc nope: exit %d\n%s", code, stderr)
 	}
 	if code, _, stderr := cli(t, "doc", "--format", "html"); code != exitBadInput || !strings.Contains(stderr, `--format "html": only markdown is supported`) {
