@@ -327,3 +327,31 @@ func mustJSON(t testing.TB, v any) string {
 	}
 	return string(b)
 }
+
+// A panel too small once the generator's family is out is a validate-time
+// error at the panel attribute.
+func TestPanelTooSmallAtAttribute(t *testing.T) {
+	dir := t.TempDir()
+	writePipe(t, dir, 2, twoGens, "model.j_openai, model.j_anthropic")
+	exp, diags := config.Load(dir, config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	_, diags = engine.Build(exp)
+	if !diags.HasErrors() {
+		t.Fatal("no error for a panel of 2 with judges_per_idea = 2 and an openai generator")
+	}
+	var found bool
+	for _, d := range diags {
+		if d.Subject != nil && strings.Contains(d.Detail+d.Summary, "panel has 1 judge(s) for the ideas of openai/gpt-4o-mini, fewer than judges_per_idea = 2") {
+			found = true
+			line := strings.Split(fmt.Sprintf(pipeHCL, twoGens, "model.j_openai, model.j_anthropic"), "\n")[d.Subject.Start.Line-1]
+			if !strings.Contains(line, "panel") || !strings.HasSuffix(d.Subject.Filename, "exp.hcl") {
+				t.Errorf("error at %s line %q, want the panel attribute", d.Subject, line)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("diags: %s", diags.Error())
+	}
+}

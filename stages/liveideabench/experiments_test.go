@@ -156,4 +156,3 @@ func runQuickAgain(t *testing.T, e *engine.Engine) (*engine.Graph, *engine.Summa
 	}
 	return g, sum
 }
-

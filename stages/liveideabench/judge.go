@@ -113,17 +113,30 @@ func (judgeType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	for _, m := range eligible {
 		prepares[m.Name] = j.prepare(m)
 	}
+	// Labels are shared across keywords: a full-size plan has 141,600
+	// judgements and a handful of distinct labels.
+	type labelKey struct {
+		sample int
+		judge  string
+	}
+	labels := map[labelKey]string{}
 	for i, n := range ideas.Nodes {
 		deps := []stages.Dep{{Input: "ideas", Index: i}}
 		sample := strconv.Itoa(n.Slot)
 		for _, m := range judging.Draw(seed, judging.Key(n.Item, sample), eligible, k) {
+			lk := labelKey{n.Slot, m.Name}
+			label, ok := labels[lk]
+			if !ok {
+				label = "sample " + sample + " judge " + m.Name
+				labels[lk] = label
+			}
 			nodes = append(nodes, stages.Node{
 				Item: n.Item,
 				// Unique per node of the instance (the memo tells nodes
 				// apart by item and slot): the sample, then the judge's
 				// place in the panel.
 				Slot:    n.Slot*len(panel) + position[m.Name],
-				Label:   "sample " + sample + " judge " + m.Name,
+				Label:   label,
 				Deps:    deps,
 				Prepare: prepares[m.Name],
 			})
