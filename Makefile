@@ -41,6 +41,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'Throttled' -benchtime 1x -timeout 30m ./stages/llm/
 	$(GO) test -run '^$$' -bench 'ColdEqualWork' -benchtime 1x ./cmd/ideaflow/
 	$(GO) test -run '^$$' -bench 'Scale' -benchtime 1x -timeout 60m ./cmd/ideaflow/
+	$(GO) test -run '^$$' -bench 'LiveIdeaBench' -benchtime 1x -timeout 60m ./cmd/ideaflow/
 
 clean:
 	rm -rf bin

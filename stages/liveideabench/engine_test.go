@@ -355,3 +355,10 @@ func TestPanelTooSmallAtAttribute(t *testing.T) {
 		t.Fatalf("diags: %s", diags.Error())
 	}
 }
+
+func writeFile(t *testing.T, dir, name, text string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
