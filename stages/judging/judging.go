@@ -94,7 +94,11 @@ func Check(param, kParam string, panel []*stages.Model, gen *stages.Model, k int
 			why = append(why, fmt.Sprintf("%s %s", j.Address, reason))
 		}
 	}
-	msg := fmt.Sprintf("%s has %d judge(s) for the ideas of %s, fewer than %s = %d", param, len(eligible), gen.Name, kParam, k)
+	whose := "the ideas"
+	if gen != nil {
+		whose = "the ideas of " + gen.Name
+	}
+	msg := fmt.Sprintf("%s has %d judge(s) for %s, fewer than %s = %d", param, len(eligible), whose, kParam, k)
 	if len(why) > 0 {
 		msg += " (excluded: " + strings.Join(why, "; ") + ")"
 	}

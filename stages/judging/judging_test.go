@@ -169,6 +169,7 @@ func TestCheck(t *testing.T) {
 		{name: "family leaves two", panel: panel, gen: model("openai/gpt-4o", "openai"), k: 3, param: "panel",
 			errSub: "panel has 2 judge(s) for the ideas of openai/gpt-4o, fewer than judges_per_idea = 3 (excluded: model.openai_gpt_4o is the generator; model.openai_o1_mini is of the generator's family \"openai\"); add judges of other families to panel or lower judges_per_idea"},
 		{name: "no generator", panel: panel, k: 4},
+		{name: "no generator, too few", panel: panel, k: 5, param: "panel", errSub: "panel has 4 judge(s) for the ideas, fewer than judges_per_idea = 5; add judges"},
 		{name: "empty", panel: nil, k: 1, param: "panel", errSub: "panel is empty"},
 		{name: "duplicate name", panel: append([]*stages.Model{panel[0]}, panel...), k: 1, param: "panel", errSub: `lists model name "openai/gpt-4o" twice`},
 		{name: "zero k", panel: panel, k: 0, param: "judges_per_idea", errSub: "draw at least one judge"},
