@@ -43,8 +43,8 @@ func floatDisplay(p *float64) string {
 //
 // Service nodes are keyed on the operation, the service's model and the
 // request body. Model nodes are keyed on the exact request (messages, model, sampling
-// parameters, seed, sample index, expected format) plus their inputs' output
-// digests; compute nodes on their instance's params plus their inputs'
+// parameters, seed, sample index, expected format), the params their
+// Output reads (Call.KeyParams) and their inputs' output digests; compute nodes on their instance's params plus their inputs'
 // output digests. Keying on upstream outputs, not upstream keys, gives early
 // cutoff: a changed filter that yields the same references re-runs nothing
 // downstream.

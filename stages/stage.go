@@ -277,7 +277,8 @@ type Work struct {
 	// KeyParams narrows the params a Compute node is keyed on: nil means all of
 	// the instance's params; a non-nil list (possibly empty) names the only
 	// ones its output depends on, so changing another param (say n) does not
-	// re-run it. Model nodes are keyed on their request and ignore this.
+	// re-run it. Model nodes are keyed on their request (and Call.KeyParams)
+	// and ignore this.
 	KeyParams []string
 }
 
