@@ -133,7 +133,7 @@ func TestLoadErrors(t *testing.T) {
 		{"csv empty", "csv", "", Options{}, `targets.jsonl: empty file, expected a header row`},
 		{"targets csv missing column", "ideabench-targets-csv", "paperId,title\na,b\n", Options{}, `targets.jsonl:1: no "abstract" column (have "paperId", "title")`},
 		{"targets csv bad year", "ideabench-targets-csv", "paperId,title,abstract,year\na,t,x,20x4\n", Options{}, `targets.jsonl:2: year "20x4" is not a whole number`},
-		{"unknown format", "yaml", "", Options{}, `unknown dataset format "yaml" (known: csv, ideabench, ideabench-targets-csv, jsonl, keywords, liveideabench-keywords, scholarideas)`},
+		{"unknown format", "yaml", "", Options{}, `unknown dataset format "yaml" (known: csv, ideabench, ideabench-targets-csv, jsonl, keywords, liveideabench-keywords, liveideabench-leaderboard, scholarideas)`},
 		{"ideabench not utf-8", "ideabench", `{"id":"p1","title":"t","abstract":"a"}` + "\n" + `{"id":"p2","title":"caf` + "\xe9" + `","abstract":"a"}`, Options{},
 			`targets.jsonl:2: byte 0xe9 at column 24 is not UTF-8; save the file as UTF-8`},
 		{"jsonl truncated utf-8 at end", "jsonl", `{"id":"a"}` + "\n" + `{"id":"b","x":"` + "\xe2\x82", Options{}, `targets.jsonl:2: byte 0xe2 at column 16 is not UTF-8; save the file as UTF-8`},

@@ -109,8 +109,10 @@ func fieldLineRegexp(field string) *regexp.Regexp {
 	for i, w := range words {
 		words[i] = regexp.QuoteMeta(w)
 	}
-	pattern := `(?im)^[^\S\n]*(?:[-*+•|][^\S\n]*|\d{1,2}[.)][^\S\n]*)?` + strings.Join(words, `[\s_-]*`) +
-		`(?:[\s_-]*(?:score|rating))?\b[^\S\n]*(?:\([^)\n]{0,30}\)[^\S\n]*)?(?::|=|\||\s-\s|\s\x{2013}\s|\s\x{2014}\s|\s)[^\S\n]*`
+	// A quoted key ("originality": 7 on a line of its own, JSON without
+	// its braces) counts as a label too.
+	pattern := `(?im)^[^\S\n]*(?:[-*+•|][^\S\n]*|\d{1,2}[.)][^\S\n]*)?["']?` + strings.Join(words, `[\s_-]*`) +
+		`(?:[\s_-]*(?:score|rating))?\b["']?[^\S\n]*(?:\([^)\n]{0,30}\)[^\S\n]*)?(?::|=|\||\s-\s|\s\x{2013}\s|\s\x{2014}\s|\s)[^\S\n]*`
 	re := regexp.MustCompile(pattern)
 	fieldLineCache.Store(field, re)
 	return re

@@ -25,6 +25,7 @@ const (
 	Ideas   Kind = "ideas"   // N numbered/bulleted ideas in one answer
 	Ranking Kind = "ranking" // an order over Letters, best first, e.g. "B > A > C"
 	Fields  Kind = "fields"  // a JSON object with named integer fields in [Min,Max]
+	Scores  Kind = "scores"  // Fields plus the judge's reasoning (Answer.Explanation); see parseScores
 	Letter  Kind = "letter"  // one letter out of Letters, e.g. "Answer: B"
 	Rating  Kind = "rating"  // "Rating: N" with N in [Min,Max], plus optional "Explanation:"
 )

@@ -29,6 +29,8 @@ func Instructions(spec Spec) string {
 	case Fields:
 		return fmt.Sprintf("Reply with a JSON object in a ```json code block with exactly these fields, each a whole number%s: %s. For example: %s",
 			scaleText(spec), quotedList(spec.Fields), fieldsExample(spec))
+	case Scores:
+		return scoresInstructions(spec)
 	case Letter:
 		return fmt.Sprintf("Choose one of %s. You may explain briefly, then end your answer with one line of the form `Answer: X`, where X is the letter you chose.",
 			listLetters(spec.letters()))

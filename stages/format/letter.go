@@ -12,7 +12,11 @@ var (
 	letterChoose = regexp.MustCompile(`(?i)\bi(?:\s+would|'d|\s+will|'ll)?\s+(?:choose|select|pick|go\s+with|classify\s+(?:this|these|them|the\s+pair|it)\s+as)\s+`)
 	letterIsThe  = regexp.MustCompile(`(?:^|[\s(*])([A-Za-z])[)*]*\s+is\s+the\s+(?:correct|best|right|appropriate|most\s+(?:appropriate|accurate|fitting))\b`)
 	capital      = regexp.MustCompile(`\b[A-Z]\b`)
-	answerKeys   = map[string]bool{"answer": true, "choice": true, "letter": true, "option": true, "label": true, "selection": true, "verdict": true, "category": true, "finalanswer": true}
+	// letterList is an answer that only lists letters ("A/B/C/D", "B or
+	// C"): a judge echoing the options (LiveIdeaBench's fluency question
+	// ends "ONLY ANSWER A/B/C/D") or hedging, not choosing.
+	letterList = regexp.MustCompile(`(?i)^[\s*(\[]*[a-z][)\]*]*(?:\s*(?:/|,|\||\bor\b|\band\b)\s*[\s*(\[]*[a-z][)\]*]*)+\s*\.?$`)
+	answerKeys = map[string]bool{"answer": true, "choice": true, "letter": true, "option": true, "label": true, "selection": true, "verdict": true, "category": true, "finalanswer": true}
 )
 
 func parseLetter(spec Spec, text string) (*Answer, error) {
@@ -27,6 +31,17 @@ func parseLetter(spec Spec, text string) (*Answer, error) {
 		return pick(c)
 	}
 	body := plainText(text)
+	if letterList.MatchString(strings.TrimSpace(body)) {
+		var found []byte
+		for i := 0; i < len(body); i++ {
+			if c := upper(body[i]); isLetter(body[i]) && (i == 0 || !isLetter(body[i-1])) && (i+1 == len(body) || !isLetter(body[i+1])) && strings.IndexByte(string(found), c) < 0 {
+				found = append(found, c)
+			}
+		}
+		if len(found) > 1 {
+			return nil, ambiguousLetter(letters, found)
+		}
+	}
 	// An explicit label decides, and the last one wins: a rationale may weigh
 	// several letters before it concludes with "Answer: C".
 	labels := letterLabel.FindAllStringIndex(body, -1)

@@ -48,6 +48,8 @@ func Parse(spec Spec, text string) (*Answer, error) {
 		return parseRanking(spec, text)
 	case Fields:
 		return parseFields(spec, text)
+	case Scores:
+		return parseScores(spec, text)
 	case Letter:
 		return parseLetter(spec, text)
 	default: // Rating; Validate rejected everything else

@@ -18,18 +18,18 @@ func (s Spec) Validate() error {
 		if err := validLetters(s.Letters); err != nil {
 			return fmt.Errorf("%s: %w", s.Kind, err)
 		}
-	case Fields:
+	case Fields, Scores:
 		if len(s.Fields) == 0 {
-			return fmt.Errorf("fields: no field names")
+			return fmt.Errorf("%s: no field names", s.Kind)
 		}
 		seen := map[string]bool{}
 		for _, f := range s.Fields {
 			k := normKey(f)
 			if k == "" {
-				return fmt.Errorf("fields: field name %q has no letters or digits", f)
+				return fmt.Errorf("%s: field name %q has no letters or digits", s.Kind, f)
 			}
 			if seen[k] {
-				return fmt.Errorf("fields: field %q listed twice", f)
+				return fmt.Errorf("%s: field %q listed twice", s.Kind, f)
 			}
 			seen[k] = true
 		}

@@ -30,6 +30,8 @@ func synthesize(spec Spec, r *rand.Rand, topic string) (string, *Answer) {
 		return synthRanking(spec, r, topic)
 	case Fields:
 		return synthFields(spec, r, topic)
+	case Scores:
+		return synthScores(spec, r, topic)
 	case Letter:
 		return synthLetter(spec, r)
 	case Rating:

@@ -1,0 +1,310 @@
+# LiveIdeaBench's December 2024 leaderboard (Ruan et al.): 20 models, each
+# given every one of the 1,180 keywords twice; every idea judged by 3 of a
+# 10-judge panel, never by its own model or a model of its family; one
+# fluency pair per keyword and model; the published leaderboard beside the
+# run's.
+#
+#   ideaflow plan experiments/liveideabench/leaderboard.hcl                 # offline: exact node counts
+#   ideaflow run  experiments/liveideabench/leaderboard.hcl -var offline=true   # the mock provider, labelled SYNTHETIC
+#   OPENROUTER_API_KEY=... ideaflow run experiments/liveideabench/leaderboard.hcl
+#
+# The keyword list, its domains and the published board are the authors'
+# files (github.com/x66ccff/liveideabench, MIT): put csvs/kws.csv,
+# csvs/keyword_classifications.csv and results/LiveIdeaBench-202412.csv in
+# data/ beside this file, or point the variables at them.
+#
+# The paper does not list its judge panel ("the top 10 performers" of its
+# 20 models on LiveBench). The panel below is the ten highest of the twenty
+# on the LiveBench table in the authors' repository (csvs/Livebench20250315.csv),
+# o1-preview, which that table lacks, included: edit panel to change it.
+# Families group fine-tunes with their base (nemotron is a Llama, dracarys2
+# a Qwen), so no model judges its own lineage.
+#
+# Model names are OpenRouter-style, as the published board names them, so
+# the two boards match by name. The original used each API's default
+# sampling, so no temperature is set.
+
+variable "keywords" {
+  default = "data/kws.csv"
+}
+variable "categories" {
+  default = "data/keyword_classifications.csv"
+}
+variable "published" {
+  default = "data/LiveIdeaBench-202412.csv"
+}
+variable "base_url" {
+  default = "https://openrouter.ai/api/v1"
+}
+variable "offline" {
+  default = false # true: every model on the mock provider
+}
+variable "ideas_per_keyword" {
+  default = 2
+}
+variable "judges_per_idea" {
+  default = 3
+}
+
+provider "router" {
+  kind                = "openai"
+  base_url            = var.base_url
+  api_key_env         = "OPENROUTER_API_KEY"
+  requests_per_minute = 600
+  max_concurrency     = 32
+}
+
+provider "mock" {
+  kind = "mock"
+  seed = 2024
+}
+
+locals {
+  provider = var.offline ? provider.mock : provider.router
+}
+
+model "gemini_pro_1_5" {
+  provider = local.provider
+  name     = "google/gemini-pro-1.5"
+  family   = "google"
+}
+
+model "o1_preview" {
+  provider = local.provider
+  name     = "o1-preview"
+  family   = "openai"
+}
+
+model "qwq_32b_preview" {
+  provider = local.provider
+  name     = "qwen/qwq-32b-preview"
+  family   = "qwen"
+}
+
+model "claude_3_5_sonnet" {
+  provider = local.provider
+  name     = "anthropic/claude-3.5-sonnet"
+  family   = "anthropic"
+}
+
+model "gemini_2_0_flash_exp" {
+  provider = local.provider
+  name     = "google/gemini-2.0-flash-exp:free"
+  family   = "google"
+}
+
+model "gpt_4o_2024_11_20" {
+  provider = local.provider
+  name     = "openai/gpt-4o-2024-11-20"
+  family   = "openai"
+}
+
+model "mistral_large_2411" {
+  provider = local.provider
+  name     = "mistralai/mistral-large-2411"
+  family   = "mistral"
+}
+
+model "nova_pro_v1" {
+  provider = local.provider
+  name     = "amazon/nova-pro-v1"
+  family   = "amazon"
+}
+
+model "llama_3_1_nemotron_70b" {
+  provider = local.provider
+  name     = "nvidia/llama-3.1-nemotron-70b-instruct"
+  family   = "meta-llama"
+}
+
+model "qwen_2_5_coder_32b" {
+  provider = local.provider
+  name     = "qwen/qwen-2.5-coder-32b-instruct"
+  family   = "qwen"
+}
+
+model "llama_3_1_405b" {
+  provider = local.provider
+  name     = "meta-llama/llama-3.1-405b-instruct"
+  family   = "meta-llama"
+}
+
+model "qwen2_5_dracarys2_72b" {
+  provider = local.provider
+  name     = "sammcj/qwen2.5-dracarys2-72b:Q4_K_M"
+  family   = "qwen"
+}
+
+model "o1_mini" {
+  provider = local.provider
+  name     = "openai/o1-mini"
+  family   = "openai"
+}
+
+model "qwen_2_5_72b" {
+  provider = local.provider
+  name     = "qwen/qwen-2.5-72b-instruct"
+  family   = "qwen"
+}
+
+model "step_2_16k" {
+  provider = local.provider
+  name     = "step-2-16k"
+  family   = "stepfun"
+}
+
+model "claude_3_5_haiku" {
+  provider = local.provider
+  name     = "anthropic/claude-3.5-haiku"
+  family   = "anthropic"
+}
+
+model "grok_2_1212" {
+  provider = local.provider
+  name     = "x-ai/grok-2-1212"
+  family   = "xai"
+}
+
+model "gpt_4o_mini" {
+  provider = local.provider
+  name     = "openai/gpt-4o-mini"
+  family   = "openai"
+}
+
+model "deepseek_chat" {
+  provider = local.provider
+  name     = "deepseek/deepseek-chat"
+  family   = "deepseek"
+}
+
+model "llama_3_3_70b" {
+  provider = local.provider
+  name     = "meta-llama/llama-3.3-70b-instruct"
+  family   = "meta-llama"
+}
+
+locals {
+  generators = [
+    model.gemini_pro_1_5,
+    model.o1_preview,
+    model.qwq_32b_preview,
+    model.claude_3_5_sonnet,
+    model.gemini_2_0_flash_exp,
+    model.gpt_4o_2024_11_20,
+    model.mistral_large_2411,
+    model.nova_pro_v1,
+    model.llama_3_1_nemotron_70b,
+    model.qwen_2_5_coder_32b,
+    model.llama_3_1_405b,
+    model.qwen2_5_dracarys2_72b,
+    model.o1_mini,
+    model.qwen_2_5_72b,
+    model.step_2_16k,
+    model.claude_3_5_haiku,
+    model.grok_2_1212,
+    model.gpt_4o_mini,
+    model.deepseek_chat,
+    model.llama_3_3_70b,
+  ]
+  panel = [
+    model.o1_preview,
+    model.gemini_2_0_flash_exp,
+    model.claude_3_5_sonnet,
+    model.o1_mini,
+    model.step_2_16k,
+    model.gemini_pro_1_5,
+    model.grok_2_1212,
+    model.qwen2_5_dracarys2_72b,
+    model.llama_3_1_405b,
+    model.gpt_4o_2024_11_20,
+  ]
+}
+
+dataset "keywords" {
+  format     = "liveideabench-keywords"
+  path       = var.keywords
+  categories = var.categories
+}
+
+dataset "published" {
+  format = "liveideabench-leaderboard"
+  path   = var.published
+}
+
+stage "generate_from_keyword" "ideas" {
+  for_each          = { for m in local.generators : m.name => m }
+  keywords          = dataset.keywords
+  model             = each.value
+  ideas_per_keyword = var.ideas_per_keyword
+  # QwQ answers after its reasoning; the paper judges what follows "**Final Idea:**".
+  final_idea = each.key == "qwen/qwq-32b-preview"
+}
+
+stage "judge_panel" "scores" {
+  ideas           = stage.generate_from_keyword.ideas
+  panel           = local.panel
+  judges_per_idea = var.judges_per_idea
+  dimensions      = ["originality", "feasibility"] # the December 2024 (v1) board; v2 adds clarity
+  seed            = 2024
+}
+
+stage "fluency" "pairs" {
+  ideas = stage.generate_from_keyword.ideas
+  panel = local.panel
+  seed  = 2024
+}
+
+stage "liveideabench_score" "originality" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "originality"
+  mapping    = "v1"
+}
+
+stage "liveideabench_score" "feasibility" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "feasibility"
+  mapping    = "v1"
+}
+
+stage "liveideabench_score" "fluency" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "fluency"
+  mapping    = "v1"
+}
+
+stage "liveideabench_score" "flexibility" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "flexibility"
+  mapping    = "v1"
+}
+
+stage "liveideabench_score" "average" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "average"
+  mapping    = "v1"
+}
+
+stage "leaderboard" "december_2024" {
+  ideas      = [stage.generate_from_keyword.ideas]
+  judgements = [stage.judge_panel.scores]
+  fluency    = [stage.fluency.pairs]
+  published  = dataset.published
+  mapping    = "v1"
+  title      = "LiveIdeaBench, December 2024 protocol"
+}
+
+report "leaderboard" {
+  rows    = stage.generate_from_keyword.ideas
+  columns = [stage.liveideabench_score.originality, stage.liveideabench_score.feasibility, stage.liveideabench_score.fluency, stage.liveideabench_score.flexibility, stage.liveideabench_score.average]
+  formats = ["markdown", "csv"]
+}

@@ -1,0 +1,134 @@
+# A quick LiveIdeaBench on the mock provider (offline, seconds, every number
+# labelled SYNTHETIC): 20 keywords, 3 generators, 2 ideas per keyword, a
+# panel of 3 judges of which each idea gets 2 (never its generator's
+# family: judge_b shares generator_b's, so generator_b's ideas always get
+# judge_a and judge_c), one fluency pair per keyword and generator, the v2
+# fluency mapping, and the leaderboard with domains from the categories file.
+#
+#   ideaflow run experiments/liveideabench/quick.hcl
+#
+# Swap the mock provider for an openai-kind one (see leaderboard.hcl) to run
+# it on real models.
+
+provider "mock" {
+  kind = "mock"
+  seed = 11
+}
+
+model "generator_a" {
+  provider    = provider.mock
+  name        = "mock-generator-a"
+  family      = "mock-a"
+  temperature = 0.8
+}
+model "generator_b" {
+  provider    = provider.mock
+  name        = "mock-generator-b"
+  family      = "mock-b"
+  temperature = 0.8
+}
+model "generator_c" {
+  provider    = provider.mock
+  name        = "mock-generator-c"
+  family      = "mock-c"
+  temperature = 0.8
+}
+model "judge_a" {
+  provider = provider.mock
+  name     = "mock-judge-a"
+  family   = "mock-judges"
+}
+model "judge_b" {
+  provider = provider.mock
+  name     = "mock-judge-b"
+  family   = "mock-b"
+}
+model "judge_c" {
+  provider = provider.mock
+  name     = "mock-judge-c"
+  family   = "mock-judges-c"
+}
+
+locals {
+  generators = [model.generator_a, model.generator_b, model.generator_c]
+  panel      = [model.judge_a, model.judge_b, model.judge_c]
+}
+
+dataset "keywords" {
+  format     = "keywords"
+  path       = "data/quick_keywords.txt"
+  categories = "data/quick_categories.csv"
+}
+
+stage "generate_from_keyword" "ideas" {
+  for_each          = { for m in local.generators : m.name => m }
+  keywords          = dataset.keywords
+  model             = each.value
+  ideas_per_keyword = 2
+}
+
+stage "judge_panel" "scores" {
+  ideas           = stage.generate_from_keyword.ideas
+  panel           = local.panel
+  judges_per_idea = 2
+  seed            = 1
+}
+
+stage "fluency" "pairs" {
+  ideas = stage.generate_from_keyword.ideas
+  panel = local.panel
+  seed  = 1
+}
+
+stage "fluency" "jaccard" {
+  ideas  = stage.generate_from_keyword.ideas
+  method = "jaccard"
+}
+
+stage "liveideabench_score" "originality" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "originality"
+}
+stage "liveideabench_score" "feasibility" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "feasibility"
+}
+stage "liveideabench_score" "clarity" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "clarity"
+}
+stage "liveideabench_score" "fluency" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "fluency"
+}
+stage "liveideabench_score" "flexibility" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "flexibility"
+}
+stage "liveideabench_score" "average" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+}
+
+stage "leaderboard" "quick" {
+  ideas      = [stage.generate_from_keyword.ideas]
+  judgements = [stage.judge_panel.scores]
+  fluency    = [stage.fluency.pairs]
+}
+
+report "quick" {
+  rows    = stage.generate_from_keyword.ideas
+  columns = [stage.liveideabench_score.originality, stage.liveideabench_score.feasibility, stage.liveideabench_score.clarity, stage.liveideabench_score.fluency, stage.liveideabench_score.flexibility, stage.liveideabench_score.average]
+  formats = ["markdown", "csv"]
+}

@@ -1,0 +1,255 @@
+package liveideabench
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/format"
+	"github.com/ideaflow/ideaflow/stages/judging"
+	"github.com/ideaflow/ideaflow/stages/llm"
+)
+
+func init() { stages.Register(judgeType{}) }
+
+// Judge scores are on the paper's 1-10 scale.
+const (
+	scoreMin = 1
+	scoreMax = 10
+	// maxJudges bounds judges_per_idea: each is one call per idea.
+	maxJudges = 50
+)
+
+type judgeType struct{}
+
+func (judgeType) Name() string    { return "judge_panel" }
+func (judgeType) Version() string { return "1" }
+
+func (judgeType) Params() []stages.Param {
+	return []stages.Param{
+		{Name: "ideas", Kind: stages.Input, Required: true, Doc: "the ideas to judge: a generate_from_keyword instance (or any stage whose nodes output a LiveIdeaBench idea); its generator and family are never among the judges"},
+		{Name: "panel", Kind: stages.ModelList, Required: true, Doc: "the judge models; each idea gets judges_per_idea of them, drawn by rendezvous hashing on seed, keyword and sample, so adding a judge re-runs only the judgements that now draw it"},
+		{Name: "judges_per_idea", Kind: stages.Int, Default: 3, Min: 1, Max: maxJudges, Doc: "judges drawn per idea (the paper: 3)"},
+		{Name: "seed", Kind: stages.Int, Default: 0, Min: math.MinInt32, Max: math.MaxInt32, Doc: "seed of the judge draws"},
+		{Name: "dimensions", Kind: stages.StringList, Default: []string{"originality", "feasibility", "clarity"}, Doc: "the scores each judge gives, 1-10 (the paper's v1: originality and feasibility; v2 adds clarity)"},
+		{Name: "definitions", Kind: stages.StringMap, Doc: "dimension -> its description in the judge prompt; the paper's three have defaults, any other dimension needs one"},
+		{Name: "system_prompt", Kind: stages.Template, Default: DefaultJudgeSystemPrompt, Doc: "the judge's system message (data: .Dimensions with .Name and .Definition, .Count: their number in words); it asks for the JSON block the scores are read from, so a replacement must too"},
+		{Name: "prompt", Kind: stages.Template, Default: DefaultJudgePrompt, Doc: "the user message (data: .Idea, .Keyword, .Domain)"},
+	}
+}
+
+// Dimension is one judged dimension as the system prompt sees it.
+type Dimension struct{ Name, Definition string }
+
+// JudgeSystemData is the system prompt's template data.
+type JudgeSystemData struct {
+	Dimensions []Dimension
+	Count      string // "three"
+}
+
+// JudgeData is the user prompt's template data.
+type JudgeData struct{ Idea, Keyword, Domain string }
+
+// Judgement is a judge_panel node's output: one judge's scores for one
+// idea. Which idea and judge it belongs to is the node's (item = keyword,
+// the judge in Judge); the generator is the instance's. Only what the
+// request determines is in it, because two nodes with the same request
+// share one cached answer. A judgement of a dropped idea is
+// {"dropped": true}.
+type Judgement struct {
+	Judge     string         `json:"judge"`
+	Scores    map[string]int `json:"scores"`
+	Mean      float64        `json:"mean"` // of Scores: the per-judgement mean flexibility is the 30th percentile of
+	Reasoning string         `json:"reasoning,omitempty"`
+	Dropped   bool           `json:"dropped,omitempty"`
+}
+
+var droppedOutput = []byte(`{"dropped":true}`)
+
+type judge struct {
+	system     string // rendered once: it depends on the params alone
+	prompt     string
+	promptName string
+	spec       format.Spec
+}
+
+func (judgeType) Layout(inst *stages.Instance) ([]stages.Node, error) {
+	p := inst.Params
+	ideas := p.Input("ideas")
+	if ideas == nil {
+		return nil, stages.ParamErrorf("ideas", "ideas is required")
+	}
+	panel := p.Models("panel")
+	k := p.Int("judges_per_idea")
+	if err := judging.Check("panel", "judges_per_idea", panel, ideas.Generator, k); err != nil {
+		return nil, err
+	}
+	dims, err := dimensions(p)
+	if err != nil {
+		return nil, err
+	}
+	j := &judge{prompt: p.String("prompt"), promptName: inst.Address + " prompt",
+		spec: format.Spec{Kind: format.Scores, Fields: names(dims), Min: scoreMin, Max: scoreMax}}
+	if err := j.spec.Validate(); err != nil {
+		return nil, stages.ParamErrorf("dimensions", "dimensions: %v", err)
+	}
+	if j.system, err = renderParam("system_prompt", inst.Address+" system_prompt", p.String("system_prompt"), &JudgeSystemData{Dimensions: dims, Count: countWord(len(dims))}); err != nil {
+		return nil, err
+	}
+	if _, err := renderParam("prompt", j.promptName, j.prompt, &JudgeData{Idea: "An idea.", Keyword: "a keyword"}); err != nil {
+		return nil, err
+	}
+	eligible := judging.Eligible(panel, ideas.Generator)
+	position := make(map[string]int, len(panel))
+	for i, m := range panel {
+		position[m.Name] = i
+	}
+	seed := p.Int("seed")
+	nodes := make([]stages.Node, 0, len(ideas.Nodes)*k)
+	prepares := make(map[string]func([]stages.In) (*stages.Work, error), len(eligible))
+	for _, m := range eligible {
+		prepares[m.Name] = j.prepare(m)
+	}
+	// Labels are shared across keywords: a full-size plan has 141,600
+	// judgements and a handful of distinct labels.
+	type labelKey struct {
+		sample int
+		judge  string
+	}
+	labels := map[labelKey]string{}
+	for i, n := range ideas.Nodes {
+		deps := []stages.Dep{{Input: "ideas", Index: i}}
+		sample := strconv.Itoa(n.Slot)
+		for _, m := range judging.Draw(seed, judging.Key(n.Item, sample), eligible, k) {
+			lk := labelKey{n.Slot, m.Name}
+			label, ok := labels[lk]
+			if !ok {
+				label = "sample " + sample + " judge " + m.Name
+				labels[lk] = label
+			}
+			nodes = append(nodes, stages.Node{
+				Item: n.Item,
+				// Unique per node of the instance (the memo tells nodes
+				// apart by item and slot): the sample, then the judge's
+				// place in the panel.
+				Slot:    n.Slot*len(panel) + position[m.Name],
+				Label:   label,
+				Deps:    deps,
+				Prepare: prepares[m.Name],
+			})
+		}
+	}
+	return nodes, nil
+}
+
+// dimensions resolves the dimensions param with their definitions.
+func dimensions(p stages.Params) ([]Dimension, error) {
+	names := p.Strings("dimensions")
+	if len(names) == 0 {
+		return nil, stages.ParamErrorf("dimensions", "dimensions is empty; give the scores to ask for, e.g. [\"originality\", \"feasibility\"]")
+	}
+	defs := p.StringMap("definitions")
+	for d := range defs {
+		found := false
+		for _, n := range names {
+			found = found || n == d
+		}
+		if !found {
+			return nil, stages.ParamErrorf("definitions", "definitions has %q, which is not one of the dimensions (%s)", d, strings.Join(names, ", "))
+		}
+	}
+	out := make([]Dimension, len(names))
+	for i, n := range names {
+		def, ok := defs[n]
+		if !ok {
+			def, ok = DefaultDefinitions[n]
+		}
+		if !ok {
+			return nil, stages.ParamErrorf("definitions", "dimension %q has no definition for the judge prompt; add it to definitions, e.g. definitions = { %s = \"...\" }", n, n)
+		}
+		out[i] = Dimension{Name: n, Definition: def}
+	}
+	return out, nil
+}
+
+func names(dims []Dimension) []string {
+	out := make([]string, len(dims))
+	for i, d := range dims {
+		out[i] = d.Name
+	}
+	return out
+}
+
+func countWord(n int) string {
+	words := []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"}
+	if n < len(words) {
+		return words[n]
+	}
+	return strconv.Itoa(n)
+}
+
+// prepare asks judge m about the idea in in[0].
+func (j *judge) prepare(m *stages.Model) func([]stages.In) (*stages.Work, error) {
+	return func(in []stages.In) (*stages.Work, error) {
+		idea, err := decodeIdea(in[0])
+		if err != nil {
+			return nil, err
+		}
+		if idea.Dropped {
+			return dropWork(), nil
+		}
+		user, err := renderParam("prompt", j.promptName, j.prompt, &JudgeData{Idea: idea.Idea, Keyword: idea.Keyword, Domain: idea.Domain})
+		if err != nil {
+			return nil, err
+		}
+		// The system prompt carries the answer format, as in the paper, so
+		// no format paragraph is appended; a repair re-ask states it.
+		msgs := []llm.Message{{Role: "system", Content: strings.TrimSpace(j.system)}, {Role: "user", Content: strings.TrimSpace(user)}}
+		return &stages.Work{Call: &stages.Call{
+			Model:   m,
+			Request: m.Request(msgs, 0, j.spec),
+			Output: func(a *format.Answer) ([]byte, error) {
+				return judgementOutput(m.Name, j.spec.Fields, a)
+			},
+		}}, nil
+	}
+}
+
+func judgementOutput(judge string, dims []string, a *format.Answer) ([]byte, error) {
+	sum := 0
+	for _, d := range dims {
+		sum += a.Fields[d]
+	}
+	return json.Marshal(Judgement{Judge: judge, Scores: a.Fields, Mean: float64(sum) / float64(len(dims)), Reasoning: a.Explanation})
+}
+
+// dropWork is the Compute of a node whose idea was dropped upstream: keyed
+// on no param, so it stays cached whatever the judges or prompts.
+func dropWork() *stages.Work {
+	return &stages.Work{Compute: func() ([]byte, error) { return droppedOutput, nil }, KeyParams: []string{}}
+}
+
+// decodeIdea reads an upstream idea node's output.
+func decodeIdea(x stages.In) (*Idea, error) {
+	var idea Idea
+	if err := json.Unmarshal(x.Output, &idea); err != nil {
+		return nil, fmt.Errorf("idea of %q (sample %d) is not a LiveIdeaBench idea: %w", x.Node.Item, x.Node.Slot, err)
+	}
+	if !idea.Dropped && strings.TrimSpace(idea.Idea) == "" {
+		return nil, fmt.Errorf("idea of %q (sample %d) has no text to judge", x.Node.Item, x.Node.Slot)
+	}
+	return &idea, nil
+}
+
+// renderParam renders the template held by param; a broken template is
+// that param's fault.
+func renderParam(param, name, text string, data any) (string, error) {
+	s, err := stages.Render(name, text, data)
+	if err != nil {
+		return "", &stages.ParamError{Param: param, Err: err}
+	}
+	return s, nil
+}
