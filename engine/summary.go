@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"sort"
 
 	"github.com/ideaflow/ideaflow/stages"
@@ -106,6 +108,10 @@ type Summary struct {
 	BudgetExhausted bool                      `json:"budget_exhausted,omitempty"`
 	Synthetic       bool                      `json:"synthetic,omitempty"`
 	Reports         []string                  `json:"reports,omitempty"`
+	// ResultsDigest digests every node's key and status in graph order: two
+	// runs with the same digest hold the same results (keys name outputs), so
+	// a page built from them need not be built again.
+	ResultsDigest string `json:"results_digest,omitempty"`
 	// WallSeconds is the whole wall time, from the process's start when the
 	// caller gives it; Phases splits it.
 	WallSeconds float64 `json:"wall_seconds"`
@@ -185,11 +191,20 @@ type PlanSummary struct {
 func (w *walker) summarize() *Summary {
 	s := &Summary{Stages: map[string]StageSummary{}, Models: map[string]ModelUsage{}, Skipped: map[string]int{},
 		ServedModels: map[string]map[string]int{}, Services: map[string]ServiceUsage{}}
+	results := sha256.New()
 	for i, n := range w.g.Nodes {
 		if n.Inst.source {
 			continue
 		}
 		st := &w.states[i]
+		// Cached and ran both mean "has this output": a warm re-run of a
+		// cold run holds the same results.
+		settled := st.status
+		if settled == StatusCached {
+			settled = StatusRan
+		}
+		results.Write([]byte(st.key))
+		results.Write([]byte{0, byte(settled), 0})
 		c := s.Stages[n.Inst.Address]
 		c.Total++
 		s.Nodes.Total++
@@ -280,6 +295,7 @@ func (w *walker) summarize() *Summary {
 	if len(s.Services) == 0 {
 		s.Services = nil
 	}
+	s.ResultsDigest = "sha256:" + hex.EncodeToString(results.Sum(nil))
 	return s
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,15 @@ func (a *app) writeHTMLPage(g *engine.Graph, store cache.Store, sum *engine.Summ
 	if dir == "" {
 		dir = filepath.Join(g.Exp.Dir, "results")
 	}
-	page := &report.Page{Experiment: g.Exp.Name, Synthetic: sum.Synthetic,
+	path := filepath.Join(dir, htmlPageName)
+	if current(path, sum) {
+		// Same results as the page shows (a warm re-run): collecting the
+		// items again costs seconds at 200k nodes and would change nothing
+		// but the summary of a run that computed nothing.
+		fmt.Fprintf(a.stdout, "%s is current (the results it shows are unchanged)\n", path)
+		return path, nil
+	}
+	page := &report.Page{Experiment: g.Exp.Name, Synthetic: sum.Synthetic, ResultsDigest: sum.ResultsDigest,
 		Partial: sum.Interrupted || sum.BudgetExhausted || sum.Nodes.Failed+sum.Nodes.Skipped > 0}
 	page.Summary = report.RunSummary{
 		Total: sum.Nodes.Total, Cached: sum.Nodes.Cached, Ran: sum.Nodes.Ran, Failed: sum.Nodes.Failed, Skipped: sum.Nodes.Skipped,
@@ -57,11 +66,27 @@ func (a *app) writeHTMLPage(g *engine.Graph, store cache.Store, sum *engine.Summ
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("create report folder: %w", err)
 	}
-	path := filepath.Join(dir, htmlPageName)
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	return path, nil
+}
+
+// current reports whether the page at path shows exactly sum's results and
+// may stay: nothing failed or was skipped (a partial page is always
+// rewritten), and the digest in its head is sum's.
+func current(path string, sum *engine.Summary) bool {
+	if sum.ResultsDigest == "" || sum.Nodes.Failed+sum.Nodes.Skipped > 0 || sum.Interrupted || sum.BudgetExhausted {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	return report.PageDigest(head[:n]) == sum.ResultsDigest
 }
 
 // readResults reads the files the run wrote: CSV tables (Markdown where a

@@ -49,13 +49,17 @@ var pageTmpl string
 // Page is everything report.html shows.
 type Page struct {
 	Experiment string
-	Synthetic  bool
-	Partial    bool // some inputs of this run did not complete
-	Summary    RunSummary
-	Provenance PageProvenance
-	Tables     []PageTable
-	Plots      []PagePlot
-	Items      []PageItem
+	// ResultsDigest names the results the page shows (engine's
+	// Summary.ResultsDigest); written into the page so a later run holding
+	// the same results can leave the page as it is (PageDigest).
+	ResultsDigest string
+	Synthetic     bool
+	Partial       bool // some inputs of this run did not complete
+	Summary       RunSummary
+	Provenance    PageProvenance
+	Tables        []PageTable
+	Plots         []PagePlot
+	Items         []PageItem
 }
 
 // RunSummary is the run's summary as the page shows it.
@@ -179,6 +183,22 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 }).Parse(pageTmpl))
 
 // WriteHTML writes p as one self-contained HTML page.
+// PageDigest reads the results digest an existing page was written with
+// from its head ("" when it has none): the first 4 KiB hold it.
+func PageDigest(head []byte) string {
+	const tag = `<meta name="ideaflow-results" content="`
+	i := bytes.Index(head, []byte(tag))
+	if i < 0 {
+		return ""
+	}
+	rest := head[i+len(tag):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return ""
+	}
+	return string(rest[:j])
+}
+
 func WriteHTML(w io.Writer, p *Page) error {
 	d := &pageData{Page: p, CSS: template.CSS(pageCSS), JS: template.JS(pageJS)}
 	fonts := map[string]bool{}
