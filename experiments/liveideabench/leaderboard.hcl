@@ -308,3 +308,15 @@ report "leaderboard" {
   columns = [stage.liveideabench_score.originality, stage.liveideabench_score.feasibility, stage.liveideabench_score.fluency, stage.liveideabench_score.flexibility, stage.liveideabench_score.average]
   formats = ["markdown", "csv"]
 }
+
+# Fig. 5: originality against feasibility, point size the fluency, with the
+# Pareto front.
+stage "plot" "figure5" {
+  kind    = "scatter"
+  data    = [stage.liveideabench_score.originality]
+  y       = [stage.liveideabench_score.feasibility]
+  size    = [stage.liveideabench_score.fluency]
+  title   = "Originality vs feasibility (size: fluency)"
+  x_label = "originality"
+  y_label = "feasibility"
+}

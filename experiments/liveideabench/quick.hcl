@@ -127,8 +127,40 @@ stage "leaderboard" "quick" {
   fluency    = [stage.fluency.pairs]
 }
 
+# Originality with a 95% bootstrap interval over keywords (each keyword's
+# mean over its judgements is one item).
+stage "bootstrap" "originality" {
+  scores = stage.liveideabench_score.originality
+}
+
 report "quick" {
-  rows    = stage.generate_from_keyword.ideas
-  columns = [stage.liveideabench_score.originality, stage.liveideabench_score.feasibility, stage.liveideabench_score.clarity, stage.liveideabench_score.fluency, stage.liveideabench_score.flexibility, stage.liveideabench_score.average]
+  rows     = stage.generate_from_keyword.ideas
+  row_dims = ["model"]
+  columns = [
+    stage.bootstrap.originality, stage.liveideabench_score.feasibility, stage.liveideabench_score.clarity,
+    stage.liveideabench_score.fluency, stage.liveideabench_score.flexibility, stage.liveideabench_score.average,
+  ]
+  labels = {
+    model                              = "Model"
+    "bootstrap.originality"            = "Originality"
+    "liveideabench_score.feasibility"  = "Feasibility"
+    "liveideabench_score.clarity"      = "Clarity"
+    "liveideabench_score.fluency"      = "Fluency"
+    "liveideabench_score.flexibility"  = "Flexibility"
+    "liveideabench_score.average"      = "Average"
+  }
+  better  = { "liveideabench_score.average" = "higher", "bootstrap.originality" = "higher" }
   formats = ["markdown", "csv"]
+}
+
+# LiveIdeaBench Fig. 5: originality against feasibility, point size the
+# fluency, with the Pareto front.
+stage "plot" "figure5" {
+  kind    = "scatter"
+  data    = [stage.liveideabench_score.originality]
+  y       = [stage.liveideabench_score.feasibility]
+  size    = [stage.liveideabench_score.fluency]
+  title   = "Originality vs feasibility (size: fluency)"
+  x_label = "originality"
+  y_label = "feasibility"
 }
