@@ -181,7 +181,7 @@ func (w *walker) lookup(i int32, work *stages.Work, key string, inKey [32]byte) 
 		w.fail(i, key, why(failCache, "read: "+err.Error()), "", nil)
 		return true
 	}
-	st.status, st.known, st.output = StatusCached, true, rec.Output
+	st.status, st.known, st.output = StatusCached, true, w.keepOutput(rec.Output, true)
 	st.synthetic = rec.Synthetic
 	st.servedModel = rec.ServedModel
 	noteDrop(st, rec.Output)
@@ -323,11 +323,30 @@ func (w *walker) complete(i int32, inKey [32]byte, key string, parts []namedPart
 	w.writes <- job
 }
 
+// keepOutputBytes bounds the outputs a run keeps in memory once their
+// records are durable; see keepOutput.
+const keepOutputBytes = 64 << 10
+
+// keepOutput is what of a node's output the walk keeps in memory. A large
+// output whose record is durable is read back from the cache by the few
+// dependents that need it (outputOf): a run over BERTScore's token vectors,
+// hundreds of KiB a text, held every one of them, past 15 GB at IdeaBench's
+// full size. A plan keeps every output: it writes none.
+func (w *walker) keepOutput(out []byte, durable bool) []byte {
+	if w.plan || !durable || len(out) <= keepOutputBytes {
+		return out
+	}
+	return nil
+}
+
 // settle marks node i ran with rec's output and releases it and the nodes
 // that waited for its key.
 func (w *walker) settle(i int32, rec *cache.Record) {
 	st := &w.states[i]
-	st.status, st.known, st.output = StatusRan, true, rec.Output
+	// A call's record is durable before it settles; a compute node's is
+	// written behind and must stay in memory.
+	out := w.keepOutput(rec.Output, st.isCall || st.isService)
+	st.status, st.known, st.output = StatusRan, true, out
 	st.usage = rec.Usage
 	w.flights.markRan(rec.Key)
 	waiters := w.flights.land(rec.Key)
@@ -335,7 +354,7 @@ func (w *walker) settle(i int32, rec *cache.Record) {
 	for _, wt := range waiters {
 		ws := &w.states[wt.idx]
 		ws.status, ws.known, ws.dedup = StatusRan, true, true
-		ws.key, ws.digest, ws.output = rec.Key, st.digest, rec.Output
+		ws.key, ws.digest, ws.output = rec.Key, st.digest, out
 		ws.synthetic, ws.servedModel = rec.Synthetic, rec.ServedModel
 		ws.dropped, ws.dropWhy = st.dropped, st.dropWhy
 		w.setMemo(wt.inKey, ws)
