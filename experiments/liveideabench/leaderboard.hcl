@@ -320,3 +320,14 @@ stage "plot" "figure5" {
   x_label = "originality"
   y_label = "feasibility"
 }
+
+# Fig. 3: each model's originality in each keyword domain.
+stage "plot" "figure3" {
+  kind    = "heatmap"
+  data    = [stage.liveideabench_score.originality]
+  value   = "domain=*"
+  series  = "key"
+  title   = "Originality by domain"
+  x_label = "domain"
+  y_label = "model"
+}

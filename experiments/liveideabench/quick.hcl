@@ -164,3 +164,15 @@ stage "plot" "figure5" {
   x_label = "originality"
   y_label = "feasibility"
 }
+
+# LiveIdeaBench Fig. 3: each model's average judgement score in each
+# keyword domain.
+stage "plot" "figure3" {
+  kind    = "heatmap"
+  data    = [stage.liveideabench_score.originality]
+  value   = "domain=*"
+  series  = "key"
+  title   = "Originality by domain"
+  x_label = "domain"
+  y_label = "model"
+}

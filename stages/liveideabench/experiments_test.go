@@ -68,7 +68,7 @@ func planTotals(p *engine.Plan) map[string]int {
 // the paper run's exact node counts: 20 models x 1,180 keywords x 2
 // ideas; 3 judgements each; one fluency pair per keyword and model with
 // one judge; 5 score columns per model; the leaderboard, the report and
-// the Fig. 5 plot.
+// the Fig. 5 and Fig. 3 plots.
 func TestLeaderboardExperimentPlan(t *testing.T) {
 	g := build(t, experiments+"leaderboard.hcl", paperVars(t))
 	e := &engine.Engine{Store: cache.NewMemory()}
@@ -77,16 +77,16 @@ func TestLeaderboardExperimentPlan(t *testing.T) {
 		"stage.generate_from_keyword.ideas": 47_200, "stage.judge_panel.scores": 141_600, "stage.fluency.pairs": 23_600,
 		"stage.liveideabench_score.originality": 20, "stage.liveideabench_score.feasibility": 20, "stage.liveideabench_score.fluency": 20,
 		"stage.liveideabench_score.flexibility": 20, "stage.liveideabench_score.average": 20,
-		"stage.leaderboard.december_2024": 1, "report.leaderboard": 1, "stage.plot.figure5": 1,
+		"stage.leaderboard.december_2024": 1, "report.leaderboard": 1, "stage.plot.figure5": 1, "stage.plot.figure3": 1,
 	}
 	sameCounts(t, "plan", planTotals(p), want)
-	if p.Summary.Nodes.Total != 212_503 || p.Summary.Nodes.ToRun != 212_503 || p.Summary.Estimate.LLMCalls != 212_400 {
+	if p.Summary.Nodes.Total != 212_504 || p.Summary.Nodes.ToRun != 212_504 || p.Summary.Estimate.LLMCalls != 212_400 {
 		t.Errorf("plan: %+v nodes, %d calls", p.Summary.Nodes, p.Summary.Estimate.LLMCalls)
 	}
 	// Exactly one instance per model, and every judge_panel instance keeps
 	// the generator's family out.
-	if n := len(g.Exp.Stages); n != 163 {
-		t.Errorf("%d stage instances, want 163", n)
+	if n := len(g.Exp.Stages); n != 164 {
+		t.Errorf("%d stage instances, want 164", n)
 	}
 }
 
@@ -104,12 +104,12 @@ func TestQuickExperiment(t *testing.T) {
 	}
 	// 20 keywords x 3 generators x 2 ideas; 2 judges each; a judged and a
 	// Jaccard pair per keyword and generator; 6 columns per generator, a
-	// bootstrap of originality per generator, and the Fig. 5 plot.
+	// bootstrap of originality per generator, and the Fig. 5 and 3 plots.
 	sameCounts(t, "quick", ran(sum), map[string]int{
 		"stage.generate_from_keyword.ideas": 120, "stage.judge_panel.scores": 240, "stage.fluency.pairs": 60, "stage.fluency.jaccard": 60,
 		"stage.liveideabench_score.originality": 3, "stage.liveideabench_score.feasibility": 3, "stage.liveideabench_score.clarity": 3,
 		"stage.liveideabench_score.fluency": 3, "stage.liveideabench_score.flexibility": 3, "stage.liveideabench_score.average": 3,
-		"stage.leaderboard.quick": 1, "report.quick": 1, "stage.bootstrap.originality": 3, "stage.plot.figure5": 1,
+		"stage.leaderboard.quick": 1, "report.quick": 1, "stage.bootstrap.originality": 3, "stage.plot.figure5": 1, "stage.plot.figure3": 1,
 	})
 	if sum.LLMCalls != 120+240+60 {
 		t.Errorf("%d calls, want 420", sum.LLMCalls)

@@ -46,7 +46,7 @@ var scoreMetrics = []string{"average", "originality", "feasibility", "clarity", 
 type scoreType struct{}
 
 func (scoreType) Name() string    { return "liveideabench_score" }
-func (scoreType) Version() string { return "1" }
+func (scoreType) Version() string { return "2" } // 2: Extra "domain=NAME"
 
 func (scoreType) Params() []stages.Param {
 	return []stages.Param{
@@ -139,6 +139,13 @@ func modelScore(a *modelAcc, metric string) (*stages.Score, error) {
 	}}
 	for m, x := range s.Scores {
 		out.Extra[m] = x
+	}
+	// The metric's mean in each keyword domain, "domain=NAME": the cells of
+	// a model x domain heatmap (plot value = "domain=*").
+	for d, ms := range s.Domains {
+		if x, ok := ms[metric]; ok {
+			out.Extra["domain="+d] = x
+		}
 	}
 	if metric == "fluency" {
 		out.Count, out.Missing = s.Pairs, s.MissingPair

@@ -48,7 +48,7 @@ func (plotType) Params() []stages.Param {
 		{Name: "data", Kind: stages.Inputs, Required: true, Doc: "aggregate stages (one node per instance) whose scores are the points; the x value of a scatter"},
 		{Name: "y", Kind: stages.Inputs, Doc: "scatter only: aggregate stages giving each point's y, matched to data by instance key"},
 		{Name: "size", Kind: stages.Inputs, Doc: "scatter only: aggregate stages giving each point's size (fluency), matched to data by instance key"},
-		{Name: "value", Kind: stages.String, Doc: `which number of each score to plot: "" for its value, else the name of one of its extra values`},
+		{Name: "value", Kind: stages.String, Doc: `which number of each score to plot: "" for its value, else the name of one of its extra values; a name ending in * ("domain=*") plots every extra value so named, x the rest of the name (a model x domain heatmap; x is then ignored)`},
 		{Name: "x", Kind: stages.String, Default: "key", Doc: `what labels a point on x: "key" (the instance key), "key[N]" (part N, from 0, of the key split on separator), "stage" (the listed stage's name); ignored by scatter`},
 		{Name: "series", Kind: stages.String, Default: "stage", Doc: `what tells the series apart (lines, bar groups, heatmap rows): "stage", "key", "key[N]", or "" for one series; ignored by scatter, whose points are labelled by their instance key`},
 		{Name: "separator", Kind: stages.String, Default: "/", Doc: "splits instance keys into parts for key[N]"},
@@ -348,6 +348,27 @@ func (s *plotSpec) figure(scores []*stages.Score) (*Figure, error) {
 	var pts []raw
 	for _, i := range s.dataOrder {
 		in := s.inputs[i]
+		if prefix, many := strings.CutSuffix(s.value, "*"); many {
+			// value = "domain=*": a point per extra value named so, its
+			// x the rest of the name (a model x domain heatmap).
+			sc := scores[i]
+			if sc == nil || sc.Count == 0 {
+				f.Omitted = append(f.Omitted, s.why(in, sc))
+				continue
+			}
+			ser, _ := s.series.pick(in.key, in.stage, s.sep)
+			n := 0
+			for _, k := range sortedKeys(sc.Extra) {
+				if x, ok := strings.CutPrefix(k, prefix); ok && x != "" {
+					pts = append(pts, raw{x: x, series: ser, p: Point{Label: x, Y: sc.Extra[k]}})
+					n++
+				}
+			}
+			if n == 0 {
+				f.Omitted = append(f.Omitted, fmt.Sprintf("%s: the score has no extra value named %s", in.address, s.value))
+			}
+			continue
+		}
 		v, lo, hi, ok := s.pick(scores[i])
 		if !ok {
 			f.Omitted = append(f.Omitted, s.why(in, scores[i]))

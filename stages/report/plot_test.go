@@ -273,3 +273,36 @@ func TestPlotDuplicatePoint(t *testing.T) {
 		t.Errorf("error %v, want two points at x = \"low\"", err)
 	}
 }
+
+// TestPlotHeatmapFromExtras: value = "domain=*" draws a cell per extra
+// value so named, x the domain, a row per model; a model without such
+// values is omitted with the reason.
+func TestPlotHeatmapFromExtras(t *testing.T) {
+	dom := func(v map[string]float64) *stages.Score { return &stages.Score{Value: 6, Count: 10, Extra: v} }
+	_, fig := runPlot(t, stages.Params{"kind": "heatmap", "value": "domain=*", "series": "key"}, []plotInputCase{
+		{"data", "stage.liveideabench_score.originality", "model-a", dom(map[string]float64{"domain=Physics": 6.5, "domain=Biology": 5.25, "ideas": 40})},
+		{"data", "stage.liveideabench_score.originality", "model-b", dom(map[string]float64{"domain=Physics": 7, "domain=Biology": 4})},
+		{"data", "stage.liveideabench_score.originality", "model-c", dom(map[string]float64{"ideas": 40})},
+	})
+	if strings.Join(fig.XNames, ",") != "Biology,Physics" || len(fig.Series) != 2 {
+		t.Fatalf("x %v, %d series; want Biology,Physics and 2 rows", fig.XNames, len(fig.Series))
+	}
+	got := map[string]float64{}
+	for _, s := range fig.Series {
+		for _, p := range s.Points {
+			got[s.Name+"/"+p.Label] = p.Y
+		}
+	}
+	want := map[string]float64{"model-a/Biology": 5.25, "model-a/Physics": 6.5, "model-b/Biology": 4, "model-b/Physics": 7}
+	if len(got) != len(want) {
+		t.Fatalf("cells %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("cell %s = %v, want %v", k, got[k], v)
+		}
+	}
+	if len(fig.Omitted) != 1 || !strings.Contains(fig.Omitted[0], `model-c"]: the score has no extra value named domain=*`) {
+		t.Errorf("omitted %v", fig.Omitted)
+	}
+}
