@@ -67,10 +67,10 @@ type walker struct {
 	storeErr     error
 	down         map[string]string // providers unavailable for the rest of the run -> why
 
-	growDiags  hcl.Diagnostics
+	growDiags hcl.Diagnostics
 	// onGrow is told how many nodes a grow added (between rounds), so a
 	// progress report's total follows the graph.
-	onGrow func(added int)
+	onGrow     func(added int)
 	mismatches []VerifyMismatch // verify only
 	verified   int              // verify only: compute nodes recomputed
 

@@ -3,6 +3,7 @@ package scholareval
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/datasets"
 	"github.com/ideaflow/ideaflow/stages/format"
+	"github.com/ideaflow/ideaflow/stages/stats"
 )
 
 // ---- coverage ----------------------------------------------------------
@@ -210,11 +212,57 @@ func ParseResult(text string) (int, string, error) {
 type coverageScoreType struct{}
 
 func (coverageScoreType) Name() string    { return "coverage_score" }
-func (coverageScoreType) Version() string { return "1" }
+func (coverageScoreType) Version() string { return "2" } // 2: bootstrap intervals over ideas
 func (coverageScoreType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "coverage", Kind: stages.Input, Required: true, Accepts: []string{"coverage"}, Doc: "the coverage judgments to average"},
+		{Name: "resamples", Kind: stages.Int, Default: stats.DefaultResamples, Min: 0, Max: 100000, Doc: "bootstrap resamples of the ideas for each mean's confidence interval (0: none)"},
+		{Name: "seed", Kind: stages.Int, Default: 0, Min: 0, Max: math.MaxInt32, Doc: "seed of the resampling; the same seed gives the same intervals"},
+		{Name: "confidence", Kind: stages.Number, Default: stats.DefaultLevel, Doc: "confidence level of the intervals, in (0, 1)"},
 	}
+}
+
+// ciOptions are a coverage_score instance's bootstrap settings; nil when it
+// computes no intervals.
+func ciOptions(p stages.Params) (*stats.Options, error) {
+	if p.Int("resamples") == 0 {
+		return nil, nil
+	}
+	if c := p.Number("confidence"); !(c > 0 && c < 1) {
+		return nil, stages.ParamErrorf("confidence", "confidence = %v must be in (0, 1), e.g. 0.95", c)
+	}
+	return &stats.Options{Resamples: p.Int("resamples"), Seed: uint64(p.Int("seed")), Level: p.Number("confidence")}, nil
+}
+
+// clusterCI is the bootstrap interval of the mean coverage over rubric
+// lines, resampling ideas rather than lines: an idea's lines are judged
+// against one review and are not independent of each other, so drawing
+// lines alone would make the interval too narrow. Each resample draws as
+// many ideas as were judged, with replacement, and pools their lines.
+func clusterCI(byIdea map[string][]float64, opts stats.Options) (stats.Interval, error) {
+	ideas := make([]string, 0, len(byIdea))
+	for id := range byIdea {
+		ideas = append(ideas, id)
+	}
+	sort.Strings(ideas)
+	index := make([]float64, len(ideas))
+	for i := range ideas {
+		index[i] = float64(i)
+	}
+	pooled := func(idx []float64) float64 {
+		sum, n := 0.0, 0
+		for _, x := range idx {
+			for _, v := range byIdea[ideas[int(x)]] {
+				sum += v
+				n++
+			}
+		}
+		if n == 0 {
+			return math.NaN()
+		}
+		return sum / float64(n)
+	}
+	return stats.Bootstrap(index, pooled, opts)
 }
 
 // group is one subset of rubric lines a mean is reported for.
@@ -286,18 +334,22 @@ func (coverageScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		}
 		deps = append(deps, stages.Dep{Input: src.Address, Index: r})
 	}
+	ci, err := ciOptions(inst.Params)
+	if err != nil {
+		return nil, err
+	}
 	var nodes []stages.Node
 	for i, g := range groups(items) {
 		g := g
 		nodes = append(nodes, stages.Node{Slot: i, Label: g.name, Deps: deps, AllowMissing: true,
 			Prepare: func(in []stages.In) (*stages.Work, error) {
-				return &stages.Work{KeyParams: []string{}, Compute: func() ([]byte, error) { return coverageScore(g, in[:nj], in[nj:]) }}, nil
+				return &stages.Work{KeyParams: []string{"resamples", "seed", "confidence"}, Compute: func() ([]byte, error) { return coverageScore(g, in[:nj], in[nj:], ci) }}, nil
 			}})
 	}
 	return nodes, nil
 }
 
-func coverageScore(g group, judged, records []stages.In) ([]byte, error) {
+func coverageScore(g group, judged, records []stages.In, ci *stats.Options) ([]byte, error) {
 	rubric := map[string][]datasets.RubricLine{}
 	for _, r := range records {
 		if r.Output == nil {
@@ -310,6 +362,7 @@ func coverageScore(g group, judged, records []stages.In) ([]byte, error) {
 		rubric[r.Node.Item] = rec.Rubric
 	}
 	s := stages.Score{PerItem: map[string]float64{}}
+	byIdea := map[string][]float64{} // the judged lines of each idea, for the interval
 	sum := 0
 	for _, j := range judged {
 		item, lines := j.Node.Item, rubric[j.Node.Item]
@@ -340,9 +393,18 @@ func coverageScore(g group, judged, records []stages.In) ([]byte, error) {
 		s.Count++
 		sum += c.Score
 		s.PerItem[item+"#"+strconv.Itoa(idx)] = float64(c.Score)
+		byIdea[item] = append(byIdea[item], float64(c.Score))
 	}
 	if s.Count > 0 {
 		s.Value = float64(sum) / float64(s.Count)
+	}
+	if ci != nil && s.Count > 0 {
+		iv, err := clusterCI(byIdea, *ci)
+		if err != nil {
+			return nil, fmt.Errorf("bootstrap %s: %w", g.name, err)
+		}
+		s.Extra = map[string]float64{"ci_low": iv.Lower, "ci_high": iv.Upper, "ci_level": iv.Level,
+			"resamples": float64(ci.Resamples), "ideas": float64(len(byIdea))}
 	}
 	return marshal(s)
 }

@@ -2,12 +2,14 @@ package scholareval
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/datasets"
+	"github.com/ideaflow/ideaflow/stages/stats"
 )
 
 func TestParseResult(t *testing.T) {
@@ -171,7 +173,7 @@ func TestCoverageScore(t *testing.T) {
 				g = x
 			}
 		}
-		b, err := coverageScore(g, ins, records)
+		b, err := coverageScore(g, ins, records, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,5 +193,25 @@ func TestLabel(t *testing.T) {
 	a, b := label("m", "x", 1), label("m", "x", 1)
 	if a != b || a == label("m", "x", 2) || label("m", "ab", "c") == label("m", "a", "bc") {
 		t.Error("labels do not follow their parts")
+	}
+}
+
+// TestClusterCI: the interval resamples ideas, not lines. Two ideas, one
+// with lines {5, 5}, the other {1}: a resample holds idea A twice (mean 5),
+// B twice (1) or one of each (11/3); so every bound is one of those, the
+// estimate is the pooled mean 11/3, and a fixed seed gives the same interval.
+func TestClusterCI(t *testing.T) {
+	by := map[string][]float64{"a": {5, 5}, "b": {1}}
+	opts := stats.Options{Resamples: 1000, Seed: 3, Level: 0.95}
+	iv, err := clusterCI(by, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(iv.Estimate-11.0/3) > 1e-12 || iv.Lower != 1 || iv.Upper != 5 || iv.Level != 0.95 {
+		t.Errorf("interval %+v, want estimate 11/3 in [1, 5]", iv)
+	}
+	again, _ := clusterCI(by, opts)
+	if again != iv {
+		t.Errorf("same seed, different interval: %+v vs %+v", again, iv)
 	}
 }
