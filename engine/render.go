@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 )
 
@@ -109,5 +110,23 @@ func (g *Graph) StageOrder() []string {
 			out = append(out, inst.Address)
 		}
 	}
+	return out
+}
+
+// Providers lists, sorted, the providers of the models the experiment's
+// stages use: a provider block no used model points at (a gateway beside
+// the mock, chosen by a variable) needs no key.
+func (g *Graph) Providers() []string {
+	seen := map[string]bool{}
+	for _, inst := range g.Instances {
+		for p := range inst.providers {
+			seen[p] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for p := range seen {
+		out = append(out, p)
+	}
+	sort.Strings(out)
 	return out
 }

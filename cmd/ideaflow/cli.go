@@ -216,13 +216,9 @@ func (a *app) validateCmd() *cobra.Command {
 				return err
 			}
 			// A missing key is only an error when a run needs the provider
-			// (a cached experiment runs without it), so validate warns.
-			var names []string
-			for n := range g.Exp.Providers {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			warnings := g.Exp.MissingKeys(names)
+			// (a cached experiment runs without it), so validate warns, and
+			// only for providers a used model points at.
+			warnings := g.Exp.MissingKeys(g.Providers())
 			for _, d := range warnings {
 				d.Severity = hcl.DiagWarning
 				d.Summary += " (needed only for nodes not in the cache)"

@@ -495,3 +495,54 @@ func TestRefusedAnswersCountAsCalls(t *testing.T) {
 		t.Errorf("llm_calls = %d, server answered %d requests; want them equal (>= 40)", s.LLMCalls, srv.Count())
 	}
 }
+
+// TestValidateWarnsOnlyForUsedProviders: a provider block no used model
+// points at (a gateway beside the mock, chosen by a variable) needs no key,
+// so validate does not warn about it; switched on, it does.
+func TestValidateWarnsOnlyForUsedProviders(t *testing.T) {
+	t.Setenv("UNUSED_GATEWAY_KEY", "")
+	dir := t.TempDir()
+	hcl := `
+variable "offline" {
+  default = true
+}
+provider "mock" {
+  kind = "mock"
+}
+provider "gateway" {
+  kind        = "openai"
+  base_url    = "http://localhost:8000/v1"
+  api_key_env = "UNUSED_GATEWAY_KEY"
+}
+model "m" {
+  provider = var.offline ? provider.mock : provider.gateway
+  name     = "m"
+}
+dataset "targets" {
+  format = "ideabench"
+  path   = "targets.jsonl"
+}
+stage "filter_references" "f" {
+  dataset = dataset.targets
+}
+stage "generate_ideas" "g" {
+  model      = model.m
+  references = stage.filter_references.f
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec := `{"id":"t1","title":"T","abstract":"A","references":[{"id":"r1","title":"R","abstract":"B","citations":9,"intents":["background"]}]}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "targets.jsonl"), []byte(rec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := cli(t, "validate", dir)
+	if code != 0 || strings.Contains(stderr, "Missing API key") {
+		t.Fatalf("offline: exit %d, stderr:\n%s", code, stderr)
+	}
+	code, _, stderr = cli(t, "validate", dir, "-var", "offline=false")
+	if code != 0 || !strings.Contains(stderr, "UNUSED_GATEWAY_KEY") {
+		t.Fatalf("online: exit %d, want a warning naming UNUSED_GATEWAY_KEY:\n%s", code, stderr)
+	}
+}
