@@ -54,6 +54,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'HTMLFullSize' -benchtime 3x ./stages/report/
 	$(GO) test -run '^$$' -bench 'BrowserFullSize|HTMLPageCollect' -benchtime 3x ./cmd/ideaflow/
 	$(GO) test -run '^$$' -bench 'LiveIdeaBench' -benchtime 1x -timeout 60m ./cmd/ideaflow/
+	$(GO) test -run '^$$' -bench 'BM25' -benchtime 3x ./stages/literature/
 
 clean:
 	rm -rf bin
