@@ -150,7 +150,7 @@ func (agreementType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 				if err != nil {
 					return nil, err
 				}
-				return marshal(out)
+				return stages.EncodeOutput(out)
 			}}, nil
 		},
 	}}, nil

@@ -48,7 +48,7 @@ func (aggregateType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 				if len(iv.items) > 0 {
 					out.Value = st.fn()(iv.column())
 				}
-				return marshal(out)
+				return stages.EncodeOutput(out)
 			}}, nil
 		},
 	}}, nil
@@ -56,7 +56,7 @@ func (aggregateType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 
 // scoreInput reads the params bootstrap and aggregate share.
 func scoreInput(p stages.Params) (*stages.Upstream, string, statistic, error) {
-	up, err := requireInput(p, "scores")
+	up, err := stages.RequireInput(p, "scores")
 	if err != nil {
 		return nil, "", statistic{}, err
 	}
@@ -129,7 +129,7 @@ func (bootstrapType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 				}
 				out := BootstrapOutput{Score: baseScore(iv), Statistic: st.label(), Method: method, Seed: seed}
 				if len(iv.items) == 0 {
-					return marshal(out)
+					return stages.EncodeOutput(out)
 				}
 				ci, err := stats.Bootstrap(iv.column(), st.fn(), opts)
 				if err != nil {
@@ -140,7 +140,7 @@ func (bootstrapType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 				out.Extra["ci_high"] = ci.Upper
 				out.Extra["ci_level"] = ci.Level
 				out.Extra["resamples"] = float64(opts.Resamples)
-				return marshal(out)
+				return stages.EncodeOutput(out)
 			}}, nil
 		},
 	}}, nil

@@ -180,7 +180,7 @@ func (compareType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 				if err := leaderboard(&out, vals, opts); err != nil {
 					return nil, err
 				}
-				return marshal(out)
+				return stages.EncodeOutput(out)
 			}}, nil
 		},
 	}}, nil

@@ -258,23 +258,6 @@ func readOptions(p stages.Params) (stats.Options, error) {
 	return o, nil
 }
 
-// requireInput returns the Input param name or a ParamError.
-func requireInput(p stages.Params, name string) (*stages.Upstream, error) {
-	u := p.Input(name)
-	if u == nil {
-		return nil, stages.ParamErrorf(name, "%s is required", name)
-	}
-	return u, nil
-}
-
-func marshal(v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encode output: %w", err)
-	}
-	return b, nil
-}
-
 // column returns the values of items in order.
 func (iv *itemValues) column() []float64 {
 	out := make([]float64, len(iv.items))

@@ -36,11 +36,11 @@ type BestIdeaOutput struct {
 
 func (bestType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
-	ideas, err := requireInput(p, "ideas")
+	ideas, err := stages.RequireInput(p, "ideas")
 	if err != nil {
 		return nil, err
 	}
-	sim, err := requireInput(p, "similarity")
+	sim, err := stages.RequireInput(p, "similarity")
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (bestType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &stages.Work{KeyParams: []string{"score"}, Compute: func() ([]byte, error) { return marshal(b) }}, nil
+		return &stages.Work{KeyParams: []string{"score"}, Compute: func() ([]byte, error) { return stages.EncodeOutput(b) }}, nil
 	}
 	var nodes []stages.Node
 	for _, item := range ideas.Items() {

@@ -1,12 +1,10 @@
 package ideabench
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/ideaflow/ideaflow/stages"
-	"github.com/ideaflow/ideaflow/stages/format"
 )
 
 func init() {
@@ -42,43 +40,6 @@ func quoteAll(ss []string) string {
 		q[i] = fmt.Sprintf("%q", s)
 	}
 	return strings.Join(q, ", ")
-}
-
-func requireInput(p stages.Params, name string) (*stages.Upstream, error) {
-	u := p.Input(name)
-	if u == nil {
-		return nil, stages.ParamErrorf(name, "%s is required", name)
-	}
-	return u, nil
-}
-
-// render renders the template held by param. A broken template is that
-// param's fault, whether found at layout (sample data) or in a node.
-func render(param, name, text string, data any) (string, error) {
-	s, err := stages.Render(name, text, data)
-	if err != nil {
-		return "", &stages.ParamError{Param: param, Err: err}
-	}
-	return s, nil
-}
-
-// userMessage joins a rendered prompt and the answer-format instructions.
-// Trimming makes a template file with or without a final newline send the
-// same request, so moving an inline prompt into a file keeps the cache.
-func userMessage(prompt string, spec format.Spec) string {
-	prompt = strings.TrimSpace(prompt)
-	if ins := strings.TrimSpace(format.Instructions(spec)); ins != "" {
-		return prompt + "\n\n" + ins
-	}
-	return prompt
-}
-
-func marshal(v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encode output: %w", err)
-	}
-	return b, nil
 }
 
 // dropped returns the Compute of a dropped target's node: b, whatever the

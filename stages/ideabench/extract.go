@@ -68,7 +68,7 @@ func (extractType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		prompt:      p.String("prompt"),
 		promptName:  inst.Address + " prompt",
 	}
-	targets, err := requireInput(p, "targets")
+	targets, err := stages.RequireInput(p, "targets")
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func (extractType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		return nil, stages.ParamErrorf("model", "dataset_idea = false extracts every idea with model, so model is required")
 	}
 	sample := &ExtractData{Title: "A title", Abstract: "An abstract.", Domain: x.domain}
-	if _, err := render("prompt", x.promptName, x.prompt, sample); err != nil {
+	if _, err := stages.RenderParam("prompt", x.promptName, x.prompt, sample); err != nil {
 		return nil, err
 	}
 	src := targets.Source
@@ -126,7 +126,7 @@ func (x *extractor) prepare(in []stages.In) (*stages.Work, error) {
 	}
 	if x.datasetIdea && rec.idea != "" {
 		// Keyed on the record alone: no param changes the dataset's idea.
-		out, err := marshal(ExtractOutput{Idea: rec.idea, Source: "dataset"})
+		out, err := stages.EncodeOutput(ExtractOutput{Idea: rec.idea, Source: "dataset"})
 		if err != nil {
 			return nil, err
 		}
@@ -138,12 +138,12 @@ func (x *extractor) prepare(in []stages.In) (*stages.Work, error) {
 	if rec.abstract == "" {
 		return nil, fmt.Errorf("target %q has neither an idea nor an abstract", item)
 	}
-	prompt, err := render("prompt", x.promptName, x.prompt, &ExtractData{Title: rec.title, Abstract: rec.abstract, Domain: x.domain})
+	prompt, err := stages.RenderParam("prompt", x.promptName, x.prompt, &ExtractData{Title: rec.title, Abstract: rec.abstract, Domain: x.domain})
 	if err != nil {
 		return nil, err
 	}
 	spec := format.Spec{Kind: format.Text}
-	msgs := []llm.Message{{Role: "user", Content: userMessage(prompt, spec)}}
+	msgs := []llm.Message{{Role: "user", Content: stages.UserMessage(prompt, spec)}}
 	return &stages.Work{Call: &stages.Call{
 		Model:   x.model,
 		Request: x.model.Request(msgs, 0, spec),
@@ -154,7 +154,7 @@ func (x *extractor) prepare(in []stages.In) (*stages.Work, error) {
 // extractOutput keeps the answer as the idea. The parser trims a Text answer
 // and re-asks on an empty one, so there is nothing left to refuse.
 func extractOutput(a *format.Answer) ([]byte, error) {
-	return marshal(ExtractOutput{Idea: a.Text, Source: "model"})
+	return stages.EncodeOutput(ExtractOutput{Idea: a.Text, Source: "model"})
 }
 
 // targetRecord is what extract_idea and overlap_rating read of a target record

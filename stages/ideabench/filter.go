@@ -142,7 +142,7 @@ func (filterType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	ds, err := requireInput(inst.Params, "dataset")
+	ds, err := stages.RequireInput(inst.Params, "dataset")
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func (filterType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 			if err := json.Unmarshal(in[0].Output, &p); err != nil {
 				return nil, fmt.Errorf("decode target %q: %w", in[0].Node.Item, err)
 			}
-			return marshal(s.apply(&p))
+			return stages.EncodeOutput(s.apply(&p))
 		}}, nil
 	}
 	nodes := make([]stages.Node, len(ds.Nodes))

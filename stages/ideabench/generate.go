@@ -70,7 +70,7 @@ func (generateType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	refs, err := requireInput(inst.Params, "references")
+	refs, err := stages.RequireInput(inst.Params, "references")
 	if err != nil {
 		return nil, err
 	}
@@ -154,11 +154,11 @@ func (g *generator) ideasPerRequest() int {
 // sanity baselines) is added to the user message after
 // llm.BaselineTargetMarker, on one line, before the format instructions.
 func (g *generator) render(data *GenerateData, target string) ([]llm.Message, error) {
-	system, err := render("system", g.systemName, g.system, data)
+	system, err := stages.RenderParam("system", g.systemName, g.system, data)
 	if err != nil {
 		return nil, err
 	}
-	prompt, err := render("prompt", g.promptName, g.prompt, data)
+	prompt, err := stages.RenderParam("prompt", g.promptName, g.prompt, data)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func (g *generator) render(data *GenerateData, target string) ([]llm.Message, er
 	if s := strings.TrimSpace(system); s != "" {
 		msgs = append(msgs, llm.Message{Role: "system", Content: s})
 	}
-	return append(msgs, llm.Message{Role: "user", Content: userMessage(prompt, spec)}), nil
+	return append(msgs, llm.Message{Role: "user", Content: stages.UserMessage(prompt, spec)}), nil
 }
 
 var droppedIdeas = []byte(`{"ideas":[],"dropped":true}`)
@@ -218,5 +218,5 @@ func (g *generator) prepare(sample int) func(in []stages.In) (*stages.Work, erro
 // with N >= 1 the parser guarantees exactly N trimmed, non-empty ideas, and
 // refusing here would fail the node where a parse error gets a repair re-ask.
 func ideasOutput(a *format.Answer) ([]byte, error) {
-	return marshal(IdeasOutput{Ideas: a.Ideas})
+	return stages.EncodeOutput(IdeasOutput{Ideas: a.Ideas})
 }

@@ -20,7 +20,7 @@ func (insightType) Params() []stages.Param {
 }
 
 func (insightType) Layout(inst *stages.Instance) ([]stages.Node, error) {
-	ranks, err := requireInput(inst.Params, "ranks")
+	ranks, err := stages.RequireInput(inst.Params, "ranks")
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func (insightType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 					s.Extra["insight"] = s.Value
 					s.Value = s.Extra["mean_rank"]
 				}
-				return marshal(s)
+				return stages.EncodeOutput(s)
 			}}, nil
 		},
 	}}, nil

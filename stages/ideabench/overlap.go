@@ -71,7 +71,7 @@ type overlapRater struct {
 func (overlapType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
 	o := &overlapRater{judge: p.Model("judge"), score: p.String("score"), prompt: p.String("prompt"), promptName: inst.Address + " prompt"}
-	ideas, err := requireInput(p, "ideas")
+	ideas, err := stages.RequireInput(p, "ideas")
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (overlapType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if err := oneOf("score", o.score, "f1", "precision", "recall"); err != nil {
 		return nil, err
 	}
-	if _, err := render("prompt", o.promptName, o.prompt, &OverlapData{Idea: "An idea.", Abstract: "An abstract."}); err != nil {
+	if _, err := stages.RenderParam("prompt", o.promptName, o.prompt, &OverlapData{Idea: "An idea.", Abstract: "An abstract."}); err != nil {
 		return nil, err
 	}
 	target := ideas.Source
@@ -242,11 +242,11 @@ func (o *overlapRater) rate(rec stages.In, idea string, index int) (*stages.Work
 	if r.abstract == "" {
 		return nil, fmt.Errorf("target %q has no abstract to compare with", rec.Node.Item)
 	}
-	prompt, err := render("prompt", o.promptName, o.prompt, &OverlapData{Idea: idea, Abstract: r.abstract})
+	prompt, err := stages.RenderParam("prompt", o.promptName, o.prompt, &OverlapData{Idea: idea, Abstract: r.abstract})
 	if err != nil {
 		return nil, err
 	}
-	msgs := []llm.Message{{Role: "user", Content: userMessage(prompt, overlapSpec)}}
+	msgs := []llm.Message{{Role: "user", Content: stages.UserMessage(prompt, overlapSpec)}}
 	return &stages.Work{Call: &stages.Call{
 		Model: o.judge,
 		// The idea index is the sample index. The output records the index,
@@ -255,7 +255,7 @@ func (o *overlapRater) rate(rec stages.In, idea string, index int) (*stages.Work
 		// second reads the first's idea_index.
 		Request: o.judge.Request(msgs, index, overlapSpec),
 		Output: func(a *format.Answer) ([]byte, error) {
-			return marshal(OverlapOutput{Rating: a.Rating, Explanation: a.Explanation, IdeaIndex: index})
+			return stages.EncodeOutput(OverlapOutput{Rating: a.Rating, Explanation: a.Explanation, IdeaIndex: index})
 		},
 	}}, nil
 }
@@ -273,7 +273,7 @@ func (overlapScoreType) Params() []stages.Param {
 }
 
 func (overlapScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) {
-	ratings, err := requireInput(inst.Params, "ratings")
+	ratings, err := stages.RequireInput(inst.Params, "ratings")
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +288,7 @@ func (overlapScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 			if err != nil {
 				return nil, err
 			}
-			return marshal(summarise(s, summary))
+			return stages.EncodeOutput(summarise(s, summary))
 		}}, nil
 	}}}, nil
 }

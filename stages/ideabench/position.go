@@ -51,7 +51,7 @@ func (positionType) Params() []stages.Param {
 
 func (positionType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
-	rot, err := requireInput(p, "rotate")
+	rot, err := stages.RequireInput(p, "rotate")
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func (positionType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 			if err != nil {
 				return nil, err
 			}
-			return marshal(s)
+			return stages.EncodeOutput(s)
 		}}, nil
 	}}}, nil
 }

@@ -77,7 +77,7 @@ func (rankType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	ideas, err := requireInput(inst.Params, "ideas")
+	ideas, err := stages.RequireInput(inst.Params, "ideas")
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func newRanker(inst *stages.Instance) (*ranker, int, error) {
 		return nil, 0, stages.ParamErrorf("permutations", `order = "rotate" ranks once per position of the target, so permutations must be n+1, the ideas per target plus one (got %d)`, perms)
 	}
 	sample := &RankData{Quality: r.quality, Ideas: []Candidate{{"A", "x"}, {"B", "y"}}, Letters: "AB", N: 1}
-	if _, err := render("prompt", r.promptName, r.prompt, sample); err != nil {
+	if _, err := stages.RenderParam("prompt", r.promptName, r.prompt, sample); err != nil {
 		return nil, 0, err
 	}
 	r.perms = perms
@@ -228,12 +228,12 @@ func (r *ranker) prepare(p int) func(in []stages.In) (*stages.Work, error) {
 				targetLetter = l
 			}
 		}
-		prompt, err := render("prompt", r.promptName, r.prompt, data)
+		prompt, err := stages.RenderParam("prompt", r.promptName, r.prompt, data)
 		if err != nil {
 			return nil, err
 		}
 		spec := format.Spec{Kind: format.Ranking, Letters: data.Letters}
-		msgs := []llm.Message{{Role: "user", Content: userMessage(prompt, spec)}}
+		msgs := []llm.Message{{Role: "user", Content: stages.UserMessage(prompt, spec)}}
 		return &stages.Work{Call: &stages.Call{
 			Model: r.judge,
 			// The permutation index is the sample index: two permutations that
@@ -263,7 +263,7 @@ func rankOutput(ranking []string, labels map[string]string, targetLetter string,
 	if rank == 0 {
 		return nil, fmt.Errorf("ranking %s lacks the target's letter %s, which the ranking parser guarantees (an internal error)", strings.Join(ranking, " > "), targetLetter)
 	}
-	return marshal(RankOutput{Order: ranking, Labels: labels, TargetLetter: targetLetter, TargetRank: rank, N: n})
+	return stages.EncodeOutput(RankOutput{Order: ranking, Labels: labels, TargetLetter: targetLetter, TargetRank: rank, N: n})
 }
 
 // letterOrder returns the candidate shown under each letter in ranking p of

@@ -54,7 +54,7 @@ func (sanityType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	}
 	var deps []stages.Dep
 	for _, name := range names {
-		u, err := requireInput(p, name)
+		u, err := stages.RequireInput(p, name)
 		if err != nil {
 			return nil, stages.ParamErrorf(name, "check = %q needs %s", check, name)
 		}
@@ -80,7 +80,7 @@ func (sanityType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 				}
 				v[x.Input] = s.Value
 			}
-			return marshal(Sanity(check, v, tie, tol))
+			return stages.EncodeOutput(Sanity(check, v, tie, tol))
 		}}, nil
 	}}}, nil
 }

@@ -105,7 +105,7 @@ func (similarityType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	ideas, err := requireInput(inst.Params, "ideas")
+	ideas, err := stages.RequireInput(inst.Params, "ideas")
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +221,7 @@ func (s *similarityLayout) prepareRouge(in []stages.In) (*stages.Work, error) {
 		for i, c := range cands {
 			out.Scores[i] = similarity.RougeLTokens(similarity.Tokens(c), refToks)
 		}
-		return marshal(out)
+		return stages.EncodeOutput(out)
 	}}, nil
 }
 
@@ -263,7 +263,7 @@ func (similarityScoreType) Params() []stages.Param {
 
 func (similarityScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
-	up, err := requireInput(p, "similarity")
+	up, err := stages.RequireInput(p, "similarity")
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +285,7 @@ func (similarityScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) 
 			if err != nil {
 				return nil, err
 			}
-			return marshal(summarise(s, summary))
+			return stages.EncodeOutput(summarise(s, summary))
 		}}, nil
 	}}}, nil
 }

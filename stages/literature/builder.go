@@ -61,14 +61,6 @@ func asOf(p stages.Params) (string, error) {
 	return s, nil
 }
 
-func requireInput(p stages.Params, name string) (*stages.Upstream, error) {
-	u := p.Input(name)
-	if u == nil {
-		return nil, stages.ParamErrorf(name, "%s is required", name)
-	}
-	return u, nil
-}
-
 func literatureModel(p stages.Params) (*stages.Model, error) {
 	m := p.Model("literature")
 	if m == nil {
@@ -126,7 +118,7 @@ func (findTargetsType) Params() []stages.Param {
 }
 
 func (findTargetsType) Layout(inst *stages.Instance) ([]stages.Node, error) {
-	queries, err := requireInput(inst.Params, "queries")
+	queries, err := stages.RequireInput(inst.Params, "queries")
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +171,7 @@ func (lookupPapersType) Params() []stages.Param {
 // Layout is one batch request for every id (the client splits it into
 // requests of 500): its ids are the items, known now, so it needs no dep.
 func (lookupPapersType) Layout(inst *stages.Instance) ([]stages.Node, error) {
-	ids, err := requireInput(inst.Params, "ids")
+	ids, err := stages.RequireInput(inst.Params, "ids")
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +237,7 @@ func (fetchReferencesType) Params() []stages.Param {
 }
 
 func (fetchReferencesType) Layout(inst *stages.Instance) ([]stages.Node, error) {
-	if _, err := requireInput(inst.Params, "targets"); err != nil {
+	if _, err := stages.RequireInput(inst.Params, "targets"); err != nil {
 		return nil, err
 	}
 	if _, err := literatureModel(inst.Params); err != nil {
@@ -347,11 +339,11 @@ const (
 )
 
 func (writeDatasetType) Layout(inst *stages.Instance) ([]stages.Node, error) {
-	targets, err := requireInput(inst.Params, "targets")
+	targets, err := stages.RequireInput(inst.Params, "targets")
 	if err != nil {
 		return nil, err
 	}
-	refs, err := requireInput(inst.Params, "references")
+	refs, err := stages.RequireInput(inst.Params, "references")
 	if err != nil {
 		return nil, err
 	}

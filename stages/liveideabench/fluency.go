@@ -81,7 +81,7 @@ func (fluencyType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		if err := judging.Check("panel", "judges_per_pair", panel, ideas.Generator, k); err != nil {
 			return nil, err
 		}
-		if _, err := renderParam("prompt", f.promptName, f.prompt, &FluencyData{Keyword: "k", A: "a", B: "b"}); err != nil {
+		if _, err := stages.RenderParam("prompt", f.promptName, f.prompt, &FluencyData{Keyword: "k", A: "a", B: "b"}); err != nil {
 			return nil, err
 		}
 	case "jaccard", "tfidf":
@@ -161,7 +161,7 @@ func (f *fluency) prepareJudge(m *stages.Model) func([]stages.In) (*stages.Work,
 		if dropped {
 			return dropWork(), nil
 		}
-		prompt, err := renderParam("prompt", f.promptName, f.prompt, &FluencyData{Keyword: a.Keyword, A: a.Idea, B: b.Idea})
+		prompt, err := stages.RenderParam("prompt", f.promptName, f.prompt, &FluencyData{Keyword: a.Keyword, A: a.Idea, B: b.Idea})
 		if err != nil {
 			return nil, err
 		}

@@ -96,10 +96,10 @@ func (judgeType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if err := j.spec.Validate(); err != nil {
 		return nil, stages.ParamErrorf("dimensions", "dimensions: %v", err)
 	}
-	if j.system, err = renderParam("system_prompt", inst.Address+" system_prompt", p.String("system_prompt"), &JudgeSystemData{Dimensions: dims, Count: countWord(len(dims))}); err != nil {
+	if j.system, err = stages.RenderParam("system_prompt", inst.Address+" system_prompt", p.String("system_prompt"), &JudgeSystemData{Dimensions: dims, Count: countWord(len(dims))}); err != nil {
 		return nil, err
 	}
-	if _, err := renderParam("prompt", j.promptName, j.prompt, &JudgeData{Idea: "An idea.", Keyword: "a keyword"}); err != nil {
+	if _, err := stages.RenderParam("prompt", j.promptName, j.prompt, &JudgeData{Idea: "An idea.", Keyword: "a keyword"}); err != nil {
 		return nil, err
 	}
 	eligible := judging.Eligible(panel, ideas.Generator)
@@ -201,7 +201,7 @@ func (j *judge) prepare(m *stages.Model) func([]stages.In) (*stages.Work, error)
 		if idea.Dropped {
 			return dropWork(), nil
 		}
-		user, err := renderParam("prompt", j.promptName, j.prompt, &JudgeData{Idea: idea.Idea, Keyword: idea.Keyword, Domain: idea.Domain})
+		user, err := stages.RenderParam("prompt", j.promptName, j.prompt, &JudgeData{Idea: idea.Idea, Keyword: idea.Keyword, Domain: idea.Domain})
 		if err != nil {
 			return nil, err
 		}
@@ -242,14 +242,4 @@ func decodeIdea(x stages.In) (*Idea, error) {
 		return nil, fmt.Errorf("idea of %q (sample %d) has no text to judge", x.Node.Item, x.Node.Slot)
 	}
 	return &idea, nil
-}
-
-// renderParam renders the template held by param; a broken template is
-// that param's fault.
-func renderParam(param, name, text string, data any) (string, error) {
-	s, err := stages.Render(name, text, data)
-	if err != nil {
-		return "", &stages.ParamError{Param: param, Err: err}
-	}
-	return s, nil
 }

@@ -31,7 +31,7 @@ type ideaData struct{ Idea string }
 
 func (llmReviewType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
-	ideas, err := requireInput(p, "ideas")
+	ideas, err := stages.RequireInput(p, "ideas")
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func (llmReviewType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		return nil, err
 	}
 	prompt, name := p.String("prompt"), inst.Address+" prompt"
-	if _, err := render("prompt", name, prompt, ideaData{"i"}); err != nil {
+	if _, err := stages.RenderParam("prompt", name, prompt, ideaData{"i"}); err != nil {
 		return nil, err
 	}
 	return perItemNodes("ideas", ideas, false, func(item string) func([]stages.In) (*stages.Work, error) {
@@ -49,12 +49,12 @@ func (llmReviewType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 			if err != nil {
 				return nil, fmt.Errorf("item %q: %w", item, err)
 			}
-			text, err := render("prompt", name, prompt, ideaData{rec.Idea})
+			text, err := stages.RenderParam("prompt", name, prompt, ideaData{rec.Idea})
 			if err != nil {
 				return nil, err
 			}
 			return call(m, text, format.Spec{Kind: format.Text}, func(a *format.Answer) ([]byte, error) {
-				return marshal(llmReview(a.Text))
+				return stages.EncodeOutput(llmReview(a.Text))
 			}), nil
 		}
 	})
@@ -114,7 +114,7 @@ type ResolveOutput struct {
 
 func (resolveType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
-	if _, err := requireInput(p, "reviews"); err != nil {
+	if _, err := stages.RequireInput(p, "reviews"); err != nil {
 		return nil, err
 	}
 	if _, err := requireModel(p, "literature"); err != nil {
@@ -166,7 +166,7 @@ func (resolveType) Expand(inst *stages.Instance, item string, in []stages.In) ([
 							pp.Abstract = ""
 							out.Paper = &pp
 						}
-						return marshal(out)
+						return stages.EncodeOutput(out)
 					}}}, nil
 			}})
 	}
@@ -190,7 +190,7 @@ func (validityType) Params() []stages.Param {
 // lower bound on invalid references, as in the paper: a title that matches
 // some paper may still be cited for what that paper does not say.
 func (validityType) Layout(inst *stages.Instance) ([]stages.Node, error) {
-	up, err := requireInput(inst.Params, "resolved")
+	up, err := stages.RequireInput(inst.Params, "resolved")
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +235,7 @@ func validityScore(in []stages.In) ([]byte, error) {
 	}
 	s.Extra["references"] = float64(all)
 	s.Extra["unresolved"] = float64(bad)
-	return marshal(s)
+	return stages.EncodeOutput(s)
 }
 
 // ---- citation_check ----------------------------------------------------
@@ -292,5 +292,5 @@ func citationScore(in []stages.In) ([]byte, error) {
 		s.Value = float64(bad) / float64(cited)
 	}
 	s.Extra["cited"], s.Extra["unretrieved"] = float64(cited), float64(bad)
-	return marshal(s)
+	return stages.EncodeOutput(s)
 }

@@ -170,44 +170,9 @@ func decodeIdea(b []byte) (*idea, error) {
 	return &r, nil
 }
 
-func marshal(v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encode output: %w", err)
-	}
-	return b, nil
-}
-
-func render(param, name, text string, data any) (string, error) {
-	s, err := stages.Render(name, text, data)
-	if err != nil {
-		return "", &stages.ParamError{Param: param, Err: err}
-	}
-	return s, nil
-}
-
-// userMessage joins a rendered prompt and the answer-format instructions,
-// trimmed so a template file with or without a final newline sends the same
-// request.
-func userMessage(prompt string, spec format.Spec) string {
-	prompt = strings.TrimSpace(prompt)
-	if ins := strings.TrimSpace(format.Instructions(spec)); ins != "" {
-		return prompt + "\n\n" + ins
-	}
-	return prompt
-}
-
 func call(m *stages.Model, prompt string, spec format.Spec, out func(a *format.Answer) ([]byte, error)) *stages.Work {
-	msgs := []llm.Message{{Role: "user", Content: userMessage(prompt, spec)}}
+	msgs := []llm.Message{{Role: "user", Content: stages.UserMessage(prompt, spec)}}
 	return &stages.Work{Call: &stages.Call{Model: m, Request: m.Request(msgs, 0, spec), Output: out}}
-}
-
-func requireInput(p stages.Params, name string) (*stages.Upstream, error) {
-	up := p.Input(name)
-	if up == nil {
-		return nil, stages.ParamErrorf(name, "%s is required", name)
-	}
-	return up, nil
 }
 
 func requireModel(p stages.Params, name string) (*stages.Model, error) {

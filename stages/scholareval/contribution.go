@@ -55,7 +55,7 @@ const generalDimension = "General"
 
 func (dimensionsType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
-	ideas, err := requireInput(p, "ideas")
+	ideas, err := stages.RequireInput(p, "ideas")
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func (dimensionsType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	}
 	max, perStmt, prompt := p.Int("max_statements"), p.Int("queries_per_statement"), p.String("prompt")
 	name := inst.Address + " prompt"
-	if _, err := render("prompt", name, prompt, dimensionsData{"An idea.", max, perStmt}); err != nil {
+	if _, err := stages.RenderParam("prompt", name, prompt, dimensionsData{"An idea.", max, perStmt}); err != nil {
 		return nil, err
 	}
 	return perItemNodes("ideas", ideas, false, func(item string) func([]stages.In) (*stages.Work, error) {
@@ -74,12 +74,12 @@ func (dimensionsType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 			if err != nil {
 				return nil, fmt.Errorf("item %q: %w", item, err)
 			}
-			text, err := render("prompt", name, prompt, dimensionsData{rec.Idea, max, perStmt})
+			text, err := stages.RenderParam("prompt", name, prompt, dimensionsData{rec.Idea, max, perStmt})
 			if err != nil {
 				return nil, err
 			}
 			return call(m, text, format.Spec{Kind: format.Ideas}, func(a *format.Answer) ([]byte, error) {
-				return marshal(parseDimensions(rec, a.Ideas, max, perStmt))
+				return stages.EncodeOutput(parseDimensions(rec, a.Ideas, max, perStmt))
 			}), nil
 		}
 	})
@@ -161,14 +161,14 @@ type relevanceData struct {
 func (relevanceType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
 	for _, n := range []string{"dimensions", "search"} {
-		if _, err := requireInput(p, n); err != nil {
+		if _, err := stages.RequireInput(p, n); err != nil {
 			return nil, err
 		}
 	}
 	if _, err := requireModel(p, "model"); err != nil {
 		return nil, err
 	}
-	_, err := render("prompt", inst.Address+" prompt", p.String("prompt"), relevanceData{[]string{"s"}, "t", "a"})
+	_, err := stages.RenderParam("prompt", inst.Address+" prompt", p.String("prompt"), relevanceData{[]string{"s"}, "t", "a"})
 	return nil, err
 }
 
@@ -212,12 +212,12 @@ func (relevanceType) Expand(inst *stages.Instance, item string, in []stages.In) 
 			data := relevanceData{Statements: stmts, Title: pp.Title, Abstract: pp.Abstract}
 			nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: label("p", data, paper),
 				Prepare: func([]stages.In) (*stages.Work, error) {
-					text, err := render("prompt", name, prompt, data)
+					text, err := stages.RenderParam("prompt", name, prompt, data)
 					if err != nil {
 						return nil, err
 					}
 					return call(m, text, format.Spec{Kind: format.Rating, Min: 0, Max: 5}, func(a *format.Answer) ([]byte, error) {
-						return marshal(RelevanceOutput{Paper: paper, Score: a.Rating, Explanation: a.Explanation})
+						return stages.EncodeOutput(RelevanceOutput{Paper: paper, Score: a.Rating, Explanation: a.Explanation})
 					}), nil
 				}})
 		}
@@ -261,14 +261,14 @@ type compareData struct {
 func (compareType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
 	for _, n := range []string{"dimensions", "relevance"} {
-		if _, err := requireInput(p, n); err != nil {
+		if _, err := stages.RequireInput(p, n); err != nil {
 			return nil, err
 		}
 	}
 	if _, err := requireModel(p, "model"); err != nil {
 		return nil, err
 	}
-	_, err := render("prompt", inst.Address+" prompt", p.String("prompt"), compareData{"i", []string{"d"}, "t", "a"})
+	_, err := stages.RenderParam("prompt", inst.Address+" prompt", p.String("prompt"), compareData{"i", []string{"d"}, "t", "a"})
 	return nil, err
 }
 
@@ -338,7 +338,7 @@ func (compareType) Expand(inst *stages.Instance, item string, in []stages.In) ([
 		data := compareData{Idea: dims.Idea, Dimensions: dims.Dimensions, Title: pp.Title, Abstract: pp.Abstract}
 		nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: label("p", data, paper),
 			Prepare: func([]stages.In) (*stages.Work, error) {
-				text, err := render("prompt", name, prompt, data)
+				text, err := stages.RenderParam("prompt", name, prompt, data)
 				if err != nil {
 					return nil, err
 				}
@@ -347,7 +347,7 @@ func (compareType) Expand(inst *stages.Instance, item string, in []stages.In) ([
 					for i, d := range data.Dimensions {
 						out.Scores[d] = a.Fields[fieldName(i)]
 					}
-					return marshal(out)
+					return stages.EncodeOutput(out)
 				}), nil
 			}})
 	}
@@ -383,11 +383,11 @@ type contributionData struct {
 
 func (contributionType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
-	dims, err := requireInput(p, "dimensions")
+	dims, err := stages.RequireInput(p, "dimensions")
 	if err != nil {
 		return nil, err
 	}
-	cmp, err := requireInput(p, "compare")
+	cmp, err := stages.RequireInput(p, "compare")
 	if err != nil {
 		return nil, err
 	}
@@ -396,7 +396,7 @@ func (contributionType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		return nil, err
 	}
 	prompt, name := p.String("prompt"), inst.Address+" prompt"
-	if _, err := render("prompt", name, prompt, contributionData{"i", []string{"d"}, []comparedPaper{{"id", "t", 2020, "d +1"}}}); err != nil {
+	if _, err := stages.RenderParam("prompt", name, prompt, contributionData{"i", []string{"d"}, []comparedPaper{{"id", "t", 2020, "d +1"}}}); err != nil {
 		return nil, err
 	}
 	src := cmp.Source
@@ -434,12 +434,12 @@ func (contributionType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 					}
 					data.Papers = append(data.Papers, comparedPaper{c.Paper.ID, c.Paper.Title, c.Paper.Year, strings.Join(parts, ", ")})
 				}
-				text, err := render("prompt", name, prompt, data)
+				text, err := stages.RenderParam("prompt", name, prompt, data)
 				if err != nil {
 					return nil, err
 				}
 				return call(m, text, format.Spec{Kind: format.Text}, func(a *format.Answer) ([]byte, error) {
-					return marshal(contributionReview(a.Text, ds, cs, missing))
+					return stages.EncodeOutput(contributionReview(a.Text, ds, cs, missing))
 				}), nil
 			}})
 	}

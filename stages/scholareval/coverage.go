@@ -56,7 +56,7 @@ type coverageData struct {
 
 func (coverageType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
-	ideas, err := requireInput(p, "ideas")
+	ideas, err := stages.RequireInput(p, "ideas")
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func (coverageType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if _, err := requireModel(p, "judge"); err != nil {
 		return nil, err
 	}
-	_, err = render("prompt", inst.Address+" prompt", p.String("prompt"), coverageData{"r", "s", "t", "a", "v"})
+	_, err = stages.RenderParam("prompt", inst.Address+" prompt", p.String("prompt"), coverageData{"r", "s", "t", "a", "v"})
 	return nil, err
 }
 
@@ -123,7 +123,7 @@ func (coverageType) Expand(inst *stages.Instance, item string, in []stages.In) (
 				if err != nil {
 					return nil, err
 				}
-				prompt, err := render("prompt", name, prompt, coverageData{text, out.Statement, out.Type, out.Axis, out.Severity})
+				prompt, err := stages.RenderParam("prompt", name, prompt, coverageData{text, out.Statement, out.Type, out.Axis, out.Severity})
 				if err != nil {
 					return nil, err
 				}
@@ -131,7 +131,7 @@ func (coverageType) Expand(inst *stages.Instance, item string, in []stages.In) (
 					return call(judge, prompt, format.Spec{Kind: format.Rating, Min: 1, Max: 5}, func(a *format.Answer) ([]byte, error) {
 						o := out
 						o.Score, o.Feedback = a.Rating, a.Explanation
-						return marshal(o)
+						return stages.EncodeOutput(o)
 					}), nil
 				}
 				// Prometheus' own output format: no format instructions appended.
@@ -142,7 +142,7 @@ func (coverageType) Expand(inst *stages.Instance, item string, in []stages.In) (
 					}
 					o := out
 					o.Score, o.Feedback = score, feedback
-					return marshal(o)
+					return stages.EncodeOutput(o)
 				}), nil
 			}})
 	}
@@ -316,7 +316,7 @@ func domainOf(item string) string {
 // its group (through its rubric line) and counted as missing there.
 // per_item maps "idea#line" to the judgment, for a bootstrap over lines.
 func (coverageScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) {
-	up, err := requireInput(inst.Params, "coverage")
+	up, err := stages.RequireInput(inst.Params, "coverage")
 	if err != nil {
 		return nil, err
 	}
@@ -406,5 +406,5 @@ func coverageScore(g group, judged, records []stages.In, ci *stats.Options) ([]b
 		s.Extra = map[string]float64{"ci_low": iv.Lower, "ci_high": iv.Upper, "ci_level": iv.Level,
 			"resamples": float64(ci.Resamples), "ideas": float64(len(byIdea))}
 	}
-	return marshal(s)
+	return stages.EncodeOutput(s)
 }

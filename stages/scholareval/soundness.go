@@ -61,7 +61,7 @@ type methodsData struct {
 
 func (methodsType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
-	ideas, err := requireInput(p, "ideas")
+	ideas, err := stages.RequireInput(p, "ideas")
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func (methodsType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	}
 	max, perMethod, prompt := p.Int("max_methods"), p.Int("queries_per_method"), p.String("prompt")
 	name := inst.Address + " prompt"
-	if _, err := render("prompt", name, prompt, methodsData{"An idea.", max, perMethod}); err != nil {
+	if _, err := stages.RenderParam("prompt", name, prompt, methodsData{"An idea.", max, perMethod}); err != nil {
 		return nil, err
 	}
 	return perItemNodes("ideas", ideas, false, func(item string) func([]stages.In) (*stages.Work, error) {
@@ -80,12 +80,12 @@ func (methodsType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 			if err != nil {
 				return nil, fmt.Errorf("item %q: %w", item, err)
 			}
-			text, err := render("prompt", name, prompt, methodsData{rec.Idea, max, perMethod})
+			text, err := stages.RenderParam("prompt", name, prompt, methodsData{rec.Idea, max, perMethod})
 			if err != nil {
 				return nil, err
 			}
 			return call(m, text, format.Spec{Kind: format.Ideas}, func(a *format.Answer) ([]byte, error) {
-				return marshal(parseMethods(rec, a.Ideas, max, perMethod))
+				return stages.EncodeOutput(parseMethods(rec, a.Ideas, max, perMethod))
 			}), nil
 		}
 	})
@@ -177,7 +177,7 @@ type Snippet struct {
 
 func (searchType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
-	if _, err := requireInput(p, "queries"); err != nil {
+	if _, err := stages.RequireInput(p, "queries"); err != nil {
 		return nil, err
 	}
 	if _, err := requireModel(p, "literature"); err != nil {
@@ -263,7 +263,7 @@ func searchOutput(op, query string, reply []byte) ([]byte, error) {
 				out.Papers = append(out.Papers, paperOf(s.Paper))
 			}
 		}
-		return marshal(out)
+		return stages.EncodeOutput(out)
 	}
 	var r literature.Papers
 	if err := json.Unmarshal(reply, &r); err != nil {
@@ -278,7 +278,7 @@ func searchOutput(op, query string, reply []byte) ([]byte, error) {
 		seen[p.PaperID] = true
 		out.Papers = append(out.Papers, paperOf(*p))
 	}
-	return marshal(out)
+	return stages.EncodeOutput(out)
 }
 
 // results indexes an item's search outputs by query.
@@ -334,14 +334,14 @@ type evidenceData struct {
 func (evidenceType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
 	for _, n := range []string{"methods", "search"} {
-		if _, err := requireInput(p, n); err != nil {
+		if _, err := stages.RequireInput(p, n); err != nil {
 			return nil, err
 		}
 	}
 	if _, err := requireModel(p, "model"); err != nil {
 		return nil, err
 	}
-	_, err := render("prompt", inst.Address+" prompt", p.String("prompt"), evidenceData{"m", "t", "id", []string{"a passage"}})
+	_, err := stages.RenderParam("prompt", inst.Address+" prompt", p.String("prompt"), evidenceData{"m", "t", "id", []string{"a passage"}})
 	return nil, err
 }
 
@@ -403,12 +403,12 @@ func (evidenceType) Expand(inst *stages.Instance, item string, in []stages.In) (
 			paper.Abstract = "" // the evidence stands for the passages, not the abstract
 			nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: label("e", data, paper),
 				Prepare: func([]stages.In) (*stages.Work, error) {
-					text, err := render("prompt", name, prompt, data)
+					text, err := stages.RenderParam("prompt", name, prompt, data)
 					if err != nil {
 						return nil, err
 					}
 					return call(m, text, format.Spec{Kind: format.Text}, func(a *format.Answer) ([]byte, error) {
-						return marshal(EvidenceOutput{Method: method, Paper: paper, Evidence: a.Text})
+						return stages.EncodeOutput(EvidenceOutput{Method: method, Paper: paper, Evidence: a.Text})
 					}), nil
 				}})
 		}
@@ -477,14 +477,14 @@ type synthesisData struct {
 func (synthesisType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
 	for _, n := range []string{"methods", "evidence"} {
-		if _, err := requireInput(p, n); err != nil {
+		if _, err := stages.RequireInput(p, n); err != nil {
 			return nil, err
 		}
 	}
 	if _, err := requireModel(p, "model"); err != nil {
 		return nil, err
 	}
-	_, err := render("prompt", inst.Address+" prompt", p.String("prompt"), synthesisData{"i", "m", []evidenceItem{{"id", "t", "e"}}})
+	_, err := stages.RenderParam("prompt", inst.Address+" prompt", p.String("prompt"), synthesisData{"i", "m", []evidenceItem{{"id", "t", "e"}}})
 	return nil, err
 }
 
@@ -513,12 +513,12 @@ func (synthesisType) Expand(inst *stages.Instance, item string, in []stages.In) 
 		}
 		nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: label("m", data),
 			Prepare: func([]stages.In) (*stages.Work, error) {
-				text, err := render("prompt", name, prompt, data)
+				text, err := stages.RenderParam("prompt", name, prompt, data)
 				if err != nil {
 					return nil, err
 				}
 				return call(m, text, format.Spec{Kind: format.Rating, Min: 0, Max: 10}, func(a *format.Answer) ([]byte, error) {
-					return marshal(methodReview(data, a))
+					return stages.EncodeOutput(methodReview(data, a))
 				}), nil
 			}})
 	}
@@ -562,7 +562,7 @@ type soundnessData struct {
 // missing).
 func (soundnessType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
-	syn, err := requireInput(p, "synthesis")
+	syn, err := stages.RequireInput(p, "synthesis")
 	if err != nil {
 		return nil, err
 	}
@@ -571,7 +571,7 @@ func (soundnessType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		return nil, err
 	}
 	prompt, name := p.String("prompt"), inst.Address+" prompt"
-	if _, err := render("prompt", name, prompt, soundnessData{"i", []MethodReview{{Method: "m"}}}); err != nil {
+	if _, err := stages.RenderParam("prompt", name, prompt, soundnessData{"i", []MethodReview{{Method: "m"}}}); err != nil {
 		return nil, err
 	}
 	return childReviewNodes("synthesis", syn, func(rec *idea, ins []stages.In) (*stages.Work, error) {
@@ -579,12 +579,12 @@ func (soundnessType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		text, err := render("prompt", name, prompt, soundnessData{rec.Idea, mrs})
+		text, err := stages.RenderParam("prompt", name, prompt, soundnessData{rec.Idea, mrs})
 		if err != nil {
 			return nil, err
 		}
 		return call(m, text, format.Spec{Kind: format.Text}, func(a *format.Answer) ([]byte, error) {
-			return marshal(soundnessReview(a.Text, mrs, missing))
+			return stages.EncodeOutput(soundnessReview(a.Text, mrs, missing))
 		}), nil
 	})
 }
