@@ -192,6 +192,42 @@ func oneNode(param string, up *stages.Upstream, item string) (int, error) {
 	return ns[0], nil
 }
 
+// extractLayout lays out an extraction stage (the methods of an idea, its
+// contribution dimensions): one model call per idea, the "prompt" param
+// rendered with data(idea text) and answered as a list whose lines parse
+// turns into the node's output. The prompt is rendered once at layout on a
+// sample idea, so a broken template is reported by validate.
+func extractLayout(inst *stages.Instance, data func(ideaText string) any, parse func(rec *idea, lines []string) any) ([]stages.Node, error) {
+	p := inst.Params
+	ideas, err := stages.RequireInput(p, "ideas")
+	if err != nil {
+		return nil, err
+	}
+	m, err := requireModel(p, "model")
+	if err != nil {
+		return nil, err
+	}
+	prompt, name := p.String("prompt"), inst.Address+" prompt"
+	if _, err := stages.RenderParam("prompt", name, prompt, data("An idea.")); err != nil {
+		return nil, err
+	}
+	return perItemNodes("ideas", ideas, false, func(item string) func([]stages.In) (*stages.Work, error) {
+		return func(in []stages.In) (*stages.Work, error) {
+			rec, err := decodeIdea(in[0].Output)
+			if err != nil {
+				return nil, fmt.Errorf("item %q: %w", item, err)
+			}
+			text, err := stages.RenderParam("prompt", name, prompt, data(rec.Idea))
+			if err != nil {
+				return nil, err
+			}
+			return call(m, text, format.Spec{Kind: format.Ideas}, func(a *format.Answer) ([]byte, error) {
+				return stages.EncodeOutput(parse(rec, a.Ideas))
+			}), nil
+		}
+	})
+}
+
 // perItemNodes lays out one node per item of up (one node each), with
 // deps on that node and on the item's dataset record.
 func perItemNodes(param string, up *stages.Upstream, withRecord bool, prepare func(item string) func([]stages.In) (*stages.Work, error)) ([]stages.Node, error) {

@@ -54,35 +54,10 @@ type dimensionsData struct {
 const generalDimension = "General"
 
 func (dimensionsType) Layout(inst *stages.Instance) ([]stages.Node, error) {
-	p := inst.Params
-	ideas, err := stages.RequireInput(p, "ideas")
-	if err != nil {
-		return nil, err
-	}
-	m, err := requireModel(p, "model")
-	if err != nil {
-		return nil, err
-	}
-	max, perStmt, prompt := p.Int("max_statements"), p.Int("queries_per_statement"), p.String("prompt")
-	name := inst.Address + " prompt"
-	if _, err := stages.RenderParam("prompt", name, prompt, dimensionsData{"An idea.", max, perStmt}); err != nil {
-		return nil, err
-	}
-	return perItemNodes("ideas", ideas, false, func(item string) func([]stages.In) (*stages.Work, error) {
-		return func(in []stages.In) (*stages.Work, error) {
-			rec, err := decodeIdea(in[0].Output)
-			if err != nil {
-				return nil, fmt.Errorf("item %q: %w", item, err)
-			}
-			text, err := stages.RenderParam("prompt", name, prompt, dimensionsData{rec.Idea, max, perStmt})
-			if err != nil {
-				return nil, err
-			}
-			return call(m, text, format.Spec{Kind: format.Ideas}, func(a *format.Answer) ([]byte, error) {
-				return stages.EncodeOutput(parseDimensions(rec, a.Ideas, max, perStmt))
-			}), nil
-		}
-	})
+	max, perStmt := inst.Params.Int("max_statements"), inst.Params.Int("queries_per_statement")
+	return extractLayout(inst,
+		func(text string) any { return dimensionsData{text, max, perStmt} },
+		func(rec *idea, lines []string) any { return parseDimensions(rec, lines, max, perStmt) })
 }
 
 func parseDimensions(rec *idea, lines []string, max, perStmt int) DimensionsOutput {

@@ -60,35 +60,10 @@ type methodsData struct {
 }
 
 func (methodsType) Layout(inst *stages.Instance) ([]stages.Node, error) {
-	p := inst.Params
-	ideas, err := stages.RequireInput(p, "ideas")
-	if err != nil {
-		return nil, err
-	}
-	m, err := requireModel(p, "model")
-	if err != nil {
-		return nil, err
-	}
-	max, perMethod, prompt := p.Int("max_methods"), p.Int("queries_per_method"), p.String("prompt")
-	name := inst.Address + " prompt"
-	if _, err := stages.RenderParam("prompt", name, prompt, methodsData{"An idea.", max, perMethod}); err != nil {
-		return nil, err
-	}
-	return perItemNodes("ideas", ideas, false, func(item string) func([]stages.In) (*stages.Work, error) {
-		return func(in []stages.In) (*stages.Work, error) {
-			rec, err := decodeIdea(in[0].Output)
-			if err != nil {
-				return nil, fmt.Errorf("item %q: %w", item, err)
-			}
-			text, err := stages.RenderParam("prompt", name, prompt, methodsData{rec.Idea, max, perMethod})
-			if err != nil {
-				return nil, err
-			}
-			return call(m, text, format.Spec{Kind: format.Ideas}, func(a *format.Answer) ([]byte, error) {
-				return stages.EncodeOutput(parseMethods(rec, a.Ideas, max, perMethod))
-			}), nil
-		}
-	})
+	max, perMethod := inst.Params.Int("max_methods"), inst.Params.Int("queries_per_method")
+	return extractLayout(inst,
+		func(text string) any { return methodsData{text, max, perMethod} },
+		func(rec *idea, lines []string) any { return parseMethods(rec, lines, max, perMethod) })
 }
 
 // queryLabel finds "Query:" / "Queries:" after a method or statement.
