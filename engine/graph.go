@@ -317,7 +317,10 @@ func (g *Graph) appendNodes(inst *Instance, nodes []stages.Node, expandedFrom *[
 		n.Address = nodeAddress(inst.Address, spec)
 		for _, d := range spec.Deps {
 			idx, ok := resolveDep(inst, d, g.byAddr)
-			if !ok {
+			switch {
+			case !ok && d.Input == stages.Self:
+				return errAt(inst.cfg, "", "stage type %s laid out node %d of %s on its own node %d, which is not laid out before it (an internal error in the stage type)", inst.Type, len(inst.nodes), inst.Address, d.Index)
+			case !ok:
 				return errAt(inst.cfg, d.Input, "stage type %s laid out a dependency on %s node %d, which does not exist (an internal error in the stage type)", inst.Type, d.Input, d.Index)
 			}
 			n.Deps = append(n.Deps, int32(idx))
@@ -351,7 +354,8 @@ func paramOf(err error) string {
 // resolveDep maps a stage's Dep to a global node index. For an Inputs param,
 // Index counts across the listed instances' nodes in order (they are final
 // before anything is laid out on them); a Dep named by the address of the
-// instance's source dataset points at that dataset's items.
+// instance's source dataset points at that dataset's items; stages.Self
+// points at an earlier node of inst.
 func resolveDep(inst *Instance, d stages.Dep, byAddr map[string]*Instance) (int, bool) {
 	if d.Index < 0 {
 		return 0, false
@@ -361,6 +365,12 @@ func resolveDep(inst *Instance, d stages.Dep, byAddr map[string]*Instance) (int,
 			return 0, false
 		}
 		return int(up.nodes[i]), true
+	}
+	if d.Input == stages.Self {
+		// inst.nodes holds the nodes appended before this one and no other,
+		// so only an earlier node resolves: no cycle, and Graph.Nodes stays
+		// in topological order.
+		return at(inst, d.Index)
 	}
 	if up := inst.inputs[d.Input]; up != nil {
 		return at(up, d.Index)

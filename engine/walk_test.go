@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/engine/config"
 	"github.com/ideaflow/ideaflow/stages/format"
@@ -526,4 +527,87 @@ stage "test_list" "l" {
 			t.Fatalf("resolve order %v: calls must all come first", order)
 		}
 	}
+}
+
+const selfHCL = `
+provider "fake" {
+  kind = "mock"
+}
+model "m" {
+  provider = provider.fake
+  name     = "fake-model"
+}
+dataset "ideas" {
+  format = "jsonl"
+  path   = "items.jsonl"
+}
+stage "test_count" "c" {
+  items   = dataset.ideas
+  model   = model.m
+  forward = var.forward
+}
+variable "forward" {
+  default = false
+}
+`
+
+// A node reading an earlier node of its own instance (stages.Self) waits for
+// it and reads its output; a warm run runs neither; a dependency on a later
+// node is refused at layout.
+func TestSelfDependency(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{"exp.hcl": selfHCL, "items.jsonl": "{\"id\":\"a\"}\n{\"id\":\"b\"}\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	build := func(vars ...string) (*Graph, hcl.Diagnostics) {
+		exp, diags := config.Load(dir, config.Options{Vars: vars})
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		return Build(exp)
+	}
+	exec := newFakeExec(lists(map[string]string{"a": "alpha\nbeta\ngamma", "b": "delta"}))
+	e := &Engine{Store: cache.NewMemory(), Exec: exec}
+	counts := func() map[string]int {
+		out := map[string]int{}
+		for _, item := range []string{"a", "b"} {
+			views, err := e.Inspect(e.Plan(mustBuild(t, build)), "stage.test_count.c/"+item+"/count", InspectOptions{})
+			if err != nil || len(views) != 1 || views[0].Result == nil {
+				t.Fatalf("inspect %s: %v %+v", item, err, views)
+			}
+			var c stagetest.CountOutput
+			if err := json.Unmarshal(views[0].Result.Output, &c); err != nil {
+				t.Fatal(err)
+			}
+			out[item] = c.Count
+		}
+		return out
+	}
+
+	sum := runOnce(t, e, mustBuild(t, build))
+	if exec.count() != 2 || sum.Nodes.Ran != 4 || sum.Stages["stage.test_count.c"].Total != 4 {
+		t.Fatalf("cold run: %d calls, nodes %+v", exec.count(), sum.Nodes)
+	}
+	if got := counts(); got["a"] != 3 || got["b"] != 1 {
+		t.Errorf("counts %v, want a 3, b 1", got)
+	}
+	if sum := runOnce(t, e, mustBuild(t, build)); sum.Nodes.Ran != 0 || exec.count() != 2 {
+		t.Errorf("warm run: nodes %+v, %d calls", sum.Nodes, exec.count())
+	}
+
+	_, diags := build("forward=true")
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), "stage type test_count laid out node 0 of stage.test_count.c on its own node 1, which is not laid out before it") {
+		t.Errorf("forward dependency: %v", diags)
+	}
+}
+
+func mustBuild(t *testing.T, build func(...string) (*Graph, hcl.Diagnostics)) *Graph {
+	t.Helper()
+	g, diags := build()
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	return g
 }

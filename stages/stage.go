@@ -258,11 +258,22 @@ type Instance struct {
 // position in that Upstream's Nodes. For an Inputs param (a list of upstreams),
 // Index counts across the listed upstreams' Nodes concatenated in list order.
 // A Dep whose Input is the Address of the instance's Source dataset (reached
-// through its first Input param) points at that dataset's items.
+// through its first Input param) points at that dataset's items. A Dep whose
+// Input is Self points at a node of the instance itself laid out before this
+// one: Index is that node's position in the instance's Nodes (for the nodes
+// Layout returns, its position in the returned slice).
 type Dep struct {
 	Input string
 	Index int
 }
+
+// Self is the Dep.Input of a dependency on an earlier node of the same
+// instance: per-item compute over the item's own service replies (a
+// similarity item's scores read its token embeddings), so what a downstream
+// aggregate loads is the small result, never every reply at once. Only
+// earlier nodes can be named, so a stage cannot lay out a cycle; no param may
+// be named "self".
+const Self = "self"
 
 // In is one resolved dependency handed to Prepare, in the order of Node.Deps.
 type In struct {

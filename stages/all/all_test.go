@@ -61,6 +61,9 @@ func contractProblems(typ stages.Type) []string {
 			add("param %s is declared twice", p.Name)
 		}
 		params[p.Name] = p
+		if p.Name == stages.Self {
+			add("param %s is named like stages.Self, which names a dependency on the instance's own nodes", p.Name)
+		}
 		if strings.TrimSpace(p.Doc) == "" {
 			add("param %s has no Doc", p.Name)
 		}

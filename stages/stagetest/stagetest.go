@@ -1,7 +1,8 @@
 // Package stagetest holds small stage types for testing the engine: a model
 // node per item that answers a list (test_list), an Expander with one child
-// per listed element (test_each), and an aggregate laid out only once the
-// expansion is final (test_collect). Importing the package registers them;
+// per listed element (test_each), an aggregate laid out only once the
+// expansion is final (test_collect), and an item's model node followed by a
+// compute node of the same instance reading it (test_count). Importing the package registers them;
 // only tests import it, so they never reach the ideaflow binary.
 package stagetest
 
@@ -22,6 +23,64 @@ func init() {
 	stages.Register(eachType{})
 	stages.Register(collectType{})
 	stages.Register(embedType{})
+	stages.Register(countType{})
+}
+
+// CountOutput is a test_count compute node's output.
+type CountOutput struct {
+	Count int `json:"count"`
+}
+
+// countType (test_count) lays out two nodes per item: a model node asking
+// for a list (test_list's question), then a compute node counting its lines
+// that reads it through stages.Self. With forward = true the compute node
+// comes first and names the model node after it: an internal error the
+// engine must refuse.
+type countType struct{}
+
+func (countType) Name() string    { return "test_count" }
+func (countType) Version() string { return "1" }
+func (countType) Params() []stages.Param {
+	return []stages.Param{
+		{Name: "items", Kind: stages.Input, Required: true, Doc: "the dataset whose items get a list each"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model asked for a list"},
+		{Name: "forward", Kind: stages.Bool, Default: false, Doc: "lay out the count before the list it reads (a broken stage type)"},
+	}
+}
+
+func (countType) Layout(inst *stages.Instance) ([]stages.Node, error) {
+	items := inst.Params.Input("items")
+	m := inst.Params.Model("model")
+	if items == nil {
+		return nil, stages.ParamErrorf("items", "items is required")
+	}
+	if m == nil {
+		return nil, stages.ParamErrorf("model", "model is required")
+	}
+	count := func(in []stages.In) (*stages.Work, error) {
+		var l ListOutput
+		if err := json.Unmarshal(in[0].Output, &l); err != nil {
+			return nil, err
+		}
+		return &stages.Work{Compute: func() ([]byte, error) { return json.Marshal(CountOutput{Count: len(l.List)}) }}, nil
+	}
+	var nodes []stages.Node
+	for i, it := range items.Nodes {
+		item := it.Item
+		list := stages.Node{Item: item, Label: "list", Deps: []stages.Dep{{Input: "items", Index: i}},
+			Prepare: func([]stages.In) (*stages.Work, error) {
+				msgs := []llm.Message{{Role: "user", Content: "List the methods of " + item}}
+				return &stages.Work{Call: &stages.Call{Model: m, Request: m.Request(msgs, 0, format.Spec{Kind: format.Text}),
+					Output: func(a *format.Answer) ([]byte, error) { return json.Marshal(ListOutput{List: lines(a.Text)}) }}}, nil
+			}}
+		at := len(nodes)
+		if inst.Params.Bool("forward") {
+			nodes = append(nodes, stages.Node{Item: item, Slot: 1, Label: "count", Deps: []stages.Dep{{Input: stages.Self, Index: at + 1}}, Prepare: count}, list)
+			continue
+		}
+		nodes = append(nodes, list, stages.Node{Item: item, Slot: 1, Label: "count", Deps: []stages.Dep{{Input: stages.Self, Index: at}}, Prepare: count})
+	}
+	return nodes, nil
 }
 
 // embedType (test_embed) makes one service call per item: the item id's
