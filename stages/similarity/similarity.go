@@ -8,8 +8,11 @@ package similarity
 
 import (
 	"math"
+
 	"strings"
 	"unicode"
+
+	"gonum.org/v1/gonum/floats"
 )
 
 // PRF is a precision, recall and F1 triple. Precision is measured from the
@@ -109,27 +112,93 @@ func Cosine(a, b []float64) float64 {
 // candW and refW weight each token (idf weights, see IDF); nil weighs every
 // token 1, plain means. A side with no tokens, or whose weights sum to 0,
 // scores 0 (bert-score warns and returns 0 for empty texts). Scores are
-// raw; see Rescale for baseline rescaling.
+// raw; see Rescale for baseline rescaling. It is Match then Score.
 func BERTScore(candidate, reference [][]float64, candW, refW []float64) PRF {
+	return Match(candidate, reference).Score(candW, refW)
+}
+
+// Matching is the greedy matching of a candidate with a reference, all
+// BERTScore needs of their vectors: weights can be applied afterwards, so a
+// caller can store it (two numbers per token, where the vectors are hundreds)
+// and choose idf weights later.
+type Matching struct {
+	// CandBest[i] = max_j S[i][j]: how well candidate token i is matched.
+	CandBest []float64 `json:"cand_best"`
+	// RefBest[j] = max_i S[i][j]: how well reference token j is matched.
+	RefBest []float64 `json:"ref_best"`
+}
+
+// Match computes the matching of candidate with reference. An empty side
+// gives an empty Matching, which scores 0.
+func Match(candidate, reference [][]float64) Matching {
 	if len(candidate) == 0 || len(reference) == 0 {
-		return PRF{}
+		return Matching{CandBest: []float64{}, RefBest: []float64{}}
 	}
-	rowMax := make([]float64, len(candidate))
-	colMax := make([]float64, len(reference))
-	for i := range rowMax {
-		rowMax[i] = math.Inf(-1)
+	m := Matching{CandBest: make([]float64, len(candidate)), RefBest: make([]float64, len(reference))}
+	for i := range m.CandBest {
+		m.CandBest[i] = math.Inf(-1)
 	}
-	for j := range colMax {
-		colMax[j] = math.Inf(-1)
+	for j := range m.RefBest {
+		m.RefBest[j] = math.Inf(-1)
 	}
+	cos := cosines(candidate, reference)
 	for i, c := range candidate {
 		for j, r := range reference {
-			s := Cosine(c, r)
-			rowMax[i] = max(rowMax[i], s)
-			colMax[j] = max(colMax[j], s)
+			s := cos(i, j, c, r)
+			m.CandBest[i] = max(m.CandBest[i], s)
+			m.RefBest[j] = max(m.RefBest[j], s)
 		}
 	}
-	p, r := weightedMean(rowMax, candW), weightedMean(colMax, refW)
+	return m
+}
+
+// cosines returns a function computing Cosine(a[i], b[j]) faster: when every
+// vector has one length it reuses each vector's norm instead of summing it
+// again for every pair, and takes dot products with gonum's floats.Dot
+// (assembly on amd64). The matching of a 200-token abstract with 300 idea
+// tokens is 60,000 pairs of 256 or more dimensions, most of a BERTScore
+// run's time: 17 ms with Cosine, 3.6 ms here (BenchmarkMatch). floats.Dot
+// adds in another order than Cosine, so the two can differ in the last bits
+// (a relative 1e-15; the test allows 1e-12); each is deterministic.
+func cosines(a, b [][]float64) func(i, j int, x, y []float64) float64 {
+	d := -1
+	for _, vs := range [][][]float64{a, b} {
+		for _, v := range vs {
+			if d == -1 {
+				d = len(v)
+			} else if len(v) != d {
+				return func(_, _ int, x, y []float64) float64 { return Cosine(x, y) }
+			}
+		}
+	}
+	norm := func(vs [][]float64) []float64 {
+		out := make([]float64, len(vs))
+		for k, v := range vs {
+			out[k] = math.Sqrt(dot(v, v))
+		}
+		return out
+	}
+	na, nb := norm(a), norm(b)
+	return func(i, j int, x, y []float64) float64 {
+		if na[i] == 0 || nb[j] == 0 {
+			return 0
+		}
+		return dot(x, y) / (na[i] * nb[j])
+	}
+}
+
+// dot is x·y over len(x) dimensions (y at least as long).
+func dot(x, y []float64) float64 {
+	return floats.Dot(x, y[:len(x)])
+}
+
+// Score is the BERTScore of the matching under token weights candW and refW
+// (nil: every token weighs 1); see BERTScore.
+func (m Matching) Score(candW, refW []float64) PRF {
+	if len(m.CandBest) == 0 || len(m.RefBest) == 0 {
+		return PRF{}
+	}
+	p, r := weightedMean(m.CandBest, candW), weightedMean(m.RefBest, refW)
 	return PRF{Precision: p, Recall: r, F1: F1(p, r)}
 }
 
