@@ -30,7 +30,7 @@ func init() {
 		Doc: "Offline and deterministic: well-formed synthetic answers, bag-of-words embeddings, one vector per whitespace token; " +
 			"operations other packages declare (literature search) answered by their registered mock (RegisterMockOp).",
 		Chat:      true,
-		Ops:       []string{OpEmbeddings, OpTokenEmbeddings},
+		Ops:       []string{OpEmbeddings, OpTokenEmbeddings, OpTokenMatching},
 		Synthetic: true, DefaultConcurrency: MockConcurrency,
 		Settings: []Setting{settingSeed, maxConcurrency(MockConcurrency), settingRepairs, settingNChoices},
 		open:     func(p Provider, _ options) (Client, error) { return newMock(p), nil },
@@ -172,9 +172,10 @@ func (m *mockClient) Embed(ctx context.Context, model string, inputs []string) (
 	return out, usage, nil
 }
 
-// Call serves OpEmbeddings with Embed's vectors and OpTokenEmbeddings with
+// Call serves OpEmbeddings with Embed's vectors, OpTokenEmbeddings with
 // one vector per whitespace-separated token (the vector of the token's text:
-// the mock has no context), with the estimated usage of a real server.
+// the mock has no context) and OpTokenMatching with the matching of those
+// vectors, with the estimated usage of a real server.
 func (m *mockClient) Call(ctx context.Context, req ServiceRequest) (*ServiceResponse, error) {
 	k, _ := LookupKind("mock")
 	if !k.Serves(req.Op) {
@@ -186,7 +187,11 @@ func (m *mockClient) Call(ctx context.Context, req ServiceRequest) (*ServiceResp
 		}
 		return serve(ctx, m.p, req)
 	}
-	inputs, err := decodeInput(m.p.Name, req)
+	decode := decodeInput
+	if req.Op == OpTokenMatching {
+		decode = decodeMatching
+	}
+	inputs, err := decode(m.p.Name, req)
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +220,10 @@ func (m *mockClient) Call(ctx context.Context, req ServiceRequest) (*ServiceResp
 			e.Vectors = append(e.Vectors, mockVector(req.Model, tok))
 		}
 		body.Inputs[i] = e
+	}
+	if req.Op == OpTokenMatching {
+		resp.Body = encodeBody(matchTokens(body.Inputs))
+		return resp, nil
 	}
 	resp.Body = encodeBody(body)
 	return resp, nil

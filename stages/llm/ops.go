@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ideaflow/ideaflow/stages/similarity"
 )
 
 // The bodies of the service operations (see OpEmbeddings, OpTokenEmbeddings).
@@ -24,6 +26,59 @@ type tokenEntry struct {
 
 type tokenVectorsBody struct {
 	Inputs []tokenEntry `json:"inputs"`
+}
+
+type matchingRequest struct {
+	Reference  string   `json:"reference"`
+	Candidates []string `json:"candidates"`
+}
+
+type tokenMatch struct {
+	Tokens []string `json:"tokens"`
+	similarity.Matching
+}
+
+type tokenMatchingBody struct {
+	ReferenceTokens []string     `json:"reference_tokens"`
+	Matches         []tokenMatch `json:"matches"`
+}
+
+// decodeMatching reads an OpTokenMatching body as the texts to embed: the
+// reference first, then the candidates.
+func decodeMatching(provider string, req ServiceRequest) ([]string, error) {
+	var b matchingRequest
+	if err := json.Unmarshal(req.Body, &b); err != nil {
+		return nil, &APIError{Provider: provider, Message: fmt.Sprintf("%s request body is not {\"reference\": \"text\", \"candidates\": [\"text\", ...]}: %v", req.Op, err)}
+	}
+	return append([]string{b.Reference}, b.Candidates...), nil
+}
+
+// matchTokens reduces the token embeddings of a reference (entries[0]) and
+// its candidates to OpTokenMatching's reply.
+func matchTokens(entries []tokenEntry) tokenMatchingBody {
+	widen := func(vs [][]float32) [][]float64 {
+		out := make([][]float64, len(vs))
+		for i, v := range vs {
+			out[i] = make([]float64, len(v))
+			for d, x := range v {
+				out[i][d] = float64(x)
+			}
+		}
+		return out
+	}
+	ref := widen(entries[0].Vectors)
+	body := tokenMatchingBody{ReferenceTokens: nonNil(entries[0].Tokens), Matches: make([]tokenMatch, 0, len(entries)-1)}
+	for _, c := range entries[1:] {
+		body.Matches = append(body.Matches, tokenMatch{Tokens: nonNil(c.Tokens), Matching: similarity.Match(widen(c.Vectors), ref)})
+	}
+	return body
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // errIncompleteEmbeddings: fewer vectors than inputs, or indexes out of

@@ -22,6 +22,19 @@ const (
 	// Kinds: tei (text-embeddings-inference POST /tokenize + POST
 	// /embed_all), mock.
 	OpTokenEmbeddings = "token_embeddings"
+	// OpTokenMatching: BERTScore's greedy matching of candidates with a
+	// reference (similarity.Match), computed by the client from the
+	// server's token embeddings, special tokens dropped, so that what is
+	// cached is two numbers per token and never the vectors (hundreds per
+	// token: at IdeaBench Table 1's full size, tens of GB). Body
+	// {"reference": "text", "candidates": ["text", ...]}; reply body
+	// {"reference_tokens": ["tok", ...], "matches": [{"tokens": ["tok",
+	// ...], "cand_best": [float, ...], "ref_best": [float, ...]}, ...]},
+	// one match per candidate in order: cand_best[i] is candidate token
+	// i's best cosine with a reference token, ref_best[j] reference token
+	// j's best with a candidate token. Vectors are compared as the server
+	// sent them (float32, widened). Kinds: tei, mock.
+	OpTokenMatching = "token_matching"
 )
 
 // ServiceRequest is one non-chat request as a stage renders it. Every field is

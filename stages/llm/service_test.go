@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
+	"github.com/ideaflow/ideaflow/stages/similarity"
 )
 
 // serviceClient builds a client of p through New and asserts it serves operations.
@@ -182,6 +183,58 @@ func TestTEITokenEmbeddings(t *testing.T) {
 	}
 }
 
+// TestTEITokenMatching: token_matching embeds the reference and the
+// candidates in one batch and replies with their greedy matching, computed
+// from the vectors the server sent for the kept tokens; the vectors
+// themselves are not in the reply.
+func TestTEITokenMatching(t *testing.T) {
+	srv := llmtest.NewTEI()
+	defer srv.Close()
+	c := serviceClient(t, teiProvider(t, srv, 0), WithHTTPClient(srv.Client()))
+	ref, cands := "graph neural networks", []string{"neural graph", "", "networks of graph"}
+	body, _ := json.Marshal(map[string]any{"reference": ref, "candidates": cands})
+	resp, err := c.Call(bg, ServiceRequest{Op: OpTokenMatching, Model: "bert", Body: body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv.Count(llmtest.TEITokenizePath) != 1 || srv.Count(llmtest.TEIEmbedAllPath) != 1 {
+		t.Errorf("tokenize %d, embed_all %d; want 1 and 1 (one batch)", srv.Count(llmtest.TEITokenizePath), srv.Count(llmtest.TEIEmbedAllPath))
+	}
+	if tok := srv.Requests()[0]; string(tok.Body) != `{"inputs":["graph neural networks","neural graph","","networks of graph"],"add_special_tokens":true}` {
+		t.Errorf("tokenize body = %s", tok.Body)
+	}
+	// The kept tokens of text are at positions 1..len (0 is [CLS]).
+	vectors := func(text string) [][]float64 {
+		var out [][]float64
+		for j := range strings.Fields(text) {
+			v := llmtest.TEIVector(text, j+1)
+			w := make([]float64, len(v))
+			for d, x := range v {
+				w[d] = float64(x)
+			}
+			out = append(out, w)
+		}
+		return out
+	}
+	want := tokenMatchingBody{ReferenceTokens: strings.Fields(ref)}
+	for _, c := range cands {
+		want.Matches = append(want.Matches, tokenMatch{Tokens: nonNil(strings.Fields(c)), Matching: similarity.Match(vectors(c), vectors(ref))})
+	}
+	if string(resp.Body) != string(encodeBody(want)) {
+		t.Errorf("reply:\n got %s\nwant %s", resp.Body, encodeBody(want))
+	}
+	if strings.Contains(string(resp.Body), "vectors") {
+		t.Error("the reply carries vectors")
+	}
+	if _, err := c.Call(bg, ServiceRequest{Op: OpTokenMatching, Model: "bert", Body: inputBodyOf("a")}); err != nil {
+		t.Errorf("an {\"input\"} body: %v", err) // unknown fields are ignored: reference "" and no candidates
+	}
+	if _, err := c.Call(bg, ServiceRequest{Op: OpTokenMatching, Model: "bert", Body: json.RawMessage(`["a"]`)}); err == nil ||
+		!strings.Contains(err.Error(), `token_matching request body is not {"reference": "text", "candidates": ["text", ...]}`) {
+		t.Errorf("a malformed body: %v", err)
+	}
+}
+
 // TestTEIBatchSplit: a 413 halves the batch, and later batches start from
 // the accepted size, so the exact number of requests is known.
 func TestTEIBatchSplit(t *testing.T) {
@@ -304,6 +357,28 @@ func TestMockOperations(t *testing.T) {
 	again, _ := c.Call(bg, ServiceRequest{Op: OpTokenEmbeddings, Model: "bert", Body: inputBodyOf("graph  neural nets", "")})
 	if first, _ := json.Marshal(body); string(again.Body) != string(first) {
 		t.Error("token embeddings differ between identical calls")
+	}
+	// token_matching: the matching of the mock's token vectors.
+	mb, _ := json.Marshal(map[string]any{"reference": "graph neural nets", "candidates": []string{"neural graph"}})
+	match, err := c.Call(bg, ServiceRequest{Op: OpTokenMatching, Model: "bert", Body: mb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	widen := func(words ...string) [][]float64 {
+		var out [][]float64
+		for _, w := range words {
+			var v []float64
+			for _, x := range mockVector("bert", w) {
+				v = append(v, float64(x))
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	wantMatch := tokenMatchingBody{ReferenceTokens: []string{"graph", "neural", "nets"},
+		Matches: []tokenMatch{{Tokens: []string{"neural", "graph"}, Matching: similarity.Match(widen("neural", "graph"), widen("graph", "neural", "nets"))}}}
+	if string(match.Body) != string(encodeBody(wantMatch)) {
+		t.Errorf("mock token_matching:\n got %s\nwant %s", match.Body, encodeBody(wantMatch))
 	}
 	if _, err := c.Call(bg, ServiceRequest{Op: "rerank", Body: inputBodyOf("a")}); err == nil ||
 		!strings.Contains(err.Error(), `kind "mock" does not serve operation "rerank"`) {

@@ -20,8 +20,8 @@ func init() {
 	register(KindInfo{
 		Name: "tei",
 		Doc: "Hugging Face text-embeddings-inference: contextual token embeddings through POST {base_url}/tokenize " +
-			"and POST {base_url}/embed_all, special tokens dropped (BERTScore).",
-		Ops:                []string{OpTokenEmbeddings},
+			"and POST {base_url}/embed_all, special tokens dropped; token_matching reduces them to BERTScore's matching before caching.",
+		Ops:                []string{OpTokenEmbeddings, OpTokenMatching},
 		DefaultConcurrency: DefaultMaxConcurrency,
 		Settings: withSettings(httpSettings(DefaultMaxConcurrency), requiredBaseURL("http://localhost:8080"),
 			maxBatch(DefaultTEIBatch, "inputs per request; halved after a 413")),
@@ -80,10 +80,16 @@ type teiResult struct {
 }
 
 func (t *teiClient) Call(ctx context.Context, req ServiceRequest) (*ServiceResponse, error) {
-	if req.Op != OpTokenEmbeddings {
+	var inputs []string
+	var err error
+	switch req.Op {
+	case OpTokenEmbeddings:
+		inputs, err = decodeInput(t.p.Name, req)
+	case OpTokenMatching:
+		inputs, err = decodeMatching(t.p.Name, req)
+	default:
 		return nil, unservedOp(t.p.Name, t.kind, req.Op)
 	}
-	inputs, err := decodeInput(t.p.Name, req)
 	if err != nil {
 		return nil, err
 	}
@@ -91,8 +97,11 @@ func (t *teiClient) Call(ctx context.Context, req ServiceRequest) (*ServiceRespo
 	if err := t.run(ctx, req.Model, inputs, r); err != nil {
 		return nil, err
 	}
-	return &ServiceResponse{Body: encodeBody(tokenVectorsBody{Inputs: r.entries}), Usage: r.usage,
-		Status: r.status, Attempts: r.attempts}, nil
+	var body any = tokenVectorsBody{Inputs: r.entries}
+	if req.Op == OpTokenMatching {
+		body = matchTokens(r.entries)
+	}
+	return &ServiceResponse{Body: encodeBody(body), Usage: r.usage, Status: r.status, Attempts: r.attempts}, nil
 }
 
 func (t *teiClient) maxBatch() int {
