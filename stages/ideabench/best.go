@@ -60,17 +60,16 @@ func (bestType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	}
 	var nodes []stages.Node
 	for _, item := range ideas.Items() {
-		idx, sn := ideas.ItemNodes(item), sim.ItemNodes(item)
-		if len(sn) != 1 && len(sn) != 1+len(idx) {
-			return nil, stages.ParamErrorf("similarity", "similarity (%s) has %d nodes for item %q, where ideas has %d; it must score the same ideas", sim.Address, len(sn), item, len(idx))
+		idx := ideas.ItemNodes(item)
+		si, ok := scoresNode(sim, item)
+		if !ok {
+			return nil, stages.ParamErrorf("similarity", "similarity (%s) has no node for item %q; it must score the same ideas", sim.Address, item)
 		}
-		deps := make([]stages.Dep, 0, len(idx)+len(sn))
+		deps := make([]stages.Dep, 0, len(idx)+1)
 		for _, i := range idx {
 			deps = append(deps, stages.Dep{Input: "ideas", Index: i})
 		}
-		for _, i := range sn {
-			deps = append(deps, stages.Dep{Input: "similarity", Index: i})
-		}
+		deps = append(deps, stages.Dep{Input: "similarity", Index: si})
 		nodes = append(nodes, stages.Node{Item: item, Label: "most similar", Deps: deps, Prepare: prepare})
 	}
 	return nodes, nil

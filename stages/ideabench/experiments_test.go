@@ -54,25 +54,25 @@ func TestIdeaBenchExperiments(t *testing.T) {
 		dedup                  int
 		stages                 map[string]int // nodes of some stages
 	}{
-		// filter 2x4, generate 14x4, bertscore 14x4x2 (the abstract, the
-		// one batch node), similarity_score 14, upper limit 4x2 + 1,
+		// filter 2x4, generate 14x4, bertscore 14x4 (one token_matching
+		// node per target), similarity_score 14, upper limit 4 + 1,
 		// best_idea 56, overlap 56 + 14, rankings 2x56, insight 2x14,
 		// report 1. Calls: 14 x 3 kept generations, 42 ratings, 84
-		// rankings; services: 4 abstracts (each embedded once for all 14
-		// rows), 42 idea batches, 4 target ideas.
-		{"main.hcl", 466, 168, 50, 56, map[string]int{
-			`stage.generate_ideas.table1["openai/gpt-4o low"]`: 4, `stage.similarity.bertscore["openai/gpt-4o low"]`: 8,
-			"stage.similarity.upper_limit": 8, "stage.similarity_score.upper_limit": 1, `stage.overlap_rating.overlap["google/gemini-pro-1.5 high"]`: 4,
+		// rankings; services: 42 matchings (the 3 kept targets of 14
+		// rows; the dropped target asks nothing) and 4 upper-limit ones.
+		{"main.hcl", 406, 168, 46, 0, map[string]int{
+			`stage.generate_ideas.table1["openai/gpt-4o low"]`: 4, `stage.similarity.bertscore["openai/gpt-4o low"]`: 4,
+			"stage.similarity.upper_limit": 4, "stage.similarity_score.upper_limit": 1, `stage.overlap_rating.overlap["google/gemini-pro-1.5 high"]`: 4,
 		}},
 		// 2 targets (at least 15 references) x 16 arms: filter 32, generate
-		// 32, bertscore 64, best 32, overlap 32, rank 2x32, scores 4x16,
+		// 32, bertscore 32, best 32, overlap 32, rank 2x32, scores 4x16,
 		// report 1. Each target keeps 9 filtered references, so filtered
 		// 10, 13, 15 and all are one request (and one set of rankings);
 		// for one target the random draw of 1 is filtered 1's reference.
 		// Distinct generations: 2 x (5 + 8) - 1 = 25, each rated once and
-		// ranked twice: 100 calls; 2 abstracts + 25 idea batches embedded;
-		// the two Figure 4 plots are a node each.
-		{"ablation_refs.hcl", 323, 100, 27, 65, map[string]int{`stage.filter_references.arms["unfiltered 7"]`: 2, `stage.generate_ideas.arms["filtered all"]`: 2}},
+		// ranked twice: 100 calls, and 25 matchings (equal ideas and
+		// abstract: one request); the two Figure 4 plots are a node each.
+		{"ablation_refs.hcl", 291, 100, 25, 35, map[string]int{`stage.filter_references.arms["unfiltered 7"]`: 2, `stage.generate_ideas.arms["filtered all"]`: 2}},
 		// 2 targets x 2 reference arms x n in 1, 3, 5, 10: generate
 		// 2x2x19 = 76 nodes, 40 distinct samples (max n = 10 per target
 		// and arm); rankings 2 x 16 = 32 calls; two Figure 6 plots.
@@ -83,8 +83,9 @@ func TestIdeaBenchExperiments(t *testing.T) {
 		// same request): 2 x 3.
 		{"position_bias.hcl", 63, 33, 0, 6, map[string]int{`stage.rank_ideas.rotate["openai/gpt-4o"]`: 16, `stage.position_bias.novelty["openai/gpt-4o-mini"]`: 1}},
 		// 3 controls: generation by the baseline kind (3 x 3 calls), 3 x 3
-		// overlap ratings and 3 x 3 rankings by the mock judge.
-		{"sanity.hcl", 110, 27, 13, -1, map[string]int{"stage.sanity_check.ranking": 1, `stage.generate_ideas.gen["target_oracle"]`: 4}},
+		// overlap ratings and 3 x 3 rankings by the mock judge; 3 x 3
+		// matchings.
+		{"sanity.hcl", 98, 27, 9, -1, map[string]int{"stage.sanity_check.ranking": 1, `stage.generate_ideas.gen["target_oracle"]`: 4}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			g := loadExperiment(t, ibExperiments+tc.file)

@@ -2,6 +2,7 @@ package ideabench
 
 import (
 	"encoding/json"
+
 	"fmt"
 	"math"
 
@@ -115,19 +116,16 @@ func (overlapType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 			nodes = append(nodes, stages.Node{Item: item, Label: "most similar", Deps: []stages.Dep{rec, {Input: "similarity", Index: sn[0]}}, Prepare: o.prepareBest})
 			continue
 		}
-		// rouge_l: one node per target; bertscore and embedding: the
-		// reference, then one node per generate_ideas node.
-		if len(sn) != 1 && len(sn) != 1+len(idx) {
-			return nil, stages.ParamErrorf("similarity", "similarity (%s) has %d nodes for item %q, where ideas has %d; it must score the same ideas", sim.Address, len(sn), item, len(idx))
+		si, ok := scoresNode(sim, item)
+		if !ok {
+			return nil, stages.ParamErrorf("similarity", "similarity (%s) has no node for item %q; it must score the same ideas", sim.Address, item)
 		}
-		deps := make([]stages.Dep, 0, 1+len(idx)+len(sn))
+		deps := make([]stages.Dep, 0, 2+len(idx))
 		deps = append(deps, rec)
 		for _, i := range idx {
 			deps = append(deps, stages.Dep{Input: "ideas", Index: i})
 		}
-		for _, i := range sn {
-			deps = append(deps, stages.Dep{Input: "similarity", Index: i})
-		}
+		deps = append(deps, stages.Dep{Input: "similarity", Index: si})
 		nodes = append(nodes, stages.Node{Item: item, Label: "most similar", Deps: deps, Prepare: o.prepareMostSimilar})
 	}
 	return nodes, nil
@@ -180,11 +178,11 @@ func (o *overlapRater) prepareBest(in []stages.In) (*stages.Work, error) {
 }
 
 // pickBest returns the item's most similar idea. in holds the item's
-// generate_ideas nodes (Input "ideas"), then its similarity nodes (Input
-// "similarity").
+// generate_ideas nodes (Input "ideas"), then its similarity (Input
+// "similarity": the item's last similarity node).
 func pickBest(item string, in []stages.In, score string) (*BestIdeaOutput, error) {
 	var ideas []string
-	it := &simItem{id: item}
+	var sim *SimilarityOutput
 	for _, x := range in {
 		switch x.Input {
 		case "ideas":
@@ -197,17 +195,19 @@ func pickBest(item string, in []stages.In, score string) (*BestIdeaOutput, error
 			}
 			ideas = append(ideas, got...)
 		case "similarity":
-			var n simNode
-			if err := json.Unmarshal(x.Output, &n); err != nil {
+			var err error
+			if sim, err = decodeSimilarity(x.Output); err != nil {
 				return nil, fmt.Errorf("decode similarity of %q: %w", item, err)
 			}
-			if n.Dropped {
+			if sim.Dropped {
 				return &BestIdeaOutput{Dropped: true}, nil
 			}
-			it.nodes = append(it.nodes, &n)
 		}
 	}
-	scores, err := (&scorer{score: score}).itemScores(it, nil)
+	if sim == nil {
+		return nil, fmt.Errorf("item %q has no similarity to pick an idea by", item)
+	}
+	scores, err := (&scorer{score: score}).itemScores(sim, nil)
 	if err != nil {
 		return nil, fmt.Errorf("similarity of %q: %w", item, err)
 	}

@@ -82,14 +82,14 @@ func TestExtractIdea(t *testing.T) {
 
 func TestOverlapParamErrors(t *testing.T) {
 	ideas := stageUp("stage.generate_ideas.main", "generate_ideas", "", []stages.Node{{Item: "t1"}, {Item: "t1", Slot: 1}}, datasetUp("t1"))
-	sim := stageUp("stage.similarity.e", "similarity", "", []stages.Node{{Item: "t1"}, {Item: "t1", Slot: 1}}, datasetUp("t1"))
+	sim := stageUp("stage.similarity.e", "similarity", "", []stages.Node{{Item: "t2"}}, datasetUp("t1"))
 	tests := []struct {
 		params      stages.Params
 		param, want string
 	}{
 		{stages.Params{"ideas": ideas}, "judge", "judge is required"},
 		{stages.Params{"ideas": ideas, "judge": testJudge, "score": "f2"}, "score", `score = "f2" is not one of "f1", "precision", "recall"`},
-		{stages.Params{"ideas": ideas, "judge": testJudge, "similarity": sim}, "similarity", `similarity (stage.similarity.e) has 2 nodes for item "t1", where ideas has 2; it must score the same ideas`},
+		{stages.Params{"ideas": ideas, "judge": testJudge, "similarity": sim}, "similarity", `similarity (stage.similarity.e) has no node for item "t1"; it must score the same ideas`},
 	}
 	for _, tc := range tests {
 		_, err := overlapType{}.Layout(&stages.Instance{Address: "x", Params: stages.WithDefaults(overlapType{}, tc.params)})

@@ -3,8 +3,11 @@ package ideabench
 import (
 	"encoding/json"
 	"fmt"
+
 	"math"
 	"strings"
+
+	fastjson "github.com/segmentio/encoding/json"
 
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/llm"
@@ -12,28 +15,40 @@ import (
 	"github.com/ideaflow/ideaflow/stages/stats"
 )
 
-// The paper's semantic similarity is two steps in ideaflow, because a node
-// reads only nodes of its instance's inputs, never its own instance's, and a
-// report column is an instance with one node:
+// The paper's semantic similarity is two stages in ideaflow, because a report
+// column is an instance with one node:
 //
-//	similarity        per target: what to compare. rouge_l: one compute node
-//	                  with P/R/F1 of every idea; bertscore, embedding: one
+//	similarity        per target: what the ideas score, in the item's last
+//	                  node (scoresNode). rouge_l: one compute node, P/R/F1
+//	                  of every idea. bertscore: one service node, the
+//	                  token_matching of the ideas with the reference: each
+//	                  token's best cosine on either side, which the client
+//	                  computes from the token embeddings. embedding: one
 //	                  service node per text (the reference at slot 0, then
-//	                  one per generate_ideas node), cached by content.
-//	similarity_score  one aggregate node: how to score. Picks the score
-//	                  (f1, precision, recall), applies idf weights and
-//	                  baseline rescaling, takes the best of the n ideas per
-//	                  target and summarises: mean, median, p80.
+//	                  one per generate_ideas node), cached by content and
+//	                  shared across instances, then a "scores" node reading
+//	                  them (stages.Self) with the cosine of every idea.
+//	similarity_score  one aggregate node over the items' last nodes: how to
+//	                  score. Picks the score (f1, precision, recall), applies
+//	                  idf weights and baseline rescaling, takes the best of
+//	                  the n ideas per target and summarises: mean, median, p80.
 //
 // Splitting "what" from "how" keeps every service call free of scoring
 // choices: changing idf, baseline or score re-runs one compute node and no
-// embedding, and idf, which needs document frequencies over all targets'
-// references, is computed once instead of once per target.
+// embedding. idf, which needs document frequencies over all targets'
+// references, is computed once instead of once per target, from the
+// reference tokens in the matchings.
+//
+// Why bertscore caches matchings, not token vectors: a vector is hundreds of
+// numbers per token, a matching two. At Table 1's full size (2,374 targets x
+// 14 rows) the vectors were tens of GB of cache, and the aggregate that held
+// them all ran out of memory; the matchings are tens of MiB. The price: a
+// reference is embedded again for every row, where vectors were shared.
 
 type similarityType struct{}
 
 func (similarityType) Name() string    { return "similarity" }
-func (similarityType) Version() string { return "1" }
+func (similarityType) Version() string { return "2" } // 2: the scores node
 
 func (similarityType) Params() []stages.Param {
 	return []stages.Param{
@@ -45,21 +60,57 @@ func (similarityType) Params() []stages.Param {
 	}
 }
 
-// SimilarityOutput is a rouge_l node's output: the P/R/F1 of each generated
-// idea of the target, in the order of its generate_ideas nodes and their
-// ideas (with upper_limit, one entry: the target idea).
+// SimilarityOutput is what an item's last similarity node says (see
+// decodeSimilarity): the P/R/F1 of each generated idea of the target, in
+// the order of its generate_ideas nodes and their ideas (with upper_limit,
+// one entry: the target idea). Embedding's cosine is all three of P, R and
+// F1.
 type SimilarityOutput struct {
-	Method  string           `json:"method"`
-	Scores  []similarity.PRF `json:"scores,omitempty"`
-	Dropped bool             `json:"dropped,omitempty"`
+	Method string           `json:"method"`
+	Scores []similarity.PRF `json:"scores,omitempty"`
+	// RefTokens and Matches (bertscore only) are the token_matching reply:
+	// the reference's tokens, and per idea its tokens and its matching,
+	// what idf weighting needs without the vectors.
+	RefTokens []string     `json:"reference_tokens,omitempty"`
+	Matches   []TokenMatch `json:"matches,omitempty"`
+	Dropped   bool         `json:"dropped,omitempty"`
+}
+
+// decodeSimilarity reads an item's last similarity node: a rouge_l or
+// embedding scores output, a dropped target, or a bertscore token_matching
+// reply (the only one without a method), whose Scores it fills from the
+// matchings, unweighted.
+func decodeSimilarity(b []byte) (*SimilarityOutput, error) {
+	var o SimilarityOutput
+	if err := fastjson.Unmarshal(b, &o); err != nil {
+		return nil, err
+	}
+	if o.Method == "" && !o.Dropped {
+		o.Method = "bertscore"
+		o.Scores = make([]similarity.PRF, len(o.Matches))
+		for i, m := range o.Matches {
+			o.Scores[i] = m.Score(nil, nil)
+		}
+	}
+	return &o, nil
+}
+
+// TokenMatch is one idea's tokens and its matching with the reference.
+type TokenMatch struct {
+	Tokens []string `json:"tokens"`
+	similarity.Matching
 }
 
 var droppedSimilarity = []byte(`{"dropped":true}`)
 
-// Slots of a bertscore or embedding item: the reference text first, then the
+// Slots of an embedding item: the reference text first, then the
 // candidates (the target idea with upper_limit, else one node per
-// generate_ideas node of the item, in node order).
+// generate_ideas node of the item, in node order), then the scores node.
 const referenceSlot = 0
+
+// scoresLabel labels the node of an embedding item that reads its service
+// replies.
+const scoresLabel = "scores"
 
 type similarityLayout struct {
 	method     string
@@ -79,7 +130,7 @@ func newSimilarityLayout(p stages.Params) (*similarityLayout, error) {
 	}
 	switch s.method {
 	case "bertscore":
-		s.op = llm.OpTokenEmbeddings
+		s.op = llm.OpTokenMatching
 	case "embedding":
 		s.op = llm.OpEmbeddings
 	}
@@ -99,6 +150,10 @@ func (s *similarityLayout) referenceField() string {
 	}
 	return s.against
 }
+
+// keyParams are the params a similarity compute node's output depends on
+// beyond its inputs.
+var similarityKeyParams = []string{"method", "against", "upper_limit"}
 
 func (similarityType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	s, err := newSimilarityLayout(inst.Params)
@@ -122,28 +177,50 @@ func (similarityType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		}
 		rec := stages.Dep{Input: target.Address, Index: tn[0]}
 		idx := ideas.ItemNodes(item)
-		if s.op == "" {
+		if s.op != llm.OpEmbeddings {
+			// rouge_l and bertscore: one node reading the record and the ideas.
 			deps := []stages.Dep{rec}
 			if !s.upperLimit {
 				for _, i := range idx {
 					deps = append(deps, stages.Dep{Input: "ideas", Index: i})
 				}
 			}
-			nodes = append(nodes, stages.Node{Item: item, Deps: deps, Prepare: s.prepareRouge})
+			prepare := s.prepareRouge
+			if s.op == llm.OpTokenMatching {
+				prepare = s.prepareMatching
+			}
+			nodes = append(nodes, stages.Node{Item: item, Deps: deps, Prepare: prepare})
 			continue
 		}
+		first := len(nodes)
 		nodes = append(nodes, stages.Node{Item: item, Slot: referenceSlot, Label: s.referenceField(), Deps: []stages.Dep{rec},
 			Prepare: s.prepareRecordText(s.referenceField())})
 		if s.upperLimit {
 			nodes = append(nodes, stages.Node{Item: item, Slot: 1, Label: "idea", Deps: []stages.Dep{rec}, Prepare: s.prepareRecordText("idea")})
-			continue
+		} else {
+			for k, i := range idx {
+				nodes = append(nodes, stages.Node{Item: item, Slot: 1 + k, Label: fmt.Sprintf("ideas %d", k),
+					Deps: []stages.Dep{{Input: "ideas", Index: i}}, Prepare: s.prepareIdeas})
+			}
 		}
-		for k, i := range idx {
-			nodes = append(nodes, stages.Node{Item: item, Slot: 1 + k, Label: fmt.Sprintf("ideas %d", k),
-				Deps: []stages.Dep{{Input: "ideas", Index: i}}, Prepare: s.prepareIdeas})
+		deps := make([]stages.Dep, 0, len(nodes)-first)
+		for i := first; i < len(nodes); i++ {
+			deps = append(deps, stages.Dep{Input: stages.Self, Index: i})
 		}
+		nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes) - first, Label: scoresLabel, Deps: deps, Prepare: s.prepareScores})
 	}
 	return nodes, nil
+}
+
+// scoresNode is the index (into sim's Nodes) of item's last similarity node,
+// the one that holds its SimilarityOutput; ok is false when sim has none for
+// item.
+func scoresNode(sim *stages.Upstream, item string) (int, bool) {
+	idx := sim.ItemNodes(item)
+	if len(idx) == 0 {
+		return 0, false
+	}
+	return idx[len(idx)-1], true
 }
 
 // embed is the service call embedding texts. The body is the operation's
@@ -186,36 +263,96 @@ func (s *similarityLayout) prepareIdeas(in []stages.In) (*stages.Work, error) {
 	return s.embed(ideas)
 }
 
-// prepareRouge scores every idea of an item against the reference text. in
-// holds the target record, then the item's generate_ideas nodes.
-func (s *similarityLayout) prepareRouge(in []stages.In) (*stages.Work, error) {
+// prepareScores reads an item's service replies (the reference, then the
+// candidates) and keeps what scoring needs of them. The replies are decoded
+// only when it computes, so a plan that can key it from the inputs' digests
+// never decodes a vector.
+func (s *similarityLayout) prepareScores(in []stages.In) (*stages.Work, error) {
 	item := in[0].Node.Item
-	ref, err := recordField(in[0].Output, s.referenceField())
-	if err != nil {
-		return nil, fmt.Errorf("target %q: %w", item, err)
+	for _, x := range in {
+		if string(x.Output) == string(droppedSimilarity) {
+			return dropped(droppedSimilarity, similarityKeyParams...), nil
+		}
 	}
-	var cands []string
+	return &stages.Work{KeyParams: similarityKeyParams, Compute: func() ([]byte, error) {
+		out, err := s.scores(in)
+		if err != nil {
+			return nil, fmt.Errorf("target %q: %w", item, err)
+		}
+		return stages.EncodeOutput(out)
+	}}, nil
+}
+
+// vectorsReply is an OpEmbeddings reply.
+type vectorsReply struct {
+	Vectors [][]float64 `json:"vectors"`
+}
+
+// scores is an embedding item's cosines: in holds the reference's reply,
+// then the candidates'.
+func (s *similarityLayout) scores(in []stages.In) (*SimilarityOutput, error) {
+	replies := make([]vectorsReply, len(in))
+	for k, x := range in {
+		if err := fastjson.Unmarshal(x.Output, &replies[k]); err != nil {
+			return nil, fmt.Errorf("decode the reply of %s: %w", x.Node.Label, err)
+		}
+	}
+	ref := replies[0]
+	if len(ref.Vectors) != 1 {
+		return nil, fmt.Errorf("the reference has %d sentence vectors, want 1", len(ref.Vectors))
+	}
+	out := &SimilarityOutput{Method: s.method}
+	for _, c := range replies[1:] {
+		for _, v := range c.Vectors {
+			cos := similarity.Cosine(v, ref.Vectors[0])
+			out.Scores = append(out.Scores, similarity.PRF{Precision: cos, Recall: cos, F1: cos})
+		}
+	}
+	return out, nil
+}
+
+// texts reads what a rouge_l or bertscore node compares: the reference text
+// and the candidates. in holds the target record, then (without
+// upper_limit) the item's generate_ideas nodes. dropped reports a target
+// the filter dropped.
+func (s *similarityLayout) texts(in []stages.In) (ref string, cands []string, isDropped bool, err error) {
+	item := in[0].Node.Item
+	if ref, err = recordField(in[0].Output, s.referenceField()); err != nil {
+		return "", nil, false, fmt.Errorf("target %q: %w", item, err)
+	}
 	if s.upperLimit {
 		idea, err := recordField(in[0].Output, "idea")
 		if err != nil {
-			return nil, fmt.Errorf("target %q: %w", item, err)
+			return "", nil, false, fmt.Errorf("target %q: %w", item, err)
 		}
 		cands = []string{idea}
 	}
 	for _, x := range in[1:] {
 		ideas, isDropped, err := decodeIdeas(x.Output)
 		if err != nil {
-			return nil, fmt.Errorf("decode ideas of %q: %w", item, err)
+			return "", nil, false, fmt.Errorf("decode ideas of %q: %w", item, err)
 		}
 		if isDropped {
-			return dropped(droppedSimilarity, "ideas"), nil
+			return "", nil, true, nil
 		}
 		cands = append(cands, ideas...)
 	}
 	if len(cands) == 0 {
-		return nil, fmt.Errorf("item %q has no generated ideas to compare", item)
+		return "", nil, false, fmt.Errorf("item %q has no generated ideas to compare", item)
 	}
-	return &stages.Work{KeyParams: []string{"method", "against", "upper_limit"}, Compute: func() ([]byte, error) {
+	return ref, cands, false, nil
+}
+
+// prepareRouge scores every idea of an item against the reference text.
+func (s *similarityLayout) prepareRouge(in []stages.In) (*stages.Work, error) {
+	ref, cands, isDropped, err := s.texts(in)
+	switch {
+	case err != nil:
+		return nil, err
+	case isDropped:
+		return dropped(droppedSimilarity, "ideas"), nil
+	}
+	return &stages.Work{KeyParams: similarityKeyParams, Compute: func() ([]byte, error) {
 		refToks := similarity.Tokens(ref)
 		out := SimilarityOutput{Method: "rouge_l", Scores: make([]similarity.PRF, len(cands))}
 		for i, c := range cands {
@@ -223,6 +360,27 @@ func (s *similarityLayout) prepareRouge(in []stages.In) (*stages.Work, error) {
 		}
 		return stages.EncodeOutput(out)
 	}}, nil
+}
+
+// prepareMatching asks for the token_matching of an item's ideas with the
+// reference text. The body is the operation's documented request and
+// nothing else, so equal texts are equal requests, sent once.
+func (s *similarityLayout) prepareMatching(in []stages.In) (*stages.Work, error) {
+	ref, cands, isDropped, err := s.texts(in)
+	switch {
+	case err != nil:
+		return nil, err
+	case isDropped:
+		return dropped(droppedSimilarity, "ideas"), nil
+	}
+	body, err := json.Marshal(struct {
+		Reference  string   `json:"reference"`
+		Candidates []string `json:"candidates"`
+	}{ref, cands})
+	if err != nil {
+		return nil, err
+	}
+	return &stages.Work{Service: &stages.Service{Model: s.model, Request: llm.ServiceRequest{Op: s.op, Model: s.model.Name, Body: body}}}, nil
 }
 
 // recordField reads a non-empty string field ("abstract" or "idea") of a
@@ -249,7 +407,7 @@ func recordField(d []byte, field string) (string, error) {
 type similarityScoreType struct{}
 
 func (similarityScoreType) Name() string    { return "similarity_score" }
-func (similarityScoreType) Version() string { return "2" } // 2: Extra "mean"; summary
+func (similarityScoreType) Version() string { return "3" } // 2: Extra "mean"; summary. 3: reads the scores nodes
 
 func (similarityScoreType) Params() []stages.Param {
 	return []stages.Param{
@@ -278,7 +436,11 @@ func (similarityScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) 
 	if sc.baseline >= 1 || math.IsNaN(sc.baseline) {
 		return nil, stages.ParamErrorf("baseline", "baseline = %v must be below 1: scores are rescaled by 1/(1 - baseline)", sc.baseline)
 	}
-	deps := stages.AllDeps("similarity", up)
+	var deps []stages.Dep
+	for _, item := range up.Items() {
+		i, _ := scoresNode(up, item)
+		deps = append(deps, stages.Dep{Input: "similarity", Index: i})
+	}
 	return []stages.Node{{Deps: deps, AllowMissing: true, Prepare: func(in []stages.In) (*stages.Work, error) {
 		return &stages.Work{Compute: func() ([]byte, error) {
 			s, err := sc.Score(in)
@@ -296,31 +458,14 @@ type scorer struct {
 	baseline float64
 }
 
-// simNode is what similarity_score reads of one similarity node: a rouge_l
-// output, an OpEmbeddings reply ({"vectors"}), an OpTokenEmbeddings reply
-// ({"inputs"}), or a dropped target.
-type simNode struct {
-	Method  string           `json:"method"`
-	Scores  []similarity.PRF `json:"scores"`
-	Dropped bool             `json:"dropped"`
-	Vectors [][]float64      `json:"vectors"`
-	Inputs  []tokenText      `json:"inputs"`
-}
-
-type tokenText struct {
-	Tokens  []string    `json:"tokens"`
-	Vectors [][]float64 `json:"vectors"`
-}
-
-// simItem is one target's nodes, decoded.
+// simItem is one target's similarity, decoded; nil out: its node failed
+// or was skipped.
 type simItem struct {
-	id      string
-	nodes   []*simNode
-	missing bool
-	dropped bool
+	id  string
+	out *SimilarityOutput
 }
 
-// Score summarises a similarity instance's nodes:
+// Score summarises a similarity instance's items, one SimilarityOutput each:
 //
 //	best(t) = max over the n ideas of target t of score(idea, reference(t))
 //	Value   = mean over scored targets of best(t)
@@ -328,57 +473,43 @@ type simItem struct {
 // with Extra "median" and "p80" (the 80th percentile the paper's Table 1
 // reports, by linear interpolation as numpy.percentile), "dropped" (targets
 // dropped for too few references, excluded) and "n" (ideas per target,
-// when every target has the same number). A target any node of which failed
+// when every target has the same number). A target whose similarity failed
 // or was skipped counts in Missing. Each score is rescaled with baseline
 // before the maximum (rescaling keeps the order, so the same idea wins).
 func (sc *scorer) Score(in []stages.In) (*stages.Score, error) {
-	var order []*simItem
-	byID := map[string]*simItem{}
+	var scored []*simItem
+	dropped, missing := 0, 0
 	for _, x := range in {
-		it := byID[x.Node.Item]
-		if it == nil {
-			it = &simItem{id: x.Node.Item}
-			byID[it.id] = it
-			order = append(order, it)
-		}
 		if x.Output == nil {
-			it.missing = true
+			missing++
 			continue
 		}
-		var n simNode
-		if err := json.Unmarshal(x.Output, &n); err != nil {
-			return nil, fmt.Errorf("decode similarity of %q: %w", it.id, err)
+		o, err := decodeSimilarity(x.Output)
+		if err != nil {
+			return nil, fmt.Errorf("decode similarity of %q: %w", x.Node.Item, err)
 		}
-		it.dropped = it.dropped || n.Dropped
-		it.nodes = append(it.nodes, &n)
-	}
-	var scored []*simItem
-	dropped := 0
-	for _, it := range order {
-		switch {
-		case it.dropped:
+		if o.Dropped {
 			dropped++
-		case !it.missing:
-			scored = append(scored, it)
+			continue
 		}
+		scored = append(scored, &simItem{id: x.Node.Item, out: o})
 	}
 	var idf *similarity.IDF
 	if sc.idf {
 		var refs [][]string
 		for _, it := range scored {
-			if len(it.nodes[0].Inputs) != 1 {
+			if it.out.RefTokens == nil {
 				return nil, fmt.Errorf("idf weights need bertscore token embeddings; target %q has none (set idf = false for rouge_l and embedding)", it.id)
 			}
-			refs = append(refs, it.nodes[0].Inputs[0].Tokens)
+			refs = append(refs, it.out.RefTokens)
 		}
 		idf = similarity.NewIDF(refs)
 	}
-	s := &stages.Score{Extra: map[string]float64{"dropped": float64(dropped)}, PerItem: map[string]float64{}}
-	s.Missing = len(order) - len(scored) - dropped
+	s := &stages.Score{Extra: map[string]float64{"dropped": float64(dropped)}, PerItem: map[string]float64{}, Missing: missing}
 	var bests []float64
 	n := -1
 	for _, it := range scored {
-		scores, err := sc.itemScores(it, idf)
+		scores, err := sc.itemScores(it.out, idf)
 		if err != nil {
 			return nil, fmt.Errorf("target %q: %w", it.id, err)
 		}
@@ -416,9 +547,9 @@ func (sc *scorer) Score(in []stages.In) (*stages.Score, error) {
 	return s, nil
 }
 
-// itemScores returns the raw score of each candidate of a target, in order.
-func (sc *scorer) itemScores(it *simItem, idf *similarity.IDF) ([]float64, error) {
-	first := it.nodes[0]
+// itemScores returns the raw score of each candidate of a target, in
+// order; with idf, bertscore's matchings are weighed by it.
+func (sc *scorer) itemScores(o *SimilarityOutput, idf *similarity.IDF) ([]float64, error) {
 	pick := func(r similarity.PRF) float64 {
 		switch sc.score {
 		case "precision":
@@ -428,41 +559,23 @@ func (sc *scorer) itemScores(it *simItem, idf *similarity.IDF) ([]float64, error
 		}
 		return r.F1
 	}
-	var out []float64
-	switch {
-	case first.Method == "rouge_l":
-		for _, r := range first.Scores {
-			out = append(out, pick(r))
+	if idf == nil {
+		out := make([]float64, len(o.Scores))
+		for i, r := range o.Scores {
+			out[i] = pick(r)
 		}
-	case first.Vectors != nil:
-		if len(first.Vectors) != 1 {
-			return nil, fmt.Errorf("the reference has %d sentence vectors, want 1", len(first.Vectors))
+		return out, nil
+	}
+	if len(o.Matches) != len(o.Scores) {
+		return nil, fmt.Errorf("the similarity holds %d matchings for %d scores", len(o.Matches), len(o.Scores))
+	}
+	refW := idf.Weights(o.RefTokens)
+	out := make([]float64, len(o.Matches))
+	for i, m := range o.Matches {
+		if len(m.Tokens) != len(m.CandBest) || len(o.RefTokens) != len(m.RefBest) {
+			return nil, fmt.Errorf("idea %d: %d tokens for %d matches, reference %d tokens for %d", i, len(m.Tokens), len(m.CandBest), len(o.RefTokens), len(m.RefBest))
 		}
-		for _, c := range it.nodes[1:] {
-			for _, v := range c.Vectors {
-				out = append(out, similarity.Cosine(v, first.Vectors[0]))
-			}
-		}
-	case first.Inputs != nil:
-		if len(first.Inputs) != 1 {
-			return nil, fmt.Errorf("the reference has %d token embeddings, want 1", len(first.Inputs))
-		}
-		ref := first.Inputs[0]
-		var refW []float64
-		if idf != nil {
-			refW = idf.Weights(ref.Tokens)
-		}
-		for _, c := range it.nodes[1:] {
-			for _, cand := range c.Inputs {
-				var candW []float64
-				if idf != nil {
-					candW = idf.Weights(cand.Tokens)
-				}
-				out = append(out, pick(similarity.BERTScore(cand.Vectors, ref.Vectors, candW, refW)))
-			}
-		}
-	default:
-		return nil, fmt.Errorf("the similarity output is neither rouge_l scores nor embeddings")
+		out[i] = pick(m.Score(idf.Weights(m.Tokens), refW))
 	}
 	return out, nil
 }

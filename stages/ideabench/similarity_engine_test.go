@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -129,23 +130,25 @@ func TestSimilarityThroughTheEngine(t *testing.T) {
 		t.Fatalf("failures: %+v", sum.Failures)
 	}
 
-	// Node counts: rouge_l one compute node per target; bertscore and
-	// embedding the reference plus one node per generate_ideas node
-	// (5 x (1+3)); upper_limit the abstract and the idea (5 x 2); one
-	// aggregate per score.
+	// Node counts: rouge_l one compute node per target, bertscore one
+	// token_matching node; embedding the reference, one node per
+	// generate_ideas node and the scores node (5 x (1+3+1)); upper_limit
+	// the abstract, the idea and the scores node (5 x 3); one aggregate per
+	// score.
 	for addr, want := range map[string]int{
-		"stage.similarity.rouge": 5, "stage.similarity.bert": 20, "stage.similarity.emb": 20,
-		"stage.similarity.emb_upper": 10, "stage.similarity_score.bert_idf": 1,
+		"stage.similarity.rouge": 5, "stage.similarity.bert": 5, "stage.similarity.emb": 25,
+		"stage.similarity.emb_upper": 15, "stage.similarity_score.bert_idf": 1,
 	} {
 		if got := sum.Stages[addr].Total; got != want {
 			t.Errorf("%s: %d nodes, want %d", addr, got, want)
 		}
 	}
 
-	// Service calls, one per distinct request: per embedding op, the five
-	// references and the twelve ideas of the four kept targets (the dropped
-	// target's ideas nodes embed nothing); emb_upper's abstracts are emb's
-	// references again, so it adds only the three target ideas there are.
+	// Service calls, one per distinct request: bertscore one matching per
+	// kept target; embedding the five references and the twelve ideas of
+	// the four kept targets (the dropped target's ideas nodes embed
+	// nothing); emb_upper's abstracts are emb's references again, so it
+	// adds only the three target ideas there are.
 	ideas := outputs(t, e, g, "stage.generate_ideas.main")
 	distinct := map[string]bool{}
 	for _, v := range ideas {
@@ -165,11 +168,11 @@ func TestSimilarityThroughTheEngine(t *testing.T) {
 	}
 	// (A shared call counts for whichever instance sent it first.)
 	calls := func(addr string) int { return sum.Stages[addr].ServiceCalls }
-	if calls("stage.similarity.bert") != 17 || calls("stage.similarity.emb")+calls("stage.similarity.emb_upper") != 17+3 {
-		t.Errorf("service calls: bert %d, emb %d, emb_upper %d; want 17 and 17+3 together", calls("stage.similarity.bert"), calls("stage.similarity.emb"), calls("stage.similarity.emb_upper"))
+	if calls("stage.similarity.bert") != 4 || calls("stage.similarity.emb")+calls("stage.similarity.emb_upper") != 17+3 {
+		t.Errorf("service calls: bert %d, emb %d, emb_upper %d; want 4 and 17+3 together", calls("stage.similarity.bert"), calls("stage.similarity.emb"), calls("stage.similarity.emb_upper"))
 	}
-	if sum.ServiceCalls != 17+17+3 {
-		t.Errorf("%d service calls in all, want 37 (emb_upper shares emb's abstracts)", sum.ServiceCalls)
+	if sum.ServiceCalls != 4+17+3 {
+		t.Errorf("%d service calls in all, want 24 (emb_upper shares emb's abstracts)", sum.ServiceCalls)
 	}
 
 	// Every score counts the dropped target and scores the four others;
@@ -203,5 +206,23 @@ func TestSimilarityThroughTheEngine(t *testing.T) {
 	}
 	if sum.ServiceCalls != 0 || sum.LLMCalls != 0 || sum.Nodes.Ran != 0 || sum.Nodes.Failed != 2 {
 		t.Errorf("re-run: %d service calls, %d model calls, nodes %+v", sum.ServiceCalls, sum.LLMCalls, sum.Nodes)
+	}
+
+	// Scoring choices are the aggregate's alone: a new idf baseline and a
+	// switch to recall re-run bert_idf's one node and the report, no
+	// embedding and no scores node.
+	changed := strings.Replace(similarityHCL, "  idf        = true\n  baseline   = 0.25\n", "  idf        = true\n  baseline   = 0.5\n  score      = \"recall\"\n", 1)
+	if changed == similarityHCL {
+		t.Fatal("the experiment text to change was not found")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "exp.hcl"), []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum, err = e.Run(context.Background(), buildSimilarity(t, dir), engine.RunOptions{ReportDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.ServiceCalls != 0 || sum.Nodes.Ran != 2 || sum.Stages["stage.similarity_score.bert_idf"].Ran != 1 || sum.Stages["stage.similarity.bert"].Ran != 0 {
+		t.Errorf("scoring change: %d service calls, nodes %+v, bert_idf %+v", sum.ServiceCalls, sum.Nodes, sum.Stages["stage.similarity_score.bert_idf"])
 	}
 }

@@ -3,6 +3,8 @@ package ideabench
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/ideaflow/ideaflow/stages"
@@ -81,16 +83,19 @@ func TestSimilarityRougeL(t *testing.T) {
 	}
 }
 
-// Service nodes: the reference, then one per ideas node; bodies exactly
-// {"input": [text, ...]}, so equal texts are equal requests.
+// embedding: service nodes for the reference, then one per ideas node,
+// bodies exactly {"input": [text, ...]}, so equal texts are equal requests;
+// then the scores node, reading them (stages.Self). bertscore: one
+// token_matching node per target, reading the record and the ideas.
 func TestSimilarityServiceRequests(t *testing.T) {
 	up := ideasUp(2, "a")
-	nodes := layout(t, similarityType{}, "stage.similarity.b", stages.Params{"ideas": up, "method": "bertscore", "model": testEmbedder})
-	if len(nodes) != 3 {
-		t.Fatalf("%d nodes, want 3", len(nodes))
-	}
-	service := func(n stages.Node, out []byte) *stages.Service {
-		w, err := n.Prepare([]stages.In{{Node: stages.NodeInfo{Item: "a"}, Output: out}})
+	service := func(n stages.Node, in ...[]byte) *stages.Service {
+		t.Helper()
+		var ins []stages.In
+		for _, out := range in {
+			ins = append(ins, stages.In{Node: stages.NodeInfo{Item: "a"}, Output: out})
+		}
+		w, err := n.Prepare(ins)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,8 +104,16 @@ func TestSimilarityServiceRequests(t *testing.T) {
 		}
 		return w.Service
 	}
+	nodes := layout(t, similarityType{}, "stage.similarity.e", stages.Params{"ideas": up, "method": "embedding", "model": testEmbedder})
+	if len(nodes) != 4 {
+		t.Fatalf("%d nodes, want 4 (reference, 2 ideas nodes, scores)", len(nodes))
+	}
+	scores := nodes[3]
+	if scores.Label != "scores" || scores.Slot != 3 || string(mustJSON(t, scores.Deps)) != `[{"Input":"self","Index":0},{"Input":"self","Index":1},{"Input":"self","Index":2}]` {
+		t.Errorf("scores node %+v", scores)
+	}
 	ref := service(nodes[0], simRecord)
-	if ref.Request.Op != llm.OpTokenEmbeddings || ref.Request.Model != "emb-model" || string(ref.Request.Body) != `{"input":["The cat sat on the mat."]}` {
+	if ref.Request.Op != llm.OpEmbeddings || ref.Request.Model != "emb-model" || string(ref.Request.Body) != `{"input":["The cat sat on the mat."]}` {
 		t.Errorf("reference request %+v (%s)", ref.Request, ref.Request.Body)
 	}
 	idea := []byte(`{"ideas":["same idea"]}`)
@@ -112,6 +125,83 @@ func TestSimilarityServiceRequests(t *testing.T) {
 	if err != nil || w.Compute == nil {
 		t.Fatalf("a dropped target's ideas node is not a compute node (%v)", err)
 	}
+
+	nodes = layout(t, similarityType{}, "stage.similarity.b", stages.Params{"ideas": up, "method": "bertscore", "model": testEmbedder})
+	if len(nodes) != 1 || len(nodes[0].Deps) != 3 {
+		t.Fatalf("bertscore: %d nodes, deps %+v; want one reading the record and 2 ideas nodes", len(nodes), nodes[0].Deps)
+	}
+	m := service(nodes[0], simRecord, []byte(`{"ideas":["one"]}`), []byte(`{"ideas":["two"]}`))
+	if m.Request.Op != llm.OpTokenMatching || m.Request.Model != "emb-model" ||
+		string(m.Request.Body) != `{"reference":"The cat sat on the mat.","candidates":["one","two"]}` {
+		t.Errorf("matching request %+v (%s)", m.Request, m.Request.Body)
+	}
+	if w, err := nodes[0].Prepare([]stages.In{{Node: stages.NodeInfo{Item: "a"}, Output: simRecord}, {Output: idea}, {Output: droppedIdeas}}); err != nil || w.Compute == nil {
+		t.Fatalf("a dropped target's matching node is not a compute node (%v)", err)
+	}
+}
+
+// scoresOf lays out an embedding similarity over one target with
+// len(replies)-1 ideas nodes and computes its scores node on replies (the
+// reference's, then each ideas node's): what the engine hands it.
+func scoresOf(t *testing.T, replies ...[]byte) []byte {
+	t.Helper()
+	nodes := layout(t, similarityType{}, "stage.similarity.s", stages.Params{"ideas": ideasUp(len(replies)-1, "x"), "method": "embedding", "model": testEmbedder})
+	last := nodes[len(nodes)-1]
+	if len(nodes) != len(replies)+1 || last.Label != "scores" || len(last.Deps) != len(replies) {
+		t.Fatalf("%d nodes, the last %+v; want %d and a scores node reading them", len(nodes), last, len(replies))
+	}
+	in := make([]stages.In, len(replies))
+	for k, r := range replies {
+		if last.Deps[k] != (stages.Dep{Input: stages.Self, Index: k}) {
+			t.Fatalf("scores dep %d is %+v", k, last.Deps[k])
+		}
+		in[k] = stages.In{Dep: last.Deps[k], Node: stages.NodeInfo{Item: "x", Slot: k, Label: nodes[k].Label}, Output: r}
+	}
+	return compute(t, last, in)
+}
+
+// tokText is a text's tokens and their vectors.
+type tokText struct {
+	toks []string
+	vecs [][]float64
+}
+
+func tt(toks []string, vecs ...[]float64) tokText { return tokText{toks, vecs} }
+
+// matchingReply is the token_matching reply a server gives for ref and cands.
+func matchingReply(t *testing.T, ref tokText, cands ...tokText) []byte {
+	o := SimilarityOutput{RefTokens: ref.toks}
+	for _, c := range cands {
+		o.Matches = append(o.Matches, TokenMatch{Tokens: c.toks, Matching: similarity.Match(c.vecs, ref.vecs)})
+	}
+	return mustJSON(t, o)
+}
+
+// The embedding scores node: one cosine per idea, all three scores; a
+// dropped target's ideas node makes it dropped. A bertscore node's reply
+// decodes to its unweighted scores: target a of the test below.
+func TestSimilarityScoresNode(t *testing.T) {
+	out := scoresOf(t, []byte(`{"vectors":[[1,0]]}`), []byte(`{"vectors":[[3,4],[1,1]]}`))
+	if want := `{"method":"embedding","scores":[{"precision":0.6,"recall":0.6,"f1":0.6},` +
+		`{"precision":0.7071067811865475,"recall":0.7071067811865475,"f1":0.7071067811865475}]}`; string(out) != want {
+		t.Errorf("embedding scores node:\n got %s\nwant %s", out, want)
+	}
+	if out := scoresOf(t, []byte(`{"vectors":[[1,0]]}`), droppedSimilarity); string(out) != `{"dropped":true}` {
+		t.Errorf("dropped: %s", out)
+	}
+	reply := matchingReply(t, tt([]string{"x", "y"}, []float64{1, 0}, []float64{0, 1}),
+		tt([]string{"x", "y"}, []float64{1, 0}, []float64{0, 1}), tt([]string{"x"}, []float64{1, 0}))
+	if want := `{"method":"","reference_tokens":["x","y"],"matches":[{"tokens":["x","y"],"cand_best":[1,1],"ref_best":[1,1]},{"tokens":["x"],"cand_best":[1],"ref_best":[1,0]}]}`; string(reply) != want {
+		t.Errorf("matching reply:\n got %s\nwant %s", reply, want)
+	}
+	o, err := decodeSimilarity(reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"method":"bertscore","scores":[{"precision":1,"recall":1,"f1":1},{"precision":1,"recall":0.5,"f1":0.6666666666666666}],` +
+		`"reference_tokens":["x","y"],"matches":[{"tokens":["x","y"],"cand_best":[1,1],"ref_best":[1,1]},{"tokens":["x"],"cand_best":[1],"ref_best":[1,0]}]}`; string(mustJSON(t, o)) != want {
+		t.Errorf("decoded:\n got %s\nwant %s", mustJSON(t, o), want)
+	}
 }
 
 // similarity_score on hand-made bertscore replies. Target a: reference
@@ -119,19 +209,12 @@ func TestSimilarityServiceRequests(t *testing.T) {
 // (P = 1, R = (1+0)/2 = 0.5, F1 = 2/3). Target b: reference (1,0), idea (0,1):
 // every score 0. Target c dropped, target d missing.
 func TestSimilarityScoreBERTScore(t *testing.T) {
-	tok := func(toks []string, vecs ...[]float64) []byte {
-		return mustJSON(t, map[string]any{"inputs": []map[string]any{{"tokens": toks, "vectors": vecs}}})
-	}
 	in := []stages.In{
-		{Node: stages.NodeInfo{Item: "a"}, Output: tok([]string{"x", "y"}, []float64{1, 0}, []float64{0, 1})},
-		{Node: stages.NodeInfo{Item: "a", Slot: 1}, Output: tok([]string{"x", "y"}, []float64{1, 0}, []float64{0, 1})},
-		{Node: stages.NodeInfo{Item: "a", Slot: 2}, Output: tok([]string{"x"}, []float64{1, 0})},
-		{Node: stages.NodeInfo{Item: "b"}, Output: tok([]string{"x"}, []float64{1, 0})},
-		{Node: stages.NodeInfo{Item: "b", Slot: 1}, Output: tok([]string{"z"}, []float64{0, 1})},
-		{Node: stages.NodeInfo{Item: "c"}, Output: tok([]string{"x"}, []float64{1, 0})},
-		{Node: stages.NodeInfo{Item: "c", Slot: 1}, Output: droppedSimilarity},
-		{Node: stages.NodeInfo{Item: "d"}, Output: tok([]string{"x"}, []float64{1, 0})},
-		{Node: stages.NodeInfo{Item: "d", Slot: 1}, Output: nil},
+		{Node: stages.NodeInfo{Item: "a"}, Output: matchingReply(t, tt([]string{"x", "y"}, []float64{1, 0}, []float64{0, 1}),
+			tt([]string{"x", "y"}, []float64{1, 0}, []float64{0, 1}), tt([]string{"x"}, []float64{1, 0}))},
+		{Node: stages.NodeInfo{Item: "b"}, Output: matchingReply(t, tt([]string{"x"}, []float64{1, 0}), tt([]string{"z"}, []float64{0, 1}))},
+		{Node: stages.NodeInfo{Item: "c"}, Output: droppedSimilarity},
+		{Node: stages.NodeInfo{Item: "d"}, Output: nil},
 	}
 	// idf over the references of a and b (M = 2): df(x) = 2, df(y) = 1,
 	// so idf(x) = log(3/3) = 0, idf(y) = log(3/2), idf(z) = log(3) (unseen).
@@ -148,7 +231,10 @@ func TestSimilarityScoreBERTScore(t *testing.T) {
 		// (1 - 0.5)/0.5 = 1 and (0 - 0.5)/0.5 = -1.
 		{"baseline", stages.Params{"baseline": 0.5}, 1, -1},
 	} {
-		nodes := layout(t, similarityScoreType{}, "stage.similarity_score.s", merge(stages.Params{"similarity": &stages.Upstream{Nodes: make([]stages.NodeInfo, len(in))}}, tc.params))
+		nodes := layout(t, similarityScoreType{}, "stage.similarity_score.s", merge(stages.Params{"similarity": simUp(1, "a", "b", "c", "d")}, tc.params))
+		if len(nodes) != 1 || len(nodes[0].Deps) != 4 {
+			t.Fatalf("%d nodes, deps %+v; want one reading the 4 targets' nodes", len(nodes), nodes[0].Deps)
+		}
 		var s stages.Score
 		if err := json.Unmarshal(compute(t, nodes[0], in), &s); err != nil {
 			t.Fatal(err)
@@ -161,12 +247,13 @@ func TestSimilarityScoreBERTScore(t *testing.T) {
 		}
 	}
 	// Sentence embeddings: cosines 0.6 and 1/√2, the best is 1/√2; idf
-	// on them is refused.
-	emb := []stages.In{
-		{Node: stages.NodeInfo{Item: "a"}, Output: []byte(`{"vectors":[[1,0]]}`)},
-		{Node: stages.NodeInfo{Item: "a", Slot: 1}, Output: []byte(`{"vectors":[[3,4],[1,1]]}`)},
+	// on them is refused. similarity_score reads only the scores node.
+	emb := []stages.In{{Node: stages.NodeInfo{Item: "a", Label: "scores"},
+		Output: scoresOf(t, []byte(`{"vectors":[[1,0]]}`), []byte(`{"vectors":[[3,4],[1,1]]}`))}}
+	nodes := layout(t, similarityScoreType{}, "stage.similarity_score.e", stages.Params{"similarity": simUp(3, "a")})
+	if len(nodes[0].Deps) != 1 || nodes[0].Deps[0].Index != 2 {
+		t.Fatalf("deps %+v; want the scores node (index 2) alone", nodes[0].Deps)
 	}
-	nodes := layout(t, similarityScoreType{}, "stage.similarity_score.e", stages.Params{"similarity": &stages.Upstream{Nodes: make([]stages.NodeInfo, 2)}})
 	var s stages.Score
 	if err := json.Unmarshal(compute(t, nodes[0], emb), &s); err != nil {
 		t.Fatal(err)
@@ -174,9 +261,78 @@ func TestSimilarityScoreBERTScore(t *testing.T) {
 	if math.Abs(s.PerItem["a"]-1/math.Sqrt2) > 1e-12 || s.Extra["n"] != 2 { // max(0.6, 1/√2)
 		t.Errorf("embedding: %+v", s)
 	}
-	nodes = layout(t, similarityScoreType{}, "stage.similarity_score.e", stages.Params{"similarity": &stages.Upstream{Nodes: make([]stages.NodeInfo, 2)}, "idf": true})
+	nodes = layout(t, similarityScoreType{}, "stage.similarity_score.e", stages.Params{"similarity": simUp(3, "a"), "idf": true})
 	w, _ := nodes[0].Prepare(emb)
-	if _, err := w.Compute(); err == nil {
-		t.Error("idf on sentence embeddings: no error")
+	if _, err := w.Compute(); err == nil || !strings.Contains(err.Error(), "idf weights need bertscore token embeddings") {
+		t.Errorf("idf on sentence embeddings: %v", err)
+	}
+}
+
+// simUp is a similarity upstream with k nodes per item (1: rouge_l or
+// bertscore; 3: embedding's reference, one ideas node and the scores node).
+func simUp(k int, items ...string) *stages.Upstream {
+	u := &stages.Upstream{Address: "stage.similarity.s", Type: "similarity"}
+	for _, it := range items {
+		for slot := range k {
+			u.Nodes = append(u.Nodes, stages.NodeInfo{Item: it, Slot: slot})
+		}
+	}
+	return u
+}
+
+// idf weighting applied to the stored matchings equals BERTScore on the
+// vectors themselves, bit for bit: random 8-dimensional token vectors, three
+// targets with two ideas each, tokens drawn from a small vocabulary so that
+// document frequencies differ.
+func TestSimilarityIDFFromMatchingsEqualsVectors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	vocab := []string{"a", "b", "c", "d", "e"}
+	text := func(n int) ([]string, [][]float64) {
+		toks, vecs := make([]string, n), make([][]float64, n)
+		for i := range n {
+			toks[i] = vocab[rng.IntN(len(vocab))]
+			vecs[i] = make([]float64, 8)
+			for d := range vecs[i] {
+				vecs[i][d] = rng.NormFloat64()
+			}
+		}
+		return toks, vecs
+	}
+	type target struct {
+		refT  []string
+		refV  [][]float64
+		candT [][]string
+		candV [][][]float64
+	}
+	var targets []target
+	var in []stages.In
+	var refs [][]string
+	for _, item := range []string{"t0", "t1", "t2"} {
+		var tg target
+		tg.refT, tg.refV = text(5 + len(targets))
+		var cands []tokText
+		for range 2 {
+			ct, cv := text(3 + len(targets))
+			tg.candT, tg.candV = append(tg.candT, ct), append(tg.candV, cv)
+			cands = append(cands, tt(ct, cv...))
+		}
+		targets = append(targets, tg)
+		refs = append(refs, tg.refT)
+		in = append(in, stages.In{Node: stages.NodeInfo{Item: item}, Output: matchingReply(t, tt(tg.refT, tg.refV...), cands...)})
+	}
+	idf := similarity.NewIDF(refs)
+	nodes := layout(t, similarityScoreType{}, "stage.similarity_score.s", stages.Params{"similarity": simUp(1, "t0", "t1", "t2"), "idf": true})
+	var s stages.Score
+	if err := json.Unmarshal(compute(t, nodes[0], in), &s); err != nil {
+		t.Fatal(err)
+	}
+	for k, tg := range targets {
+		best := math.Inf(-1)
+		for c := range tg.candT {
+			best = max(best, similarity.BERTScore(tg.candV[c], tg.refV, idf.Weights(tg.candT[c]), idf.Weights(tg.refT)).F1)
+		}
+		if got := s.PerItem[in[k].Node.Item]; got != best {
+			t.Errorf("%s: idf F1 from matchings %v, from vectors %v", in[k].Node.Item, got, best)
+		}
 	}
 }
