@@ -268,9 +268,9 @@ type Dep struct {
 }
 
 // Self is the Dep.Input of a dependency on an earlier node of the same
-// instance: per-item compute over the item's own service replies (a
-// similarity item's scores read its token embeddings), so what a downstream
-// aggregate loads is the small result, never every reply at once. Only
+// instance: per-item compute over the item's own service replies (an
+// embedding similarity item's scores read its texts' vectors), so what a
+// downstream aggregate loads is the small result, never every reply at once. Only
 // earlier nodes can be named, so a stage cannot lay out a cycle; no param may
 // be named "self".
 const Self = "self"
