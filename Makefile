@@ -44,7 +44,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'Get|Put' -benchmem ./cache/
 	$(GO) test -run '^$$' -bench 'Parse|Synthesize' -benchmem ./stages/format/
 	$(GO) test -run '^$$' -bench 'Prepare|Layout' -benchmem ./stages/ideabench/
-	$(GO) test -run '^$$' -bench 'Table1FullSize' -benchtime 1x -timeout 60m ./stages/ideabench/
+	for b in plan run-bertscore run-rouge; do $(GO) test -run '^$$' -bench "Table1FullSize/$$b\$$" -benchtime 1x -timeout 60m ./stages/ideabench/ || exit 1; done
 	$(GO) test -run '^$$' -bench 'RateLimited' -benchtime 1x -timeout 30m ./stages/llm/
 	$(GO) test -run '^$$' -bench 'Overhead' -benchtime 5000x ./stages/llm/
 	$(GO) test -run '^$$' -bench 'Throughput' -benchtime 20000x ./stages/llm/
