@@ -150,7 +150,14 @@ func (e *Engine) dispatchOne(w *walker, t task) {
 	}
 	res, err := e.Exec.Execute(w.ctx, tk)
 	if err != nil {
-		w.budget.settle(est, 0)
+		var ee *ExecError
+		isExec := errors.As(err, &ee)
+		if isExec {
+			w.states[t.idx].usage = ee.Usage // what its refused answers cost
+			w.budget.settle(est, ee.Usage.CostUSD)
+		} else {
+			w.budget.settle(est, 0)
+		}
 		if w.ctx.Err() != nil {
 			w.skip(t.idx, t.key, why(skipInterrupted, ""))
 			return
@@ -160,8 +167,7 @@ func (e *Engine) dispatchOne(w *walker, t task) {
 			// keeps failing: no later call to it can succeed in this run.
 			w.markUnavailable(tk.Provider, err.Error())
 		}
-		var ee *ExecError
-		if errors.As(err, &ee) {
+		if isExec {
 			w.fail(t.idx, t.key, why(failCall, err.Error()), ee.Raw, ee.Attempts)
 		} else {
 			w.fail(t.idx, t.key, why(failCall, err.Error()), "", nil)
@@ -171,6 +177,7 @@ func (e *Engine) dispatchOne(w *walker, t task) {
 	w.budget.settle(est, res.Usage.CostUSD)
 	out, err := applyOutput(t.work, res)
 	if err != nil {
+		w.states[t.idx].usage = res.Usage
 		w.fail(t.idx, t.key, why(failOutput, err.Error()), res.Raw, res.Attempts)
 		return
 	}

@@ -53,6 +53,10 @@ type ExecError struct {
 	Err      error
 	Raw      string
 	Attempts []cache.Attempt
+	// Usage is what the completions that came back before the call failed
+	// cost (refused answers, repair re-asks): paid for, so summed into the
+	// run's tokens, cost and budget like an answer's.
+	Usage cache.Usage
 }
 
 func (e *ExecError) Error() string { return e.Err.Error() }
@@ -136,20 +140,23 @@ func (e *LocalExecutor) chat(ctx context.Context, c llm.Client, t *Task) (*Resul
 	if outcome != nil {
 		attempts = convertAttempts(outcome.Attempts)
 	}
+	var u cache.Usage
+	if outcome != nil {
+		u = cache.Usage{
+			InputTokens:  outcome.Usage.InputTokens,
+			OutputTokens: outcome.Usage.OutputTokens,
+			LatencyMS:    time.Since(start).Milliseconds(),
+			Attempts:     len(attempts),
+		}
+		u.CostUSD = cost(t.Price, u.InputTokens, u.OutputTokens)
+	}
 	if err != nil {
 		raw := ""
 		if outcome != nil && outcome.Response != nil {
 			raw = outcome.Response.Text
 		}
-		return nil, &ExecError{Err: err, Raw: raw, Attempts: attempts}
+		return nil, &ExecError{Err: err, Raw: raw, Attempts: attempts, Usage: u}
 	}
-	u := cache.Usage{
-		InputTokens:  outcome.Usage.InputTokens,
-		OutputTokens: outcome.Usage.OutputTokens,
-		LatencyMS:    time.Since(start).Milliseconds(),
-		Attempts:     len(attempts),
-	}
-	u.CostUSD = cost(t.Price, u.InputTokens, u.OutputTokens)
 	r := outcome.Response
 	return &Result{
 		Answer: outcome.Answer, Raw: r.Text, Reasoning: r.Reasoning, ServedModel: r.Model,

@@ -3,14 +3,17 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 
 	"github.com/rs/zerolog"
+	"github.com/sashabaranov/go-openai"
 
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/format"
 	"github.com/ideaflow/ideaflow/stages/llm"
+	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
 )
 
 // A task is plain data: it survives a JSON round trip, and a second executor
@@ -73,5 +76,37 @@ func TestTaskRoundTripsAndExecutesElsewhere(t *testing.T) {
 	var ideas []string
 	if err := json.Unmarshal(out, &ideas); err != nil || len(ideas) != 2 {
 		t.Fatalf("output %s (%v)", out, err)
+	}
+}
+
+// A call whose answers never parse fails, and the ExecError carries what
+// its completions cost: the tokens the server reported for the first ask
+// and its repair, priced.
+func TestExecErrorCarriesUsage(t *testing.T) {
+	srv := llmtest.New(llmtest.WithResponder(func(*openai.ChatCompletionRequest) string { return "All of them are fine." }))
+	t.Cleanup(srv.Close)
+	t.Setenv("EXEC_TEST_KEY", "sk-exec-test-key")
+	p := llm.NewProvider("fake", "openai")
+	p.BaseURL, p.APIKeyEnv, p.RepairAttempts = srv.URL, "EXEC_TEST_KEY", 1
+	m := &stages.Model{Provider: "fake", Name: "judge", Price: stages.Price{InputPerMTok: 1e6, OutputPerMTok: 2e6}}
+	work := &stages.Work{Call: &stages.Call{Model: m,
+		Request: m.Request([]llm.Message{{Role: "user", Content: "Rank the 3 ideas (A, B and C)."}}, 0, format.Spec{Kind: format.Ranking, Letters: "ABC"})}}
+	task, _ := newTask("k", "stage.r/a", work)
+	ex := NewLocalExecutor(map[string]llm.Provider{"fake": p}, zerolog.Nop(), llm.WithHTTPClient(srv.HTTPClient(2)))
+	_, err := ex.Execute(context.Background(), task)
+	var ee *ExecError
+	if !errors.As(err, &ee) {
+		t.Fatalf("err = %v, want an *ExecError", err)
+	}
+	var in, out int64
+	for _, r := range srv.Requests() {
+		for _, msg := range r.Chat.Messages {
+			in += int64(llmtest.Tokens(msg.Content))
+		}
+		out += int64(llmtest.Tokens("All of them are fine."))
+	}
+	if srv.Count() != 2 || ee.Usage.InputTokens != in || ee.Usage.OutputTokens != out || ee.Usage.Attempts != 2 ||
+		ee.Usage.CostUSD != float64(in)+2*float64(out) {
+		t.Errorf("%d requests; usage %+v, want %d in, %d out, cost %v", srv.Count(), ee.Usage, in, out, float64(in)+2*float64(out))
 	}
 }

@@ -259,11 +259,23 @@ func (w *walker) summarize() *Summary {
 			s.Nodes.Failed++
 			if st.isCall && !st.dedup && st.answered > 0 {
 				// Completions asked for whose answers failed the node:
-				// paid for, so counted (their tokens are not recorded).
+				// paid for, so counted, with their tokens and cost.
 				s.LLMCalls += st.answered
+				s.Tokens.Input += st.usage.InputTokens
+				s.Tokens.Output += st.usage.OutputTokens
+				s.CostUSD += st.usage.CostUSD
 				c.LLMCalls += st.answered
+				if c.Tokens == nil {
+					c.Tokens = &Tokens{}
+				}
+				c.Tokens.Input += st.usage.InputTokens
+				c.Tokens.Output += st.usage.OutputTokens
+				c.CostUSD += st.usage.CostUSD
 				mu := s.Models[st.wantModel]
 				mu.Calls += st.answered
+				mu.Tokens.Input += st.usage.InputTokens
+				mu.Tokens.Output += st.usage.OutputTokens
+				mu.CostUSD += st.usage.CostUSD
 				s.Models[st.wantModel] = mu
 			}
 			s.Failures = append(s.Failures, FailedNode{Address: n.Address, Error: st.why.String()})

@@ -471,12 +471,13 @@ stage "test_list" "reads_broken" {
 // re-asked (a repair) and then the node fails; every completion it was asked
 // for was paid for, so llm_calls equals the requests the server answered.
 func TestRefusedAnswersCountAsCalls(t *testing.T) {
-	srv := llmtest.New(llmtest.WithResponder(func(req *openai.ChatCompletionRequest) string {
+	answer := func(req *openai.ChatCompletionRequest) string {
 		if rankInstruction.MatchString(req.Messages[0].Content) || rankInstruction.MatchString(req.Messages[len(req.Messages)-1].Content) {
 			return "These ideas are all interesting in their own ways."
 		}
 		return responder(req)
-	}))
+	}
+	srv := llmtest.New(llmtest.WithResponder(answer))
 	t.Cleanup(srv.Close)
 	t.Setenv("CLI_TEST_KEY", "sk-cli-test")
 	dir := t.TempDir()
@@ -493,6 +494,22 @@ func TestRefusedAnswersCountAsCalls(t *testing.T) {
 	// 24 generations, and each ranking asked and re-asked at least once.
 	if s.LLMCalls != srv.Count() || srv.Count() < 24+16 {
 		t.Errorf("llm_calls = %d, server answered %d requests; want them equal (>= 40)", s.LLMCalls, srv.Count())
+	}
+	// Their tokens are counted too: the summary's totals are the usage the
+	// server reported (its prompt and completion counts, recomputed).
+	var in, out int64
+	for _, r := range srv.Requests() {
+		for _, m := range r.Chat.Messages {
+			in += int64(llmtest.Tokens(m.Content))
+		}
+		out += int64(llmtest.Tokens(answer(r.Chat)))
+	}
+	if s.Tokens.Input != in || s.Tokens.Output != out {
+		t.Errorf("tokens %+v, the server reported %d in and %d out", s.Tokens, in, out)
+	}
+	rank := s.Stages[`stage.rank_ideas.novelty["gen-a"]`]
+	if rank.Tokens == nil || rank.Tokens.Output == 0 || rank.Failed != 4 {
+		t.Errorf("a failed ranking stage: %+v", rank)
 	}
 }
 
