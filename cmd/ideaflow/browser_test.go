@@ -426,7 +426,13 @@ func TestRunWritesReportPage(t *testing.T) {
 	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
 		t.Error("novelty.png is not a PNG")
 	}
-	for _, want := range []string{`id="synthetic-banner"`, `<figcaption>table1</figcaption>`, `<td>mock-generator-a</td>`,
+	// The table as table1.md lays it out: its title, labels, three digits,
+	// the best value in bold and the notes; not the CSV's raw columns.
+	for _, want := range []string{`id="synthetic-banner"`,
+		`<figcaption>Quickstart: Insight Score (novelty) <span class="file">(table1)</span></figcaption>`,
+		`<th>Model</th><th class="num">Novelty</th>`, `<tr><td>mock-generator-a</td><td class="num">0.083</td></tr>`,
+		`<tr><td>mock-generator-b</td><td class="num"><strong>0.500</strong></td></tr>`,
+		`<li>Bold: the best value of each column (higher is better for Novelty).</li>`,
 		`<figure class="plot" data-name="novelty">`, `4 item(s), 24 idea(s), 8 judgement(s).`,
 		`<td id="run-nodes">49 total: 0 cached, 49 ran, 0 failed, 0 skipped</td>`, `<tr><th>var.n</th><td>3</td></tr>`} {
 		if !strings.Contains(page, want) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/ideaflow/ideaflow/cache"
@@ -111,26 +112,12 @@ func readResults(page *report.Page, paths []string) error {
 			}
 			page.Provenance = report.PageProvenance{Ideaflow: prov.Ideaflow, ExperimentDigest: prov.ExperimentDigest,
 				GitCommit: prov.GitCommit, Variables: prov.Variables, Datasets: prov.Datasets}
-		case ext == ".csv":
-			b, err := os.ReadFile(p)
+		case ext == ".csv" || (ext == ".md" && !have[stem+".csv"]):
+			t, err := pageTable(stem, name, have)
 			if err != nil {
-				return fmt.Errorf("read table %s: %w", p, err)
-			}
-			recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-			if err != nil {
-				return fmt.Errorf("read table %s: %w", p, err)
-			}
-			t := report.PageTable{Name: name}
-			if len(recs) > 0 {
-				t.Header, t.Rows = recs[0], recs[1:]
+				return err
 			}
 			page.Tables = append(page.Tables, t)
-		case ext == ".md" && !have[stem+".csv"]:
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return fmt.Errorf("read table %s: %w", p, err)
-			}
-			page.Tables = append(page.Tables, report.PageTable{Name: name, Markdown: string(b)})
 		case ext == ".svg":
 			b, err := os.ReadFile(p)
 			if err != nil {
@@ -269,4 +256,55 @@ func judgement(v *engine.NodeView, out map[string]json.RawMessage) report.Judgem
 func isTrue(raw json.RawMessage) bool {
 	var b bool
 	return json.Unmarshal(raw, &b) == nil && b
+}
+
+// pageTable reads report NAME's table for the page: from its Markdown file
+// when it has one that reads as a report table (labels, formatted values,
+// bold, notes and footnotes), else from its CSV (raw values), else the
+// Markdown text as it is.
+func pageTable(stem, name string, have map[string]bool) (report.PageTable, error) {
+	var md []byte
+	if have[stem+".md"] {
+		b, err := os.ReadFile(stem + ".md")
+		if err != nil {
+			return report.PageTable{}, fmt.Errorf("read table %s.md: %w", stem, err)
+		}
+		if t, ok := report.TableFromMarkdown(name, string(b)); ok {
+			return t, nil
+		}
+		md = b
+	}
+	if !have[stem+".csv"] {
+		return report.PageTable{Name: name, Markdown: string(md)}, nil
+	}
+	b, err := os.ReadFile(stem + ".csv")
+	if err != nil {
+		return report.PageTable{}, fmt.Errorf("read table %s.csv: %w", stem, err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		return report.PageTable{}, fmt.Errorf("read table %s.csv: %w", stem, err)
+	}
+	t := report.PageTable{Name: name}
+	if len(recs) == 0 {
+		return t, nil
+	}
+	t.Header = recs[0]
+	t.Numeric = make([]bool, len(t.Header))
+	for i := range t.Numeric {
+		t.Numeric[i] = len(recs) > 1
+		for _, r := range recs[1:] {
+			if _, err := strconv.ParseFloat(r[i], 64); err != nil && r[i] != "" {
+				t.Numeric[i] = false
+			}
+		}
+	}
+	for _, r := range recs[1:] {
+		row := make([]report.PageCell, len(r))
+		for i, v := range r {
+			row[i] = report.PageCell{Value: v}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t, nil
 }

@@ -81,15 +81,6 @@ type PageProvenance struct {
 	Datasets                              map[string]string // name -> digest
 }
 
-// PageTable is one report table (from a report's CSV file), or, when a
-// report wrote no CSV, its Markdown text.
-type PageTable struct {
-	Name     string
-	Header   []string
-	Rows     [][]string
-	Markdown string
-}
-
 // PagePlot is one plot: its SVG and the figure's data.
 type PagePlot struct {
 	Name   string
@@ -180,6 +171,7 @@ type kv struct{ K, V string }
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"money": func(v float64) string { return fmt.Sprintf("$%.4f", v) },
 	"secs":  func(v float64) string { return fmt.Sprintf("%.1f s", v) },
+	"inc":   func(i int) int { return i + 1 },
 }).Parse(pageTmpl))
 
 // WriteHTML writes p as one self-contained HTML page.

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -31,8 +33,9 @@ func samplePage(t testing.TB) *Page {
 			ServedModels: map[string]map[string]int{"gpt-4o": {"gpt-4o-2024-08-06": 3}, "judge": {"judge": 2}},
 			Failures:     []string{`stage.rank_ideas.novelty["b"]/p2: boom`}},
 		Provenance: PageProvenance{Ideaflow: "v1.2", ExperimentDigest: "abc", Variables: map[string]string{"n": "3"}, Datasets: map[string]string{"targets": "sha256:def"}},
-		Tables:     []PageTable{{Name: "table1", Header: []string{"row", "novelty"}, Rows: [][]string{{"gpt-4o", "0.614 [0.58, 0.65]"}}}, {Name: "table2", Markdown: "| a |\n|---|\n| 1 |\n"}},
-		Plots:      []PagePlot{{Name: "fig4", SVG: drawn(t, "bar"), Figure: &Figure{Omitted: []string{"x: not computed"}}}, {Name: "fig6", SVG: drawn(t, "bar")}},
+		Tables: []PageTable{gridTable(t), {Name: "raw", Header: []string{"row", "novelty"}, Numeric: []bool{false, true},
+			Rows: [][]PageCell{{{Value: "gpt-4o"}, {Value: "0.614"}}}}, {Name: "table2", Markdown: "| a |\n|---|\n| 1 |\n"}},
+		Plots: []PagePlot{{Name: "fig4", SVG: drawn(t, "bar"), Figure: &Figure{Omitted: []string{"x: not computed"}}}, {Name: "fig6", SVG: drawn(t, "bar")}},
 		Items: []PageItem{{ID: "p1", Groups: []ItemGroup{{Model: "gpt-4o", Ideas: []string{"idea </script><script>alert(1)</script> & <b>"},
 			Judgements: []Judgement{{Stage: "rank_ideas.novelty", Judge: "judge", Shown: map[string]string{"A": "idea 0", "B": "target"}, Order: []string{"B", "A"}, Score: &rank, Rationale: "B is better"}}}}}},
 	}
@@ -46,7 +49,14 @@ func TestWriteHTML(t *testing.T) {
 	page := buf.String()
 	for _, want := range []string{
 		`<p id="synthetic-banner"`,
-		`<th>row</th><th>novelty</th>`, `<td>0.614 [0.58, 0.65]</td>`,
+		`<th>row</th><th class="num">novelty</th>`, `<td>gpt-4o</td><td class="num">0.614</td>`,
+		// grid.md read back: title, alignment, bold, interval, footnotes.
+		`<figcaption>Novelty &amp; feasibility by model and scenario <span class="file">(grid)</span></figcaption>`,
+		`<th>Model</th><th>Scenario</th><th class="num">Novelty</th><th class="num">Feasibility (0-10)</th>`,
+		`<tr><td></td><td>high</td><td class="num"><strong>0.614</strong> [0.58, 0.65]</td><td class="num">6.2</td></tr>`,
+		`<td class="num">0.401 [0.35, 0.45]<sup><a href="#fn-grid-2">2</a></sup></td><td class="num">n/a<sup><a href="#fn-grid-3">3</a></sup></td>`,
+		`<li>Novelty: each value is over 20 items, except where a note says otherwise.</li>`,
+		`<li id="fn-grid-3">Feasibility (0-10), Llama 3.1 70B / low: not computed (the stage failed or was skipped).</li>`,
 		"<pre>| a |\n|---|\n| 1 |\n</pre>",
 		`<li>not plotted: x: not computed</li>`,
 		`<td id="run-nodes">10 total: 4 cached, 5 ran, 1 failed, 0 skipped</td>`,
@@ -222,4 +232,78 @@ func BenchmarkHTMLFullSize(b *testing.B) {
 		n = buf.Len()
 	}
 	b.ReportMetric(float64(n)/1e6, "MB/page")
+}
+
+func gridTable(t testing.TB) PageTable {
+	b, err := os.ReadFile("testdata/grid.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, ok := TableFromMarkdown("grid", string(b))
+	if !ok {
+		t.Fatal("grid.md does not read as a report table")
+	}
+	return tab
+}
+
+// Every golden Markdown table the report stage writes reads back: its
+// header, alignment and cells, bold values, intervals and note marks, its
+// notes and footnotes, with the provenance after "---" left out.
+func TestTableFromMarkdown(t *testing.T) {
+	for _, tc := range []struct {
+		file             string
+		header           []string
+		numeric          []bool
+		rows             int
+		cell             [3]int // row, column, and the cell there
+		want             PageCell
+		notes, footnotes int
+	}{
+		{"table1.md", []string{"", "insight_score.novelty", "insight_score.feasibility", "aggregate.overall"}, []bool{false, true, true, true},
+			2, [3]int{0, 2}, PageCell{Value: "0.125", Note: 1}, 2, 3},
+		{"pivot.md", []string{"References", "Novelty (Filtered)", "Novelty (Unfiltered)", "Feasibility (Filtered)", "Feasibility (Unfiltered)"},
+			[]bool{false, true, true, true, true}, 3, [3]int{1, 1}, PageCell{Value: "0.875", Bold: true, Rest: " [0.82, 0.93]"}, 4, 0},
+		{"grid.md", []string{"Model", "Scenario", "Novelty", "Feasibility (0-10)"}, []bool{false, false, true, true},
+			4, [3]int{2, 3}, PageCell{Value: "n/a", Note: 3}, 4, 3},
+		{"table1_synthetic.md", nil, nil, -1, [3]int{}, PageCell{}, -1, -1},
+	} {
+		b, err := os.ReadFile("testdata/" + tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab, ok := TableFromMarkdown(strings.TrimSuffix(tc.file, ".md"), string(b))
+		if !ok {
+			t.Errorf("%s: does not read as a report table", tc.file)
+			continue
+		}
+		if tc.rows < 0 { // the synthetic table: only that it reads, and its title
+			if !strings.Contains(string(b), "# "+tab.Title+"\n") || tab.Title == "" {
+				t.Errorf("%s: title %q", tc.file, tab.Title)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(tab.Header, tc.header) || !reflect.DeepEqual(tab.Numeric, tc.numeric) || len(tab.Rows) != tc.rows ||
+			len(tab.Notes) != tc.notes || len(tab.Footnotes) != tc.footnotes {
+			t.Errorf("%s: header %q numeric %v, %d rows, %d notes, %d footnotes", tc.file, tab.Header, tab.Numeric, len(tab.Rows), len(tab.Notes), len(tab.Footnotes))
+			continue
+		}
+		if got := tab.Rows[tc.cell[0]][tc.cell[1]]; got != tc.want {
+			t.Errorf("%s: cell %v = %+v, want %+v", tc.file, tc.cell[:2], got, tc.want)
+		}
+		for _, n := range append(tab.Notes, tab.Footnotes...) {
+			if strings.Contains(n, "Produced by ideaflow") {
+				t.Errorf("%s: the provenance leaked into the notes: %q", tc.file, n)
+			}
+		}
+	}
+	// Escaped pipes are text; a file that is not a report table is not read.
+	tab, ok := TableFromMarkdown("x", "# T\n\n| a \\| b | c |\n|---|---:|\n| x \\| y | **1** |\n")
+	if !ok || tab.Header[0] != "a | b" || tab.Rows[0][0].Value != "x | y" || !tab.Rows[0][1].Bold {
+		t.Errorf("escaped pipes: %+v (ok %v)", tab, ok)
+	}
+	for _, md := range []string{"no table here", "| a |\n| b |\n", "| a | b |\n|---|\n"} {
+		if _, ok := TableFromMarkdown("x", md); ok {
+			t.Errorf("%q reads as a table", md)
+		}
+	}
 }
