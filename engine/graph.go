@@ -149,6 +149,10 @@ func Build(exp *config.Experiment) (*Graph, hcl.Diagnostics) {
 		}
 		g.byAddr[inst.Address] = inst
 		g.Instances = append(g.Instances, inst)
+		if d := g.checkServiceOps(inst); d.HasErrors() {
+			diags = append(diags, d...)
+			continue
+		}
 		if inst.layoutReady() {
 			diags = append(diags, g.layout(inst)...)
 		}

@@ -414,6 +414,18 @@ type Expander interface {
 	Expand(inst *Instance, item string, in []In) ([]Node, error)
 }
 
+// ServiceUser is a stage type whose Service model params make service
+// calls. ServiceOps names, for an instance's params, the operation each such
+// param's model will be asked for (param name -> op), so that Build refuses
+// a model whose provider kind does not serve it, at the param's file:line,
+// before anything runs: a bertscore similarity pointed at an embeddings
+// endpoint would otherwise fail once per target, after its ideas were paid
+// for. A param the params leave unused (rouge_l's model) is absent.
+type ServiceUser interface {
+	Type
+	ServiceOps(p Params) map[string]string
+}
+
 // LayoutWarner is a stage type that can tell, once laid out, that an
 // instance is valid yet will not give what its author likely meant (a report
 // whose rows match none of its columns). The engine reports each complaint

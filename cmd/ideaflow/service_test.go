@@ -130,3 +130,39 @@ func TestServiceCallsThroughTheCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A service model on a provider whose kind does not serve the operation the
+// stage asks of it is an error at validate, at the param's line, naming the
+// kinds that do; nothing is sent. Here IdeaBench's bertscore similarity
+// (token_matching) on an embeddings endpoint, and token embeddings asked of
+// one, side by side with a correct stage.
+func TestServiceOpCheckedAtValidate(t *testing.T) {
+	exp := filepath.Join(t.TempDir(), "exp")
+	if err := os.MkdirAll(exp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	text := fmt.Sprintf(serviceExperiment, "http://127.0.0.1:9/v1", "http://127.0.0.1:9") + `
+stage "test_embed" "wrong" {
+  items = dataset.ideas
+  model = model.e5
+  op    = "token_embeddings"
+}
+`
+	if err := os.WriteFile(filepath.Join(exp, "exp.hcl"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(exp, "items.jsonl"), []byte("{\"id\":\"a\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SERVICE_API_KEY", "sk-service-test-key")
+	code, _, stderr := cli(t, "validate", exp)
+	line := strings.Count(text[:strings.Index(text, `stage "test_embed" "wrong"`)], "\n") + 3
+	want := fmt.Sprintf(`exp.hcl:%d:11: error: Cannot ask model.e5 for token_embeddings`, line)
+	if code != exitBadInput || !strings.Contains(stderr, want) ||
+		!strings.Contains(stderr, `model is model.e5, on provider "emb" of kind "embeddings", which does not serve "token_embeddings", the operation this stage asks of it; kinds that serve it: mock, tei. Give model a model on a provider of one of those kinds.`) {
+		t.Errorf("validate: exit %d, want %q in\n%s", code, want, stderr)
+	}
+	if strings.Contains(stderr, "stage.test_embed.tokens") || strings.Count(stderr, "error:") != 1 {
+		t.Errorf("only the wrong stage is an error:\n%s", stderr)
+	}
+}

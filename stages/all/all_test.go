@@ -97,6 +97,12 @@ func contractProblems(typ stages.Type) []string {
 			add("param %s is a Generator of kind %s; only a %s can be", p.Name, p.Kind, stages.ModelRef)
 		}
 	}
+	for _, p := range typ.Params() {
+		if _, ok := typ.(stages.ServiceUser); p.Service && !ok {
+			add("param %s is a Service model, but the type does not implement stages.ServiceUser, so Build cannot check that its provider serves the operation", p.Name)
+			break
+		}
+	}
 	// Layout must refuse an instance without its required params, with an
 	// error rather than a panic, whether or not defaults were filled in.
 	for _, c := range []struct {

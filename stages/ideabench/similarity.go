@@ -61,6 +61,18 @@ func (similarityType) Params() []stages.Param {
 	}
 }
 
+// ServiceOps: bertscore asks its model for token matchings, embedding for
+// sentence embeddings; rouge_l asks nothing.
+func (similarityType) ServiceOps(p stages.Params) map[string]string {
+	switch p.String("method") {
+	case "bertscore":
+		return map[string]string{"model": llm.OpTokenMatching}
+	case "embedding":
+		return map[string]string{"model": llm.OpEmbeddings}
+	}
+	return nil
+}
+
 // SimilarityOutput is what an item's last similarity node says (see
 // decodeSimilarity): the P/R/F1 of each generated idea of the target, in
 // the order of its generate_ideas nodes and their ideas (with upper_limit,

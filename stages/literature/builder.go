@@ -105,6 +105,11 @@ func decodeTargetQuery(item string, rec []byte) (TargetQuery, error) {
 // findTargetsType is find_targets.
 type findTargetsType struct{}
 
+// ServiceOps: the literature source is asked for OpBulkSearch.
+func (findTargetsType) ServiceOps(stages.Params) map[string]string {
+	return map[string]string{"literature": OpBulkSearch}
+}
+
 func (findTargetsType) Name() string    { return "find_targets" }
 func (findTargetsType) Version() string { return "1" }
 func (findTargetsType) Params() []stages.Param {
@@ -157,6 +162,11 @@ func (findTargetsType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 
 // lookupPapersType is lookup_papers.
 type lookupPapersType struct{}
+
+// ServiceOps: the literature source is asked for OpBatch.
+func (lookupPapersType) ServiceOps(stages.Params) map[string]string {
+	return map[string]string{"literature": OpBatch}
+}
 
 func (lookupPapersType) Name() string    { return "lookup_papers" }
 func (lookupPapersType) Version() string { return "1" }
@@ -223,6 +233,11 @@ type TargetReferences struct {
 
 // fetchReferencesType is fetch_references.
 type fetchReferencesType struct{}
+
+// ServiceOps: the literature source is asked for OpReferences.
+func (fetchReferencesType) ServiceOps(stages.Params) map[string]string {
+	return map[string]string{"literature": OpReferences}
+}
 
 func (fetchReferencesType) Name() string    { return "fetch_references" }
 func (fetchReferencesType) Version() string { return "1" }

@@ -118,6 +118,17 @@ func parseMethods(rec *idea, lines []string, max, perMethod int) MethodsOutput {
 
 type searchType struct{}
 
+// ServiceOps: snippet search or paper search, as op says.
+func (searchType) ServiceOps(p stages.Params) map[string]string {
+	switch p.String("op") {
+	case "snippets":
+		return map[string]string{"literature": literature.OpSnippets}
+	case "search":
+		return map[string]string{"literature": literature.OpSearch}
+	}
+	return nil
+}
+
 func (searchType) Name() string    { return "literature_search" }
 func (searchType) Version() string { return "1" }
 func (searchType) Params() []stages.Param {
