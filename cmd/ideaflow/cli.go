@@ -182,6 +182,7 @@ func (a *app) load(path string) (*engine.Graph, error) {
 	config.WriteDiagnostics(a.stderr, diags, exp.Files) // warnings: config.Load returned no error
 	g, diags := engine.Build(exp)
 	if diags.HasErrors() {
+		diags = config.Dedupe(diags) // the count is of what is printed: one per block, not per for_each instance
 		config.WriteDiagnostics(a.stderr, diags, exp.Files)
 		return nil, &exitError{exitBadInput, fmt.Errorf("%d error(s) in %s", len(diags.Errs()), path)}
 	}
