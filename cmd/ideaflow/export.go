@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ideaflow/ideaflow/engine"
+	"github.com/ideaflow/ideaflow/stages/ideabench"
 )
 
 // export (not `cache export`, which moves cache records between machines)
@@ -73,6 +74,9 @@ on stderr.`,
 			if t.dropped > 0 {
 				fmt.Fprintf(a.stderr, "note: %d node(s) belong to dropped targets and have no ideas\n", t.dropped)
 			}
+			if t.services > 0 {
+				fmt.Fprintf(a.stderr, "note: %d embedding reply node(s) have no rows of their own: each item's scores node has its ideas' rows\n", t.services)
+			}
 			if out != "" {
 				fmt.Fprintf(a.stdout, "wrote %d row(s) to %s\n", len(t.rows), out)
 			}
@@ -88,10 +92,11 @@ on stderr.`,
 // table is an export: its columns in order and one value per column per
 // row (nil: empty).
 type table struct {
-	columns []string
-	rows    [][]any
-	missing int // nodes without a cached result
-	dropped int // generation nodes of dropped targets
+	columns  []string
+	rows     [][]any
+	missing  int // nodes without a cached result
+	dropped  int // generation nodes of dropped targets
+	services int // embedding replies, whose rows are their item's scores node's
 }
 
 // Columns every row starts and ends with, whatever the stage.
@@ -107,6 +112,7 @@ var outputColumns = map[string][]string{
 	"rank_ideas":        {"order", "target_letter", "target_rank", "n", "labels", "dropped"},
 	"filter_references": {"dropped", "reason", "references", "reference_ids"},
 	"insight_score":     {"value", "count", "missing", "extra", "per_item"},
+	"similarity":        {"method", "idea_index", "precision", "recall", "f1", "dropped"},
 }
 
 // exportTable turns nodes of one stage type into rows.
@@ -221,6 +227,23 @@ func exportTable(views []engine.NodeView) (*table, error) {
 				ids[j] = r.ID
 			}
 			row(map[string]any{"dropped": o.Dropped, "reason": nonEmpty(o.Reason), "references": len(ids), "reference_ids": strings.Join(ids, ";")})
+		case "similarity":
+			o, ok, err := ideabench.DecodeSimilarity(v.Label, out)
+			if err != nil {
+				return nil, fmt.Errorf("decode %s: %w", v.Address, err)
+			}
+			if !ok {
+				t.services++ // an embedding reply: its item's scores node has the rows
+				continue
+			}
+			if o.Dropped {
+				t.dropped++
+				row(map[string]any{"dropped": true})
+				continue
+			}
+			for j, sc := range o.Scores {
+				row(map[string]any{"method": o.Method, "idea_index": j, "precision": sc.Precision, "recall": sc.Recall, "f1": sc.F1, "dropped": false})
+			}
 		case "insight_score":
 			var o struct {
 				Value   float64         `json:"value"`

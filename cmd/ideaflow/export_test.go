@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/stages/ideabench"
 )
 
 var ideaColumns = []string{"address", "instance", "instance_key", "item", "slot", "label", "idea_index", "item_idea_index", "idea",
@@ -194,5 +195,79 @@ func TestExportRankings(t *testing.T) {
 
 	if code, _, stderr := cli(t, "export", "stage.rank_ideas.novelty", exp, "--cache-dir", cacheDir, "--format", "xlsx"); code != exitBadInput || !strings.Contains(stderr, `--format "xlsx": use csv or jsonl`) {
 		t.Errorf("--format xlsx: exit %d\n%s", code, stderr)
+	}
+}
+
+const exportSimilarity = `
+model "emb" {
+  provider = provider.mock
+  name     = "mock-embedder"
+}
+stage "similarity" "bert" {
+  ideas  = stage.generate_ideas.main
+  method = "bertscore"
+  model  = model.emb
+}
+stage "similarity" "emb" {
+  ideas  = stage.generate_ideas.main
+  method = "embedding"
+  model  = model.emb
+}
+`
+
+// export of similarity: one row per idea with its P/R/F1 (a dropped target
+// one row saying so); an embedding item's service replies have no rows of
+// their own, and a note says so.
+func TestExportSimilarity(t *testing.T) {
+	exp := copyQuickstart(t)
+	if err := os.WriteFile(filepath.Join(exp, "sim.hcl"), []byte(exportSimilarity), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := filepath.Join(t.TempDir(), "cache")
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, tc := range []struct {
+		inst, method, note string
+	}{
+		{`stage.similarity.bert["mock-generator-a"]`, "bertscore", ""},
+		{`stage.similarity.emb["mock-generator-a"]`, "embedding", "note: 20 embedding reply node(s) have no rows of their own"},
+	} {
+		code, stdout, stderr := cli(t, "export", tc.inst, exp, "--cache-dir", cacheDir)
+		if code != 0 || !strings.Contains(stderr, tc.note) {
+			t.Fatalf("export %s: exit %d\n%s", tc.inst, code, stderr)
+		}
+		recs, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantHeader := []string{"address", "instance", "instance_key", "item", "slot", "label", "method", "idea_index", "precision", "recall", "f1", "dropped",
+			"generator", "generator_family", "model", "served_model", "synthetic", "key"}
+		// 4 kept targets x 3 ideas, and the dropped target's row.
+		if len(recs) != 1+12+1 || !reflect.DeepEqual(recs[0], wantHeader) {
+			t.Fatalf("%s: %d rows, header %q\n%s", tc.inst, len(recs), recs[0], stdout)
+		}
+		// Each row's scores are its node's, as show reads them from the cache.
+		dropped := 0
+		for _, r := range recs[1:] {
+			if r[11] == "true" {
+				dropped++
+				continue
+			}
+			views := showJSON(t, r[0], exp, "--cache-dir", cacheDir)
+			o, ok, err := ideabench.DecodeSimilarity(views[0].Label, views[0].Result.Output)
+			j, _ := strconv.Atoi(r[7])
+			if err != nil || !ok || j >= len(o.Scores) {
+				t.Fatalf("%s: node %s: %v %v", tc.inst, r[0], ok, err)
+			}
+			want := o.Scores[j]
+			got := func(k int) float64 { v, _ := strconv.ParseFloat(r[k], 64); return v }
+			if r[6] != tc.method || got(8) != want.Precision || got(9) != want.Recall || got(10) != want.F1 || want.F1 <= 0 {
+				t.Errorf("%s: row %q, node scores %+v", tc.inst, r, want)
+			}
+		}
+		if dropped != 1 {
+			t.Errorf("%s: %d dropped rows, want 1", tc.inst, dropped)
+		}
 	}
 }

@@ -90,6 +90,17 @@ type SimilarityOutput struct {
 	Dropped   bool         `json:"dropped,omitempty"`
 }
 
+// DecodeSimilarity reads a similarity node's output: ok is false for the
+// service replies of an embedding item (the scores node follows them), and
+// true for the node that holds the item's SimilarityOutput.
+func DecodeSimilarity(label string, b []byte) (o *SimilarityOutput, ok bool, err error) {
+	if label != "" && label != scoresLabel {
+		return nil, false, nil // an embedding item's reference or ideas vectors
+	}
+	o, err = decodeSimilarity(b)
+	return o, err == nil, err
+}
+
 // decodeSimilarity reads an item's last similarity node: a rouge_l or
 // embedding scores output, a dropped target, or a bertscore token_matching
 // reply (the only one without a method), whose Scores it fills from the
