@@ -95,7 +95,11 @@ type Record struct {
 	Reasoning    string    `json:"reasoning,omitempty"` // reasoning_content, kept out of the answer
 	Attempts     []Attempt `json:"attempts,omitempty"`
 	Synthetic    bool      `json:"synthetic,omitempty"` // produced by the mock provider
-	CreatedAt    time.Time `json:"created_at"`
+	// AnswerKey is set on a call node's record whose output was derived,
+	// with no call, from the parsed answer stored under that key (the same
+	// request, asked before under other output settings).
+	AnswerKey string    `json:"answer_key,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // Failure records a node that failed, so the run report can show it; a later run retries it.

@@ -27,6 +27,9 @@ const (
 	// flagRawRefs marks records whose attempts refer to raw text stored once
 	// (see attempts); records written before it copy every attempt's raw.
 	flagRawRefs = 1 << 1
+	// flagAnswerKey marks records with an AnswerKey, stored last (records
+	// written before it have none, and decode as before).
+	flagAnswerKey = 1 << 2
 	// maxRecordBody refuses to inflate a damaged length prefix into a huge allocation.
 	maxRecordBody = 1 << 30
 )
@@ -164,6 +167,9 @@ func encodeRecord(rec *Record) []byte {
 	if rec.Synthetic {
 		flags |= flagSynthetic
 	}
+	if rec.AnswerKey != "" {
+		flags |= flagAnswerKey
+	}
 	e.byte(flags)
 	e.bytes(rec.Output)
 	// Summary fields next: Stats and List stop decoding after them.
@@ -183,6 +189,9 @@ func encodeRecord(rec *Record) []byte {
 	e.str(rec.Raw)
 	e.str(rec.Reasoning)
 	e.attempts(rec.Raw, rec.Attempts)
+	if rec.AnswerKey != "" {
+		e.str(rec.AnswerKey)
+	}
 	if body := e.buf[1:]; len(body) >= compressMin {
 		limit := s2.MaxEncodedLen(len(body))
 		packed := make([]byte, 1+limit, 1+limit+crcSize)
@@ -266,6 +275,9 @@ func decodeRecord(v []byte) (*Record, error) {
 		Reasoning:    d.str(),
 	}
 	rec.Attempts = d.attempts(rec.Raw, flags&flagRawRefs != 0)
+	if flags&flagAnswerKey != 0 {
+		rec.AnswerKey = d.str()
+	}
 	switch {
 	case len(output) == 0:
 	case owned:

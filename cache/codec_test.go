@@ -28,6 +28,7 @@ func TestRecordCodecRoundTrip(t *testing.T) {
 		{"full", withoutParts(full), recordS2},
 		{"zero", &Record{Key: "k"}, recordPlain},
 		{"synthetic flag only", &Record{Key: "k", Synthetic: true}, recordPlain},
+		{"answer key", &Record{Key: "k", AnswerKey: "a1b2", Raw: "the answer"}, recordPlain},
 		{"negative and huge numbers", &Record{
 			Key:   "k",
 			Usage: Usage{InputTokens: -1, OutputTokens: 1 << 62, CostUSD: -0.5, LatencyMS: -(1 << 40), Attempts: -3},
@@ -269,5 +270,19 @@ func TestRawRefOutOfRangeIsCorrupt(t *testing.T) {
 	d := decoder{s: string([]byte{1, 0, rawIsAttempt, 0, 0, 0})}
 	if as := d.attempts("final", true); d.err == nil {
 		t.Fatalf("self-reference decoded as %+v", as)
+	}
+}
+
+// A record without an answer key encodes exactly as before the field
+// existed (no flag, no trailing string), so records written earlier decode
+// unchanged; one with a key carries it last.
+func TestAnswerKeyEncodedOnlyWhenSet(t *testing.T) {
+	plain := encodeRecord(&Record{Key: "k", Raw: "r"})
+	keyed := encodeRecord(&Record{Key: "k", Raw: "r", AnswerKey: "abc"})
+	if plain[1]&flagAnswerKey != 0 || keyed[1]&flagAnswerKey == 0 {
+		t.Fatalf("flags %08b and %08b", plain[1], keyed[1])
+	}
+	if len(keyed)-len(plain) != 1+len("abc") {
+		t.Errorf("the key adds %d bytes, want %d (a length and the key)", len(keyed)-len(plain), 1+len("abc"))
 	}
 }

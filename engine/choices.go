@@ -202,6 +202,11 @@ func (e *Engine) dispatchBatch(w *walker, t task) {
 			continue
 		}
 		spent += r.Usage.CostUSD
+		if err := w.putAnswer(m, r); err != nil {
+			w.setStoreErr(err)
+			w.fail(m.idx, m.key, why(failCache, err.Error()), r.Raw, r.Attempts)
+			continue
+		}
 		w.complete(m.idx, m.inKey, m.key, m.parts, &cache.Record{
 			Output: out, Usage: r.Usage, Model: tk.Chat.Model, ServedModel: r.ServedModel,
 			Fingerprint: r.Fingerprint, Raw: r.Raw, Reasoning: r.Reasoning, Attempts: r.Attempts, Synthetic: r.Synthetic,

@@ -181,6 +181,11 @@ func (e *Engine) dispatchOne(w *walker, t task) {
 		w.fail(t.idx, t.key, why(failOutput, err.Error()), res.Raw, res.Attempts)
 		return
 	}
+	if err := w.putAnswer(t, res); err != nil {
+		w.setStoreErr(err)
+		w.fail(t.idx, t.key, why(failCache, err.Error()), res.Raw, res.Attempts)
+		return
+	}
 	rec := &cache.Record{
 		Output: out, Usage: res.Usage, ServedModel: res.ServedModel,
 		Fingerprint: res.Fingerprint, Raw: res.Raw, Reasoning: res.Reasoning, Attempts: res.Attempts,

@@ -86,7 +86,10 @@ type NodeResult struct {
 	Usage        cache.Usage     `json:"usage"`
 	Attempts     []cache.Attempt `json:"attempts,omitempty"`
 	Synthetic    bool            `json:"synthetic,omitempty"`
-	CreatedAt    time.Time       `json:"created_at,omitzero"`
+	// AnswerKey names the stored answer the output was derived from with
+	// no call (only the stage's output settings had changed).
+	AnswerKey string    `json:"answer_key,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
 	// Planned marks an output the plan computed in memory: it is not in
 	// the cache yet.
 	Planned bool `json:"planned,omitempty"`
@@ -369,7 +372,7 @@ func resultOf(rec *cache.Record) *NodeResult {
 	return &NodeResult{
 		Output: json.RawMessage(rec.Output), OutputDigest: rec.OutputDigest, Model: rec.Model, ServedModel: rec.ServedModel,
 		Fingerprint: rec.Fingerprint, Raw: rec.Raw, Reasoning: rec.Reasoning, Usage: rec.Usage, Attempts: rec.Attempts,
-		Synthetic: rec.Synthetic, CreatedAt: rec.CreatedAt,
+		Synthetic: rec.Synthetic, AnswerKey: rec.AnswerKey, CreatedAt: rec.CreatedAt,
 	}
 }
 

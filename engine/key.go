@@ -93,6 +93,22 @@ func keyParts(n *Node, w *stages.Work, inputs [][32]byte) []namedPart {
 	return parts
 }
 
+// answerKeyOf is a call node's answer key when its Output reads params
+// (Call.KeyParams): the node's key parts without those params, and a part
+// naming the record kind. The answer record under it holds the parsed
+// answer (see putAnswer), so changing such a param (LiveIdeaBench's
+// max_words) re-derives the node's output from it instead of asking the
+// model again. It is "" for every other node, whose key is its answer's.
+func answerKeyOf(n *Node, w *stages.Work, inputs [][32]byte) string {
+	if w.Call == nil || len(w.Call.KeyParams) == 0 {
+		return ""
+	}
+	c := *w.Call
+	c.KeyParams = nil
+	parts := keyParts(n, &stages.Work{Call: &c}, inputs)
+	return keyOf(append(parts, partOf("record", []byte("answer"), "answer")))
+}
+
 // appendParams appends the key parts of the instance params named.
 func appendParams(parts []namedPart, n *Node, names []string) []namedPart {
 	for _, p := range n.Inst.paramParts {

@@ -55,7 +55,7 @@ func inputKey(n *Node, digests [][32]byte) [32]byte {
 }
 
 // Memo values: key hex, output digest hex, flags, requested model, served
-// model, build, drop reason.
+// model, build, drop reason, answer key.
 const (
 	memoCall      = "c"
 	memoService   = "v"
@@ -77,7 +77,7 @@ func encodeMemo(st *nodeState) []byte {
 	if st.dropped {
 		flags += memoDropped
 	}
-	return []byte(strings.Join([]string{st.key, hex.EncodeToString(st.digest[:]), flags, st.wantModel, st.servedModel, buildID(), st.dropWhy}, "\x00"))
+	return []byte(strings.Join([]string{st.key, hex.EncodeToString(st.digest[:]), flags, st.wantModel, st.servedModel, buildID(), st.dropWhy, st.answerKey}, "\x00"))
 }
 
 var (
@@ -142,13 +142,14 @@ func (w *walker) memoHit(st *nodeState, inKey [32]byte) bool {
 	if st.dropped {
 		st.dropWhy = w.intern(f[6])
 	}
+	st.answerKey = string(f[7])
 	return true
 }
 
-// splitMemo splits a memo value into its seven fields, or returns nil.
+// splitMemo splits a memo value into its eight fields, or returns nil.
 func splitMemo(v []byte) [][]byte {
-	f := make([][]byte, 0, 7)
-	for len(f) < 6 {
+	f := make([][]byte, 0, 8)
+	for len(f) < 7 {
 		i := bytes.IndexByte(v, 0)
 		if i < 0 {
 			return nil

@@ -78,6 +78,9 @@ func (p *Plan) Keys() map[string]bool {
 	for i := range p.states {
 		if st := &p.states[i]; st.status == StatusCached && st.key != "" {
 			out[st.key] = true
+			if st.answerKey != "" {
+				out[st.answerKey] = true // what a change of its output params re-derives from
+			}
 		}
 	}
 	return out

@@ -65,6 +65,7 @@ func (w *walker) resolve(i int32) {
 	parts := keyParts(n, work, digests)
 	key := keyOf(parts)
 	st.key = key
+	st.answerKey = answerKeyOf(n, work, digests)
 	if w.lookup(i, work, key, inKey) {
 		return
 	}
@@ -228,6 +229,9 @@ func (w *walker) planMiss(i int32, work *stages.Work, key string, parts []namedP
 		} else if w.reportOnly {
 			st.status, st.why = StatusFailed, why(failPrepare, err.Error())
 		}
+	case work.Call != nil && w.planReuse(i, work):
+		// Its answer is cached under the answer key: the run derives the
+		// output from it, with no call, and so does the plan.
 	case work.Call != nil:
 		var exact bool
 		st.estIn, exact, st.estOut, st.estCost = estimateCallExact(work.Call.Model, work.Call.Request)
@@ -256,6 +260,9 @@ func (w *walker) runMiss(i int32, work *stages.Work, key string, parts []namedPa
 	}
 	if work.Call == nil && work.Service == nil {
 		w.fail(i, key, why(failPrepare, "stage prepared no work (an internal error in the stage type)"), "", nil)
+		return
+	}
+	if w.runReuse(i, work, key, parts, inKey) {
 		return
 	}
 	provider := w.states[i].provider

@@ -51,4 +51,9 @@ type nodeState struct {
 	// numbers generalised so reasons can be counted.
 	dropped bool
 	dropWhy string
+	// answerKey is a call node's answer key (answerKeyOf), "" when its key
+	// is its answer's; reused marks a node whose output was derived from
+	// the answer record under it, with no call.
+	answerKey string
+	reused    bool
 }

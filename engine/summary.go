@@ -87,6 +87,10 @@ type Summary struct {
 	// Deduplicated counts nodes that ran on another node's call: the same
 	// request, sent once.
 	Deduplicated int `json:"deduplicated,omitempty"`
+	// AnswersReused counts call nodes whose output was derived from an
+	// answer stored for the same request under other output settings
+	// (Call.KeyParams): no call was made.
+	AnswersReused int `json:"answers_reused,omitempty"`
 	// Unavailable names the providers that could serve no more calls (wrong
 	// credentials, exhausted quota, an endpoint that kept failing) and why;
 	// their remaining nodes were skipped.
@@ -220,6 +224,10 @@ func (w *walker) summarize() *Summary {
 				s.Deduplicated++
 				break
 			}
+			if st.reused {
+				s.AnswersReused++ // derived from a stored answer: no call
+				break
+			}
 			calls := st.usage.Attempts
 			if calls == 0 {
 				calls = 1
@@ -346,8 +354,8 @@ func (w *walker) planSummary() *PlanSummary {
 				c.Reasons = map[string]int{}
 			}
 			c.Reasons[st.why.String()]++
-			if !(st.isCall || st.isService) {
-				break
+			if !(st.isCall || st.isService) || st.reused {
+				break // computed, or derived from a stored answer: no call
 			}
 			if st.key != "" {
 				if keys[st.key] {

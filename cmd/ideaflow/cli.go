@@ -520,6 +520,9 @@ func printSummary(w io.Writer, order []string, s *engine.Summary) {
 	if s.Repaired > 0 {
 		fmt.Fprintf(w, "repaired %d damaged cache record(s): their nodes were recomputed and the records replaced.\n", s.Repaired)
 	}
+	if s.AnswersReused > 0 {
+		fmt.Fprintf(w, "%d node(s) re-derived their output from the cached answer to the same request (only output settings changed): no call.\n", s.AnswersReused)
+	}
 	if s.Deduplicated > 0 {
 		fmt.Fprintf(w, "%d node(s) shared another node's identical request: sent once.\n", s.Deduplicated)
 	}

@@ -155,6 +155,9 @@ func printNode(w io.Writer, v *engine.NodeView) {
 			fmt.Fprintln(w)
 			u := r.Usage
 			fmt.Fprintf(w, "  usage:       %d input + %d output tokens, $%.6f, %d ms\n", u.InputTokens, u.OutputTokens, u.CostUSD, u.LatencyMS)
+			if r.AnswerKey != "" {
+				fmt.Fprintf(w, "  answer:      re-derived with no call from the stored answer %s (the same request, asked under other output settings)\n", shortDigest(r.AnswerKey))
+			}
 		}
 		if r.Synthetic {
 			fmt.Fprintln(w, "  SYNTHETIC: answered by the mock provider")

@@ -223,17 +223,70 @@ func TestGenerateThroughTheEngine(t *testing.T) {
 	}
 
 	// max_words is keyed on: lowering it re-runs the nodes rather than
-	// serving ideas filtered under the old limit.
+	// serving ideas filtered under the old limit, but their answers are
+	// the cached ones, re-derived: the plan estimates no call, and the run
+	// makes none.
+	before = srv.Count()
 	exp := strings.Replace(fmt.Sprintf(generateHCL, provider), "ideas_per_keyword = 2", "ideas_per_keyword = 2\n  max_words = 5", 1)
 	if err := os.WriteFile(filepath.Join(dir, "exp.hcl"), []byte(exp), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g, sum = run(t, e, dir)
-	if sum.Nodes.Ran != 20 {
-		t.Errorf("max_words changed: %d nodes ran, want 20", sum.Nodes.Ran)
+	exp5, diags := config.Load(dir, config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
 	}
-	if idea := ideas(t, e, g, `stage.generate_from_keyword.main["gen-b"]`)["meteorology/0"]; !idea.Dropped || idea.Reason != "too_long" {
+	g5, diags := engine.Build(exp5)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if p := e.Plan(g5); p.Summary.Nodes.ToRun != 20 || p.Summary.Estimate.LLMCalls != 0 {
+		t.Errorf("plan after max_words changed: %+v nodes, %d calls estimated; want 20 to run and no call", p.Summary.Nodes, p.Summary.Estimate.LLMCalls)
+	}
+	g, sum = run(t, e, dir)
+	if sum.Nodes.Ran != 20 || sum.AnswersReused != 20 || sum.LLMCalls != 0 || srv.Count() != before {
+		t.Errorf("max_words changed: %d nodes ran, %d reused, %d calls (server %d new); want 20, 20, 0, 0", sum.Nodes.Ran, sum.AnswersReused, sum.LLMCalls, srv.Count()-before)
+	}
+	five := ideas(t, e, g, `stage.generate_from_keyword.main["gen-a"]`)
+	if idea := five["meteorology/0"]; !idea.Dropped || idea.Reason != "too_long" || idea.Words != 12 {
 		t.Errorf("max_words = 5: %+v", idea)
+	}
+	// The re-ask's first refusal is kept through the stored answer.
+	if v := five["volcanology/0"]; !v.Refused || v.RefusalAnswer != want["volcanology/0"].RefusalAnswer || v.Reason != "too_long" {
+		t.Errorf("max_words = 5, volcanology: %+v", v)
+	}
+	// Each re-derived record names the answer it came from (show prints it).
+	views, err := e.Inspect(e.Plan(g), `stage.generate_from_keyword.main["gen-a"]`, engine.InspectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range views {
+		if v.Result == nil || v.Result.AnswerKey == "" || v.Result.AnswerKey == v.Key {
+			t.Errorf("%s: answer key %q (node key %s)", v.Address, v.Result.AnswerKey, v.Key)
+		}
+	}
+	// gc keeps the answers: the plan reaches each of the 20 answer records.
+	keys := e.Plan(g).Keys()
+	answers := 0
+	if err := e.Store.List(func(en cache.Entry) error {
+		if strings.HasSuffix(en.Address, "#answer") {
+			answers++
+			if !keys[en.Key] {
+				t.Errorf("the plan does not reach the answer record of %s", en.Address)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if answers != 20 {
+		t.Errorf("%d answer records, want 20", answers)
+	}
+	// Back to the default: every node's own record is there from before.
+	if err := os.WriteFile(filepath.Join(dir, "exp.hcl"), []byte(fmt.Sprintf(generateHCL, provider)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, sum = run(t, e, dir); sum.Nodes.Ran != 0 || sum.LLMCalls != 0 || srv.Count() != before {
+		t.Errorf("max_words back to 200: nodes %+v, %d calls", sum.Nodes, sum.LLMCalls)
 	}
 }
 
