@@ -75,9 +75,10 @@ func (w *walker) storedAnswer(key string) (*cache.Record, *format.Answer, bool) 
 	return rec, a.Answer, true
 }
 
-// planReuse settles, in a plan, a call node whose answer is stored: its
-// output is derived now (as a plan evaluates a compute node), and it is
-// counted to run with no call.
+// planReuse settles, in a plan, a call node whose answer is stored and
+// accepted by its Output under the node's params: its output is derived now
+// (as a plan evaluates a compute node), and it is counted to run with no
+// call.
 func (w *walker) planReuse(i int32, work *stages.Work) bool {
 	st := &w.states[i]
 	if work.Call.Output == nil {
@@ -87,16 +88,21 @@ func (w *walker) planReuse(i int32, work *stages.Work) bool {
 	if !ok {
 		return false
 	}
-	st.reused = true
-	if out, err := work.Call.Output(a); err == nil {
-		st.known, st.output, st.digest = true, out, sha256.Sum256(out)
-		noteDrop(st, out)
+	out, err := work.Call.Output(a)
+	if err != nil {
+		return false // refused under these params: the run asks again
 	}
+	st.reused = true
+	st.known, st.output, st.digest = true, out, sha256.Sum256(out)
+	noteDrop(st, out)
 	return true
 }
 
 // runReuse completes, in a run, a call node whose answer is stored: the
-// stage's Output applied to it, a record of its own, and no call.
+// stage's Output applied to it, a record of its own, and no call. An answer
+// the Output refuses under the node's params is not the node's failure: the
+// model is asked again, as a failed node is on its next run, and its new
+// answer replaces the stored one.
 func (w *walker) runReuse(i int32, work *stages.Work, key string, parts []namedPart, inKey [32]byte) bool {
 	st := &w.states[i]
 	if work.Call == nil || work.Call.Output == nil {
@@ -106,12 +112,11 @@ func (w *walker) runReuse(i int32, work *stages.Work, key string, parts []namedP
 	if !ok {
 		return false
 	}
-	st.reused = true
 	out, err := work.Call.Output(a)
 	if err != nil {
-		w.fail(i, key, why(failOutput, err.Error()), ans.Raw, nil)
-		return true
+		return false
 	}
+	st.reused = true
 	w.complete(i, inKey, key, parts, &cache.Record{Output: out, Model: ans.Model, ServedModel: ans.ServedModel,
 		Fingerprint: ans.Fingerprint, Raw: ans.Raw, Reasoning: ans.Reasoning, Synthetic: ans.Synthetic, AnswerKey: st.answerKey})
 	return true

@@ -611,3 +611,76 @@ func mustBuild(t *testing.T, build func(...string) (*Graph, hcl.Diagnostics)) *G
 	}
 	return g
 }
+
+const linesHCL = `
+provider "fake" {
+  kind = "mock"
+}
+model "m" {
+  provider = provider.fake
+  name     = "fake-model"
+}
+dataset "ideas" {
+  format = "jsonl"
+  path   = "items.jsonl"
+}
+stage "test_lines" "l" {
+  items     = dataset.ideas
+  model     = model.m
+  min_lines = var.min_lines
+}
+variable "min_lines" {
+  default = 1
+}
+`
+
+// A call whose Output reads a param (Call.KeyParams): a change of the param
+// re-derives the output from the stored answer with no call; an answer the
+// Output refuses under the new param is asked again (and fails again here,
+// the fake answering the same), and a plan estimates exactly that call.
+func TestAnswerReuse(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{"exp.hcl": linesHCL, "items.jsonl": "{\"id\":\"a\"}\n{\"id\":\"b\"}\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	build := func(vars ...string) *Graph {
+		t.Helper()
+		exp, diags := config.Load(dir, config.Options{Vars: vars})
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		g, diags := Build(exp)
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		return g
+	}
+	exec := newFakeExec(lists(map[string]string{"a": "alpha\nbeta\ngamma", "b": "delta"}))
+	e := &Engine{Store: cache.NewMemory(), Exec: exec}
+	if sum := runOnce(t, e, build()); exec.count() != 2 || sum.Nodes.Ran != 2 || sum.AnswersReused != 0 {
+		t.Fatalf("first run: %d calls, %+v", exec.count(), sum.Nodes)
+	}
+	// min_lines = 2: a's answer passes and is re-derived; b's is refused,
+	// so b is asked again.
+	p := e.Plan(build("min_lines=2"))
+	if p.Summary.Nodes.ToRun != 2 || p.Summary.Estimate.LLMCalls != 1 {
+		t.Errorf("plan at min_lines = 2: %+v, %d calls estimated; want 2 to run and 1 call (b)", p.Summary.Nodes, p.Summary.Estimate.LLMCalls)
+	}
+	// (The fake reports no attempts, so the summary cannot count b's
+	// refused answer as a call: the executor's count is the truth here.)
+	sum := runOnce(t, e, build("min_lines=2"))
+	if exec.count() != 3 || sum.AnswersReused != 1 || sum.Nodes.Ran != 1 || sum.Nodes.Failed != 1 ||
+		!strings.Contains(sum.Failures[0].Error, "1 lines, fewer than min_lines = 2") {
+		t.Errorf("min_lines = 2: %d calls in all, %d reused, %+v, failures %+v", exec.count(), sum.AnswersReused, sum.Nodes, sum.Failures)
+	}
+	views, err := e.Inspect(e.Plan(build("min_lines=2")), "stage.test_lines.l/a", InspectOptions{})
+	if err != nil || len(views) != 1 || views[0].Result == nil || views[0].Result.AnswerKey == "" || !strings.Contains(string(views[0].Result.Output), "gamma") {
+		t.Errorf("a at min_lines = 2: %v %+v", err, views)
+	}
+	// Back to 1: both records are there from the first run.
+	if sum := runOnce(t, e, build()); sum.Nodes.Ran != 0 || exec.count() != 3 {
+		t.Errorf("min_lines = 1 again: %+v, %d calls", sum.Nodes, exec.count())
+	}
+}

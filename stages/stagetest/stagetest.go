@@ -2,7 +2,8 @@
 // node per item that answers a list (test_list), an Expander with one child
 // per listed element (test_each), an aggregate laid out only once the
 // expansion is final (test_collect), and an item's model node followed by a
-// compute node of the same instance reading it (test_count). Importing the package registers them;
+// compute node of the same instance reading it (test_count), and a model
+// node whose Output reads a param (test_lines). Importing the package registers them;
 // only tests import it, so they never reach the ideaflow binary.
 package stagetest
 
@@ -24,6 +25,51 @@ func init() {
 	stages.Register(collectType{})
 	stages.Register(embedType{})
 	stages.Register(countType{})
+	stages.Register(linesType{})
+}
+
+// linesType (test_lines) asks test_list's question, and its Output refuses
+// a list shorter than min_lines: a param its Output reads (Call.KeyParams),
+// so the engine stores the answer apart and re-derives on a change.
+type linesType struct{}
+
+func (linesType) Name() string    { return "test_lines" }
+func (linesType) Version() string { return "1" }
+func (linesType) Params() []stages.Param {
+	return []stages.Param{
+		{Name: "items", Kind: stages.Input, Required: true, Doc: "the dataset whose items get a list each"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model asked for a list"},
+		{Name: "min_lines", Kind: stages.Int, Default: 0, Min: 0, Max: 100, Doc: "lists with fewer lines are refused"},
+	}
+}
+
+func (linesType) Layout(inst *stages.Instance) ([]stages.Node, error) {
+	items := inst.Params.Input("items")
+	m := inst.Params.Model("model")
+	if items == nil {
+		return nil, stages.ParamErrorf("items", "items is required")
+	}
+	if m == nil {
+		return nil, stages.ParamErrorf("model", "model is required")
+	}
+	minLines := inst.Params.Int("min_lines")
+	var nodes []stages.Node
+	for i, it := range items.Nodes {
+		item := it.Item
+		nodes = append(nodes, stages.Node{Item: item, Deps: []stages.Dep{{Input: "items", Index: i}},
+			Prepare: func([]stages.In) (*stages.Work, error) {
+				msgs := []llm.Message{{Role: "user", Content: "List the methods of " + item}}
+				return &stages.Work{Call: &stages.Call{Model: m, Request: m.Request(msgs, 0, format.Spec{Kind: format.Text}), KeyParams: []string{"min_lines"},
+					Output: func(a *format.Answer) ([]byte, error) {
+						l := lines(a.Text)
+						if len(l) < minLines {
+							return nil, fmt.Errorf("%d lines, fewer than min_lines = %d", len(l), minLines)
+						}
+						return json.Marshal(ListOutput{List: l})
+					}}}, nil
+			}})
+	}
+	return nodes, nil
 }
 
 // CountOutput is a test_count compute node's output.
