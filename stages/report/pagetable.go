@@ -21,6 +21,9 @@ type PageTable struct {
 	Markdown  string
 }
 
+// IsNumeric reports whether column i is right-aligned (false past Numeric).
+func (t PageTable) IsNumeric(i int) bool { return i < len(t.Numeric) && t.Numeric[i] }
+
 // PageCell is one table cell: Value (bold when it is the column's best),
 // then Rest (an interval), then footnote Note (0: none).
 type PageCell struct {
