@@ -33,7 +33,10 @@ const (
 	// one match per candidate in order: cand_best[i] is candidate token
 	// i's best cosine with a reference token, ref_best[j] reference token
 	// j's best with a candidate token. Vectors are compared as the server
-	// sent them (float32, widened). Kinds: tei, mock.
+	// sent them (float32, widened). Kinds: tei, mock. The reduction is part
+	// of what the op means, yet not of a request's key: a change to it
+	// (another matching, another summation) must take a new op name, so
+	// cached matchings are never mixed with new ones.
 	OpTokenMatching = "token_matching"
 )
 
