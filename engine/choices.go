@@ -198,6 +198,10 @@ func (e *Engine) dispatchBatch(w *walker, t task) {
 		r := res.Choices[k]
 		out, err := applyOutput(m.work, r)
 		if err != nil {
+			// A choice that did not parse (no Answer) or that the stage
+			// refused: paid for, then asked alone.
+			w.states[m.idx].refused = r.Usage
+			spent += r.Usage.CostUSD
 			e.dispatchOne(w, m)
 			continue
 		}
@@ -230,7 +234,8 @@ func nChoices(p llm.Provider) bool {
 }
 
 // chatChoices asks for a task's samples in one request; Result.Choices[i]
-// answers Samples[i], nil where the endpoint gave no usable answer.
+// answers Samples[i]: nil where the endpoint gave no answer, without an
+// Answer (its usage kept) where the answer did not parse.
 func (e *LocalExecutor) chatChoices(ctx context.Context, c llm.Client, t *Task) (*Result, error) {
 	cc, ok := c.(llm.ChoicesClient)
 	if !ok {
@@ -246,13 +251,15 @@ func (e *LocalExecutor) chatChoices(ctx context.Context, c llm.Client, t *Task) 
 		if i >= len(t.Samples) {
 			break
 		}
-		a, err := format.Parse(t.Chat.Format, r.Text)
-		if err != nil {
-			continue // asked again alone, with repairs
-		}
 		u := cache.Usage{InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens,
 			LatencyMS: time.Since(start).Milliseconds(), Attempts: 1}
 		u.CostUSD = cost(t.Price, u.InputTokens, u.OutputTokens)
+		a, err := format.Parse(t.Chat.Format, r.Text)
+		if err != nil {
+			// Asked again alone, with repairs; its usage is still counted.
+			out.Choices[i] = &Result{Raw: r.Text, Usage: u, Attempts: []cache.Attempt{{Raw: r.Text, Status: r.Status}}, Synthetic: c.Synthetic()}
+			continue
+		}
 		out.Choices[i] = &Result{Answer: a, Raw: r.Text, Reasoning: r.Reasoning, ServedModel: r.Model,
 			Fingerprint: r.SystemFingerprint, Usage: u, Attempts: []cache.Attempt{{Raw: r.Text, Status: r.Status}},
 			Synthetic: c.Synthetic()}

@@ -56,4 +56,7 @@ type nodeState struct {
 	// the answer record under it, with no call.
 	answerKey string
 	reused    bool
+	// refused is the usage of the node's choice in an n-choices request
+	// that did not parse (it was then asked alone).
+	refused cache.Usage
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"sort"
 
+	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/stages"
 )
 
@@ -192,6 +193,28 @@ type PlanSummary struct {
 	Order []string `json:"-"`
 }
 
+// addCalls counts calls completions of model, and what they cost, in the
+// run's totals, stage c's and the model's.
+func (s *Summary) addCalls(c *StageSummary, model string, calls int, u cache.Usage) {
+	s.LLMCalls += calls
+	s.Tokens.Input += u.InputTokens
+	s.Tokens.Output += u.OutputTokens
+	s.CostUSD += u.CostUSD
+	c.LLMCalls += calls
+	if c.Tokens == nil {
+		c.Tokens = &Tokens{}
+	}
+	c.Tokens.Input += u.InputTokens
+	c.Tokens.Output += u.OutputTokens
+	c.CostUSD += u.CostUSD
+	mu := s.Models[model]
+	mu.Calls += calls
+	mu.Tokens.Input += u.InputTokens
+	mu.Tokens.Output += u.OutputTokens
+	mu.CostUSD += u.CostUSD
+	s.Models[model] = mu
+}
+
 func (w *walker) summarize() *Summary {
 	s := &Summary{Stages: map[string]StageSummary{}, Models: map[string]ModelUsage{}, Skipped: map[string]int{},
 		ServedModels: map[string]map[string]int{}, Services: map[string]ServiceUsage{}}
@@ -213,6 +236,11 @@ func (w *walker) summarize() *Summary {
 		c.Total++
 		s.Nodes.Total++
 		c.Drops.add(st)
+		if st.refused.Attempts > 0 {
+			// Its n-choices answer did not parse and it was asked alone:
+			// that choice was asked for and paid for too.
+			s.addCalls(&c, st.wantModel, st.refused.Attempts, st.refused)
+		}
 		switch st.status {
 		case StatusCached:
 			c.Cached++
@@ -234,23 +262,7 @@ func (w *walker) summarize() *Summary {
 			}
 			switch {
 			case st.isCall:
-				s.LLMCalls += calls
-				s.Tokens.Input += st.usage.InputTokens
-				s.Tokens.Output += st.usage.OutputTokens
-				s.CostUSD += st.usage.CostUSD
-				c.LLMCalls += calls
-				if c.Tokens == nil {
-					c.Tokens = &Tokens{}
-				}
-				c.Tokens.Input += st.usage.InputTokens
-				c.Tokens.Output += st.usage.OutputTokens
-				c.CostUSD += st.usage.CostUSD
-				mu := s.Models[st.wantModel]
-				mu.Calls += calls
-				mu.Tokens.Input += st.usage.InputTokens
-				mu.Tokens.Output += st.usage.OutputTokens
-				mu.CostUSD += st.usage.CostUSD
-				s.Models[st.wantModel] = mu
+				s.addCalls(&c, st.wantModel, calls, st.usage)
 			case st.isService:
 				s.ServiceCalls += calls
 				s.CostUSD += st.usage.CostUSD
@@ -268,23 +280,7 @@ func (w *walker) summarize() *Summary {
 			if st.isCall && !st.dedup && st.answered > 0 {
 				// Completions asked for whose answers failed the node:
 				// paid for, so counted, with their tokens and cost.
-				s.LLMCalls += st.answered
-				s.Tokens.Input += st.usage.InputTokens
-				s.Tokens.Output += st.usage.OutputTokens
-				s.CostUSD += st.usage.CostUSD
-				c.LLMCalls += st.answered
-				if c.Tokens == nil {
-					c.Tokens = &Tokens{}
-				}
-				c.Tokens.Input += st.usage.InputTokens
-				c.Tokens.Output += st.usage.OutputTokens
-				c.CostUSD += st.usage.CostUSD
-				mu := s.Models[st.wantModel]
-				mu.Calls += st.answered
-				mu.Tokens.Input += st.usage.InputTokens
-				mu.Tokens.Output += st.usage.OutputTokens
-				mu.CostUSD += st.usage.CostUSD
-				s.Models[st.wantModel] = mu
+				s.addCalls(&c, st.wantModel, st.answered, st.usage)
 			}
 			s.Failures = append(s.Failures, FailedNode{Address: n.Address, Error: st.why.String()})
 		case StatusSkipped, StatusPending:

@@ -145,3 +145,33 @@ func lastLines(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// A choice that does not parse is asked again alone, and the choice itself
+// was paid for: llm_calls counts it, and the run's input tokens are the
+// server's, the prompt billed with the batch (on the first choice, the one
+// refused here) as well as with each lone re-ask.
+func TestRefusedChoiceIsCounted(t *testing.T) {
+	t.Setenv("CHOICES_API_KEY", "sk-choices-test")
+	srv := llmtest.New(llmtest.WithResponder(responder), llmtest.WithChoiceText(func(n, i int, text string) string {
+		if i == 0 {
+			return "" // no idea in it
+		}
+		return text
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "exp")
+	writeChoicesExperiment(t, exp, srv.URL, true)
+	sumPath := filepath.Join(dir, "s.json")
+	if code, stdout, stderr := cli(t, "run", exp, "--cache-dir", filepath.Join(dir, "cache"), "--summary-json", sumPath); code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	s := readSummary(t, sumPath)
+	// 4 targets: one request with 5 choices each, then sample 0 alone.
+	if srv.Count() != 8 || s.LLMCalls != 4*5+4 || s.Nodes.Failed != 0 {
+		t.Fatalf("%d requests, llm_calls %d, nodes %+v; want 8 requests and 24 calls", srv.Count(), s.LLMCalls, s.Nodes)
+	}
+	if in := int64(promptTokens(srv.Requests())); s.Tokens.Input != in {
+		t.Errorf("input tokens %d, the server billed %d", s.Tokens.Input, in)
+	}
+}

@@ -216,6 +216,14 @@ func (s *Server) chatReply(rec *Request, respond Responder) chatResponse {
 			out.Choices = append(out.Choices, chatChoice{Index: i, Message: chatMessage{Role: "assistant", Content: t}, FinishReason: "stop"})
 			out.Usage.CompletionTokens += Tokens(t)
 		}
+		if s.choiceText != nil {
+			out.Usage.CompletionTokens = 0
+			for i := range out.Choices {
+				c := &out.Choices[i].Message
+				c.Content = s.choiceText(n, i, c.Content)
+				out.Usage.CompletionTokens += Tokens(c.Content)
+			}
+		}
 		out.Usage.TotalTokens = out.Usage.PromptTokens + out.Usage.CompletionTokens
 	}
 	if f.EmptyChoices {

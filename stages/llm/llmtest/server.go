@@ -97,6 +97,13 @@ func WithReversedEmbeddings() Option { return func(s *Server) { s.reversed = tru
 // WithIgnoreN plays a server that ignores the n parameter: one choice always.
 func WithIgnoreN() Option { return func(s *Server) { s.ignoreN = true } }
 
+// WithChoiceText rewrites the text of choice i of a request asking for n
+// choices (n > 1), after it is made; the usage follows the new texts. It
+// plays a model one of whose choices is unusable.
+func WithChoiceText(f func(n, i int, text string) string) Option {
+	return func(s *Server) { s.choiceText = f }
+}
+
 // WithFingerprint sets the system_fingerprint reported (default "fp_llmtest").
 func WithFingerprint(fp string) Option { return func(s *Server) { s.fingerprint = fp } }
 
@@ -113,6 +120,7 @@ type Server struct {
 	apiKey      string
 	fingerprint string
 	reversed    bool
+	choiceText  func(n, i int, text string) string
 
 	mu          sync.Mutex
 	responder   Responder
