@@ -24,9 +24,10 @@ import (
 // Safety envelope: the answer record holds what the executor returned for
 // the exact request (the same parts as the node's key but the output
 // params), so re-deriving is what a fresh call answered the same way would
-// give. Within one run, two nodes that share an answer key but not a key
-// both send their request when neither is cached (the flights are per key);
-// the next run reuses either's answer.
+// give. Within one run, nodes that share an answer key but not a key send
+// the request once: the first is the answer's sender, the others wait on
+// its answer flight and are resolved again when it lands, deriving their
+// outputs from it (or, if it failed, one of them sends it).
 
 // answerRecord is the Output of an answer record: the parsed answer.
 type answerRecord struct {
@@ -51,7 +52,53 @@ func (w *walker) putAnswer(t task, res *Result) error {
 	if tk := t.work.Call; tk != nil {
 		rec.Model = tk.Request.Model
 	}
-	return w.store.Put(rec)
+	if err := w.store.Put(rec); err != nil {
+		return err
+	}
+	w.flights.markRan(answerFlight(st.answerKey))
+	w.landAnswer(t.idx)
+	return nil
+}
+
+// answerFlight is the flights key of an answer key: apart from node keys.
+func answerFlight(answerKey string) string { return "answer\x00" + answerKey }
+
+// joinAnswer makes node i the sender of its answer key's call, or a waiter
+// for it: false means it waits, and is resolved again when the answer lands
+// (or its sender fails). Call it after runReuse found no stored answer.
+func (w *walker) joinAnswer(i int32, work *stages.Work, key string, parts []namedPart, inKey [32]byte) (send bool) {
+	st := &w.states[i]
+	if st.answerKey == "" {
+		return true
+	}
+	wt := waiter{idx: i, inKey: inKey}
+	switch w.flights.join(answerFlight(st.answerKey), wt, false) {
+	case waitInFlight:
+		return false
+	case landedHere:
+		// Stored since runReuse looked: derive from it after all.
+		if w.runReuse(i, work, key, parts, inKey) {
+			return false
+		}
+		if w.flights.join(answerFlight(st.answerKey), wt, true) == waitInFlight {
+			return false
+		}
+	}
+	st.answerSender = true
+	return true
+}
+
+// landAnswer ends node i's answer flight, if it is the sender, and resolves
+// its waiters again: they find the stored answer, or one of them sends.
+func (w *walker) landAnswer(i int32) {
+	st := &w.states[i]
+	if !st.answerSender {
+		return
+	}
+	st.answerSender = false
+	for _, wt := range w.flights.land(answerFlight(st.answerKey)) {
+		w.enqueue(wt.idx)
+	}
 }
 
 // storedAnswer reads the answer record under key; ok is false when there is

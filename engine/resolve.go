@@ -262,8 +262,8 @@ func (w *walker) runMiss(i int32, work *stages.Work, key string, parts []namedPa
 		w.fail(i, key, why(failPrepare, "stage prepared no work (an internal error in the stage type)"), "", nil)
 		return
 	}
-	if w.runReuse(i, work, key, parts, inKey) {
-		return
+	if w.runReuse(i, work, key, parts, inKey) || !w.joinAnswer(i, work, key, parts, inKey) {
+		return // derived from a stored answer, or waits for the one in flight
 	}
 	provider := w.states[i].provider
 	q := w.queues[provider]
@@ -384,6 +384,7 @@ func (w *walker) fail(i int32, key string, r reason, raw string, attempts []cach
 			st.answered++
 		}
 	}
+	w.landAnswer(i)
 	msg := r.String()
 	w.log.Warn().Str("node", n.Address).Str("error", msg).Msg("node failed")
 	if key != "" && !w.plan && r.kind != failCache {
@@ -409,6 +410,7 @@ func (w *walker) fail(i int32, key string, r reason, raw string, attempts []cach
 // skip settles node i (and its waiters) as not run.
 func (w *walker) skip(i int32, key string, r reason) {
 	st := &w.states[i]
+	w.landAnswer(i)
 	st.status, st.why = StatusSkipped, r
 	waiters := w.flights.land(key)
 	w.finish(i)

@@ -56,6 +56,9 @@ type nodeState struct {
 	// the answer record under it, with no call.
 	answerKey string
 	reused    bool
+	// answerSender marks the node that sends the call for its answer key
+	// in this run; others with the key wait for its answer (answerFlight).
+	answerSender bool
 	// refused is the usage of the node's choice in an n-choices request
 	// that did not parse (it was then asked alone).
 	refused cache.Usage

@@ -359,6 +359,13 @@ func (w *walker) planSummary() *PlanSummary {
 				}
 				keys[st.key] = true
 			}
+			if st.answerKey != "" {
+				// The run sends one call per answer key (answerFlight).
+				if keys[answerFlight(st.answerKey)] {
+					break
+				}
+				keys[answerFlight(st.answerKey)] = true
+			}
 			if c.Estimate == nil {
 				c.Estimate = &Estimate{}
 			}

@@ -684,3 +684,57 @@ func TestAnswerReuse(t *testing.T) {
 		t.Errorf("min_lines = 1 again: %+v, %d calls", sum.Nodes, exec.count())
 	}
 }
+
+const linesGridHCL = `
+provider "fake" {
+  kind = "mock"
+}
+model "m" {
+  provider = provider.fake
+  name     = "fake-model"
+}
+dataset "ideas" {
+  format = "jsonl"
+  path   = "items.jsonl"
+}
+stage "test_lines" "grid" {
+  for_each  = toset(["0", "1", "2"])
+  items     = dataset.ideas
+  model     = model.m
+  min_lines = tonumber(each.key)
+}
+`
+
+// Three instances that differ only in a param their Output reads, in one
+// run: each item's request is sent once (its answer flight), the other
+// nodes derive from the answer when it lands, and the plan estimates
+// exactly those calls.
+func TestAnswerFlightInOneRun(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{"exp.hcl": linesGridHCL, "items.jsonl": "{\"id\":\"a\"}\n{\"id\":\"b\"}\n{\"id\":\"c\"}\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exp, diags := config.Load(dir, config.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	g, diags := Build(exp)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	exec := newFakeExec(lists(map[string]string{"a": "alpha\nbeta\ngamma", "b": "delta\nepsilon", "c": "zeta"}))
+	e := &Engine{Store: cache.NewMemory(), Exec: exec}
+	if p := e.Plan(g); p.Summary.Nodes.ToRun != 9 || p.Summary.Estimate.LLMCalls != 3 {
+		t.Errorf("plan: %+v, %d calls; want 9 to run and 3 calls", p.Summary.Nodes, p.Summary.Estimate.LLMCalls)
+	}
+	sum := runOnce(t, e, g)
+	// c has one line, which min_lines = 2 refuses: whichever instance sent
+	// c's request first, that node asks once more on its own (a refused
+	// answer is never stored, nor derived from) and fails. So 3 + 1 calls,
+	// none twice under one node key, 2 + 2 + 1 nodes derived.
+	if exec.count() != 3+1 || exec.maxPerKey() != 1 || sum.AnswersReused != 5 || sum.Nodes.Ran != 8 || sum.Nodes.Failed != 1 {
+		t.Errorf("%d calls (at most %d per key), %d reused, nodes %+v", exec.count(), exec.maxPerKey(), sum.AnswersReused, sum.Nodes)
+	}
+}
