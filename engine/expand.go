@@ -126,6 +126,9 @@ func expandInputs(inst *Instance, item string, src settledOutputs) ([]stages.In,
 	for _, name := range inst.expander.ExpandInputs() {
 		up := inst.inputs[name]
 		if up == nil {
+			if !inst.Params.Has(name) {
+				continue // an optional input the experiment leaves unset
+			}
 			return nil, true, fmt.Errorf("expand input %q is not an input of the instance", name)
 		}
 		if !up.laidOut || (up.expander != nil && !up.final && !up.expanded[item]) {

@@ -316,14 +316,15 @@ func (g *Graph) appendNodes(inst *Instance, nodes []stages.Node, expandedFrom *[
 	if diags := g.Exp.CheckNodes(inst.cfg, len(g.Nodes), len(nodes)); diags.HasErrors() {
 		return diags
 	}
-	for _, spec := range nodes {
+	base := len(inst.nodes) // stages.Self indexes count from here: this Layout's or Expand's first node
+	for k, spec := range nodes {
 		n := &Node{Inst: inst, Spec: spec, expanded: expandedFrom != nil, expandedFrom: expandedFrom}
 		n.Address = nodeAddress(inst.Address, spec)
 		for _, d := range spec.Deps {
-			idx, ok := resolveDep(inst, d, g.byAddr)
+			idx, ok := resolveDep(inst, d, g.byAddr, base)
 			switch {
 			case !ok && d.Input == stages.Self:
-				return errAt(inst.cfg, "", "stage type %s laid out node %d of %s on its own node %d, which is not laid out before it (an internal error in the stage type)", inst.Type, len(inst.nodes), inst.Address, d.Index)
+				return errAt(inst.cfg, "", "stage type %s laid out node %d of %s on its own node %d, which is not laid out before it (an internal error in the stage type)", inst.Type, k, inst.Address, d.Index)
 			case !ok:
 				return errAt(inst.cfg, d.Input, "stage type %s laid out a dependency on %s node %d, which does not exist (an internal error in the stage type)", inst.Type, d.Input, d.Index)
 			}
@@ -359,8 +360,9 @@ func paramOf(err error) string {
 // Index counts across the listed instances' nodes in order (they are final
 // before anything is laid out on them); a Dep named by the address of the
 // instance's source dataset points at that dataset's items; stages.Self
-// points at an earlier node of inst.
-func resolveDep(inst *Instance, d stages.Dep, byAddr map[string]*Instance) (int, bool) {
+// points at an earlier node of inst returned by the same call, whose first
+// node is inst's node base.
+func resolveDep(inst *Instance, d stages.Dep, byAddr map[string]*Instance, base int) (int, bool) {
 	if d.Index < 0 {
 		return 0, false
 	}
@@ -374,7 +376,7 @@ func resolveDep(inst *Instance, d stages.Dep, byAddr map[string]*Instance) (int,
 		// inst.nodes holds the nodes appended before this one and no other,
 		// so only an earlier node resolves: no cycle, and Graph.Nodes stays
 		// in topological order.
-		return at(inst, d.Index)
+		return at(inst, base+d.Index)
 	}
 	if up := inst.inputs[d.Input]; up != nil {
 		return at(up, d.Index)

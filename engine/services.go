@@ -28,7 +28,6 @@ func (g *Graph) checkServiceOps(inst *Instance) hcl.Diagnostics {
 	sort.Strings(params)
 	var diags hcl.Diagnostics
 	for _, param := range params {
-		op := ops[param]
 		m := inst.Params.Model(param)
 		if m == nil {
 			continue
@@ -38,19 +37,24 @@ func (g *Graph) checkServiceOps(inst *Instance) hcl.Diagnostics {
 			continue
 		}
 		k, ok := llm.LookupKind(pr.Kind)
-		if !ok || k.Serves(op) {
+		if !ok {
 			continue
 		}
-		var servers []string
-		for _, other := range llm.Kinds() {
-			if other.Serves(op) {
-				servers = append(servers, other.Name)
+		for _, op := range ops[param] {
+			if k.Serves(op) {
+				continue
 			}
+			var servers []string
+			for _, other := range llm.Kinds() {
+				if other.Serves(op) {
+					servers = append(servers, other.Name)
+				}
+			}
+			d := errAt(inst.cfg, param, "%s is %s, on provider %q of kind %q, which does not serve %q, an operation this stage asks of it; kinds that serve it: %s. Give %s a model on a provider of one of those kinds.",
+				param, m.Address, m.Provider, pr.Kind, op, strings.Join(servers, ", "), param)
+			d[0].Summary = fmt.Sprintf("Cannot ask %s for %s", m.Address, op)
+			diags = append(diags, d...)
 		}
-		d := errAt(inst.cfg, param, "%s is %s, on provider %q of kind %q, which does not serve %q, the operation this stage asks of it; kinds that serve it: %s. Give %s a model on a provider of one of those kinds.",
-			param, m.Address, m.Provider, pr.Kind, op, strings.Join(servers, ", "), param)
-		d[0].Summary = fmt.Sprintf("Cannot ask %s for %s", m.Address, op)
-		diags = append(diags, d...)
 	}
 	return diags
 }

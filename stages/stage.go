@@ -259,9 +259,9 @@ type Instance struct {
 // Index counts across the listed upstreams' Nodes concatenated in list order.
 // A Dep whose Input is the Address of the instance's Source dataset (reached
 // through its first Input param) points at that dataset's items. A Dep whose
-// Input is Self points at a node of the instance itself laid out before this
-// one: Index is that node's position in the instance's Nodes (for the nodes
-// Layout returns, its position in the returned slice).
+// Input is Self points at a node of the instance itself returned before this
+// one by the same Layout or Expand call: Index is its position in the slice
+// that call returned.
 type Dep struct {
 	Input string
 	Index int
@@ -403,7 +403,8 @@ type Type interface {
 type Expander interface {
 	Type
 	// ExpandInputs names the Input params (single upstreams) whose outputs
-	// Expand reads.
+	// Expand reads. An optional one the experiment leaves unset gives no
+	// nodes in Expand's in.
 	ExpandInputs() []string
 	// MaxPerItem bounds how many nodes Expand returns for one item; plan
 	// multiplies by it for an upper-bound estimate before the inputs exist.
@@ -415,15 +416,15 @@ type Expander interface {
 }
 
 // ServiceUser is a stage type whose Service model params make service
-// calls. ServiceOps names, for an instance's params, the operation each such
-// param's model will be asked for (param name -> op), so that Build refuses
+// calls. ServiceOps names, for an instance's params, the operations each
+// such param's model will be asked for (param name -> ops), so that Build refuses
 // a model whose provider kind does not serve it, at the param's file:line,
 // before anything runs: a bertscore similarity pointed at an embeddings
 // endpoint would otherwise fail once per target, after its ideas were paid
 // for. A param the params leave unused (rouge_l's model) is absent.
 type ServiceUser interface {
 	Type
-	ServiceOps(p Params) map[string]string
+	ServiceOps(p Params) map[string][]string
 }
 
 // LayoutWarner is a stage type that can tell, once laid out, that an

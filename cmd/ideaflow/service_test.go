@@ -159,7 +159,7 @@ stage "test_embed" "wrong" {
 	line := strings.Count(text[:strings.Index(text, `stage "test_embed" "wrong"`)], "\n") + 3
 	want := fmt.Sprintf(`exp.hcl:%d:11: error: Cannot ask model.e5 for token_embeddings`, line)
 	if code != exitBadInput || !strings.Contains(stderr, want) ||
-		!strings.Contains(stderr, `model is model.e5, on provider "emb" of kind "embeddings", which does not serve "token_embeddings", the operation this stage asks of it; kinds that serve it: mock, tei. Give model a model on a provider of one of those kinds.`) {
+		!strings.Contains(stderr, `model is model.e5, on provider "emb" of kind "embeddings", which does not serve "token_embeddings", an operation this stage asks of it; kinds that serve it: mock, tei. Give model a model on a provider of one of those kinds.`) {
 		t.Errorf("validate: exit %d, want %q in\n%s", code, want, stderr)
 	}
 	if strings.Contains(stderr, "stage.test_embed.tokens") || strings.Count(stderr, "error:") != 1 {

@@ -106,9 +106,20 @@ stage "literature_search" "papers" {
   limit      = 5
 }
 
+# The paper's paper augmentation: up to 8 papers recommended from the first
+# 5 search results and up to 10 of their references, most cited first.
+# Without it (drop augment below) the seeds alone are compared: its ablation.
+stage "paper_augment" "se" {
+  queries    = stage.contribution_dimensions.se
+  search     = stage.literature_search.papers
+  literature = model.literature
+  as_of      = var.as_of
+}
+
 stage "contribution_relevance" "se" {
   dimensions = stage.contribution_dimensions.se
   search     = stage.literature_search.papers
+  augment    = stage.paper_augment.se
   model      = model.reviewer
 }
 

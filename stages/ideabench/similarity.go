@@ -63,12 +63,12 @@ func (similarityType) Params() []stages.Param {
 
 // ServiceOps: bertscore asks its model for token matchings, embedding for
 // sentence embeddings; rouge_l asks nothing.
-func (similarityType) ServiceOps(p stages.Params) map[string]string {
+func (similarityType) ServiceOps(p stages.Params) map[string][]string {
 	switch p.String("method") {
 	case "bertscore":
-		return map[string]string{"model": llm.OpTokenMatching}
+		return map[string][]string{"model": {llm.OpTokenMatching}}
 	case "embedding":
-		return map[string]string{"model": llm.OpEmbeddings}
+		return map[string][]string{"model": {llm.OpEmbeddings}}
 	}
 	return nil
 }

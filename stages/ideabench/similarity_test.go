@@ -339,7 +339,7 @@ func TestSimilarityIDFFromMatchingsEqualsVectors(t *testing.T) {
 
 // What Build checks the embedding model's provider kind against.
 func TestSimilarityServiceOps(t *testing.T) {
-	for method, want := range map[string]string{"bertscore": `{"model":"token_matching"}`, "embedding": `{"model":"embeddings"}`, "rouge_l": `null`} {
+	for method, want := range map[string]string{"bertscore": `{"model":["token_matching"]}`, "embedding": `{"model":["embeddings"]}`, "rouge_l": `null`} {
 		if got := string(mustJSON(t, similarityType{}.ServiceOps(stages.Params{"method": method}))); got != want {
 			t.Errorf("%s: %s, want %s", method, got, want)
 		}

@@ -106,8 +106,8 @@ func decodeTargetQuery(item string, rec []byte) (TargetQuery, error) {
 type findTargetsType struct{}
 
 // ServiceOps: the literature source is asked for OpBulkSearch.
-func (findTargetsType) ServiceOps(stages.Params) map[string]string {
-	return map[string]string{"literature": OpBulkSearch}
+func (findTargetsType) ServiceOps(stages.Params) map[string][]string {
+	return map[string][]string{"literature": {OpBulkSearch}}
 }
 
 func (findTargetsType) Name() string    { return "find_targets" }
@@ -164,8 +164,8 @@ func (findTargetsType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 type lookupPapersType struct{}
 
 // ServiceOps: the literature source is asked for OpBatch.
-func (lookupPapersType) ServiceOps(stages.Params) map[string]string {
-	return map[string]string{"literature": OpBatch}
+func (lookupPapersType) ServiceOps(stages.Params) map[string][]string {
+	return map[string][]string{"literature": {OpBatch}}
 }
 
 func (lookupPapersType) Name() string    { return "lookup_papers" }
@@ -235,8 +235,8 @@ type TargetReferences struct {
 type fetchReferencesType struct{}
 
 // ServiceOps: the literature source is asked for OpReferences.
-func (fetchReferencesType) ServiceOps(stages.Params) map[string]string {
-	return map[string]string{"literature": OpReferences}
+func (fetchReferencesType) ServiceOps(stages.Params) map[string][]string {
+	return map[string][]string{"literature": {OpReferences}}
 }
 
 func (fetchReferencesType) Name() string    { return "fetch_references" }

@@ -95,8 +95,8 @@ func llmReview(text string) Review {
 type resolveType struct{}
 
 // ServiceOps: each reference is resolved by a title match.
-func (resolveType) ServiceOps(stages.Params) map[string]string {
-	return map[string]string{"literature": literature.OpMatch}
+func (resolveType) ServiceOps(stages.Params) map[string][]string {
+	return map[string][]string{"literature": {literature.OpMatch}}
 }
 
 func (resolveType) Name() string    { return "resolve_references" }

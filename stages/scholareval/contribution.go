@@ -115,6 +115,7 @@ func (relevanceType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "dimensions", Kind: stages.Input, Required: true, Accepts: []string{"contribution_dimensions"}, Doc: "the extracted contributions"},
 		{Name: "search", Kind: stages.Input, Required: true, Accepts: []string{"literature_search"}, Doc: "the paper search of their queries"},
+		{Name: "augment", Kind: stages.Input, Accepts: []string{"paper_augment"}, Doc: "the papers added to the search's (recommended, and the seeds' references): the paper's paper augmentation; unset, the seeds alone (its ablation)"},
 		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that scores each paper's relevance"},
 		{Name: "max_papers", Kind: stages.Int, Default: 1000, Min: 1, Max: 100000, Doc: "at most this many distinct papers per idea; an idea past it fails, naming the count"},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultRelevancePrompt, Doc: "the relevance prompt (data: .Statements .Title .Abstract); answered as a 0-5 rating"},
@@ -147,7 +148,7 @@ func (relevanceType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	return nil, err
 }
 
-func (relevanceType) ExpandInputs() []string { return []string{"dimensions", "search"} }
+func (relevanceType) ExpandInputs() []string { return []string{"dimensions", "search", "augment"} }
 func (relevanceType) MaxPerItem(inst *stages.Instance) int {
 	return inst.Params.Int("max_papers")
 }
@@ -173,29 +174,37 @@ func (relevanceType) Expand(inst *stages.Instance, item string, in []stages.In) 
 	m, prompt, name := p.Model("model"), p.String("prompt"), inst.Address+" prompt"
 	seen := map[string]bool{}
 	var nodes []stages.Node
+	add := func(pp Paper) {
+		if seen[pp.ID] {
+			return
+		}
+		seen[pp.ID] = true
+		paper := pp
+		data := relevanceData{Statements: stmts, Title: pp.Title, Abstract: pp.Abstract}
+		nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: label("p", data, paper),
+			Prepare: func([]stages.In) (*stages.Work, error) {
+				text, err := stages.RenderParam("prompt", name, prompt, data)
+				if err != nil {
+					return nil, err
+				}
+				return call(m, text, format.Spec{Kind: format.Rating, Min: 0, Max: 5}, func(a *format.Answer) ([]byte, error) {
+					return stages.EncodeOutput(RelevanceOutput{Paper: paper, Score: a.Rating, Explanation: a.Explanation})
+				}), nil
+			}})
+	}
 	for _, q := range dims.Queries {
-		r := res[q.Query]
-		if r == nil {
-			continue
-		}
-		for _, pp := range r.Papers {
-			if seen[pp.ID] {
-				continue
+		if r := res[q.Query]; r != nil {
+			for _, pp := range r.Papers {
+				add(pp)
 			}
-			seen[pp.ID] = true
-			paper := pp
-			data := relevanceData{Statements: stmts, Title: pp.Title, Abstract: pp.Abstract}
-			nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: label("p", data, paper),
-				Prepare: func([]stages.In) (*stages.Work, error) {
-					text, err := stages.RenderParam("prompt", name, prompt, data)
-					if err != nil {
-						return nil, err
-					}
-					return call(m, text, format.Spec{Kind: format.Rating, Min: 0, Max: 5}, func(a *format.Answer) ([]byte, error) {
-						return stages.EncodeOutput(RelevanceOutput{Paper: paper, Score: a.Rating, Explanation: a.Explanation})
-					}), nil
-				}})
 		}
+	}
+	added, err := augmentedPapers(by["augment"])
+	if err != nil {
+		return nil, err
+	}
+	for _, pp := range added {
+		add(pp)
 	}
 	if max := p.Int("max_papers"); len(nodes) > max {
 		return nil, stages.ParamErrorf("max_papers", "item %q retrieved %d distinct papers, more than max_papers = %d; raise it or lower the search limit", item, len(nodes), max)

@@ -97,6 +97,18 @@ func TestQuickRunsOnTheMock(t *testing.T) {
 	if len(sum.Failures) != 0 || sum.Nodes.Ran != quickNodes || sum.Stages[`stage.coverage.review["scholareval"]`].Ran != 7 {
 		t.Errorf("quick: %+v, failures %v", sum.Nodes, sum.Failures)
 	}
+	// Paper augmentation: per idea a recommendation from the first 5
+	// search results, their 5 references requests (the sample corpus lists
+	// none) and the selection; the recommended papers add 7 relevance
+	// ratings (14 -> 21) and 4 comparisons (6 -> 10).
+	for addr, want := range map[string]int{"stage.paper_augment.se": 2 * (1 + 5 + 1), "stage.contribution_relevance.se": 21, "stage.contribution_compare.se": 10} {
+		if got := sum.Stages[addr].Total; got != want {
+			t.Errorf("%s: %d nodes, want %d", addr, got, want)
+		}
+	}
+	if got := sum.Stages["stage.paper_augment.se"].ServiceCalls; got != 2*(1+5) {
+		t.Errorf("paper_augment: %d service calls, want 12", got)
+	}
 	g = build(t, "quick.hcl")
 	sum, err = e.Run(context.Background(), g, engine.RunOptions{ReportDir: t.TempDir()})
 	if err != nil || sum.Nodes.Ran != 0 || sum.Nodes.Total != quickNodes {
@@ -104,13 +116,13 @@ func TestQuickRunsOnTheMock(t *testing.T) {
 	}
 }
 
-const quickNodes = 106 // the pipeline, and the coverage report
+const quickNodes = 131 // the pipeline (106 without paper augmentation: 14 + 7 + 4 more with it), and the coverage report
 
 // coverage.hcl over the real ScholarIdeas on the mock: every one of the
 // 1,076 rubric lines judged once per system.
 func TestCoverageOnTheRealIdeas(t *testing.T) {
 	if testing.Short() {
-		t.Skip("6,332 nodes")
+		t.Skip("7,821 nodes")
 	}
 	g := build(t, "coverage.hcl", "ideas="+realIdeas(t))
 	e := &engine.Engine{Store: cache.NewMemory(), Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), zerolog.Nop())}
@@ -125,12 +137,15 @@ func TestCoverageOnTheRealIdeas(t *testing.T) {
 		`stage.coverage.review["scholareval"]`: 1076, `stage.coverage.review["baseline"]`: 1076,
 		`stage.coverage_score.review["scholareval"]`: 11, `stage.coverage_score.review["baseline"]`: 11,
 		"stage.soundness_review.se": 118, "stage.contribution_review.se": 118, "stage.llm_review.baseline": 118,
+		"stage.paper_augment.se": 817,
 	} {
 		if got := sum.Stages[addr].Total; got != n {
 			t.Errorf("%s: %d nodes, want %d", addr, got, n)
 		}
 	}
-	if sum.Nodes.Total != 6333 {
-		t.Errorf("%d nodes, want 6333 (the seeded mock's, and the report)", sum.Nodes.Total)
+	// 6,333 without paper augmentation: its 817 nodes, and the relevance
+	// ratings and comparisons of the papers it adds (672).
+	if sum.Nodes.Total != 7822 {
+		t.Errorf("%d nodes, want 7822 (the seeded mock's, and the report)", sum.Nodes.Total)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -127,5 +128,139 @@ func TestSemanticScholarBaselineAndSearch(t *testing.T) {
 		if s.Query == "curriculum learning" && (len(s.Papers) != 1 || s.Papers[0].ID != "s2-curriculum" || s.Retrieved == "") {
 			t.Errorf("%s: %+v", view.Item, s)
 		}
+	}
+}
+
+// Paper augmentation through the semantic_scholar kind on the fake API.
+// Every sample idea's queries find one paper, "Curriculum learning": the
+// seed. Recommendations from it (the fake's library order, positives
+// excluded) are rec-a, rec-b, then ref-x; two are kept. Its references are
+// ref-x (700 citations) and ref-y (2,000); most cited first, two kept. So
+// the augmented relevance scores 1 + 2 + 2 papers per idea, its ablation 1.
+const augmentHCL = `
+stage "paper_augment" "se" {
+  queries         = stage.contribution_dimensions.se
+  search          = stage.literature_search.papers
+  literature      = model.literature
+  as_of           = "2026-12-01"
+  seeds           = 3
+  recommendations = 2
+  references      = 2
+}
+stage "contribution_relevance" "augmented" {
+  dimensions = stage.contribution_dimensions.se
+  search     = stage.literature_search.papers
+  augment    = stage.paper_augment.se
+  model      = model.reviewer
+}
+stage "contribution_relevance" "seeds_only" {
+  dimensions = stage.contribution_dimensions.se
+  search     = stage.literature_search.papers
+  model      = model.reviewer
+}
+`
+
+func TestPaperAugmentOnTheFakeServer(t *testing.T) {
+	str := func(s string) *string { return &s }
+	num := func(n int) *int { return &n }
+	paper := func(id, title, abstract string, year, cites int) s2fake.Paper {
+		return s2fake.Paper{PaperID: str(id), CorpusID: len(id) * year, Title: title, Abstract: str(abstract), Year: num(year), CitationCount: num(cites)}
+	}
+	api := s2fake.New([]s2fake.Paper{
+		paper("s2-curriculum", "Curriculum learning", "Easy to hard ordering of examples.", 2009, 5000),
+		paper("rec-a", "Self-paced regimes", "Harder examples later.", 2010, 900),
+		paper("rec-b", "Anti-ordering", "Random order wins.", 2015, 40),
+		paper("ref-x", "Annealing schedules", "Slowly cooling.", 2001, 700),
+		paper("ref-y", "Shaping in animals", "Skinner boxes.", 1950, 2000),
+	})
+	t.Cleanup(api.Close)
+	api.SetReferences("s2-curriculum", []s2fake.Reference{
+		{CitedPaper: paper("ref-x", "Annealing schedules", "Slowly cooling.", 2001, 700)},
+		{CitedPaper: paper("ref-y", "Shaping in animals", "Skinner boxes.", 1950, 2000)},
+	})
+	srv := llmtest.New(llmtest.WithResponder(responder))
+	t.Cleanup(srv.Close)
+	t.Setenv("SCHOLAREVAL_TEST_KEY", "sk-scholareval-test")
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "ideas"), os.DirFS(sample+"ideas")); err != nil {
+		t.Fatal(err)
+	}
+	hcl := fmt.Sprintf(semanticHCL, srv.URL, api.URL()+s2fake.GraphPath, api.URL()+s2fake.RecommendationsPath) + augmentHCL
+	if err := os.WriteFile(filepath.Join(dir, "exp.hcl"), []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	build := func() *engine.Graph {
+		exp, diags := config.Load(dir, config.Options{})
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		g, diags := engine.Build(exp)
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		return g
+	}
+	g := build()
+	e := &engine.Engine{Store: cache.NewMemory(), Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), zerolog.Nop())}
+	sum, err := e.Run(context.Background(), g, engine.RunOptions{ReportDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Failures) != 0 {
+		t.Fatalf("failures: %+v", sum.Failures)
+	}
+	p := &pipeline{e: e}
+	ideas := 0
+	for _, v := range p.outputs(t, g, "stage.paper_augment.se") {
+		if !strings.HasPrefix(v.Label, "augmented-") {
+			continue
+		}
+		ideas++
+		a := decode[scholareval.AugmentOutput](t, v)
+		ids := func(ps []scholareval.Paper) string {
+			var out []string
+			for _, pp := range ps {
+				out = append(out, pp.ID)
+			}
+			return strings.Join(out, ",")
+		}
+		if strings.Join(a.Seeds, ",") != "s2-curriculum" || ids(a.Recommended) != "rec-a,rec-b" || ids(a.Referenced) != "ref-y,ref-x" {
+			t.Errorf("%s: seeds %v, recommended %s, referenced %s", v.Item, a.Seeds, ids(a.Recommended), ids(a.Referenced))
+		}
+	}
+	if ideas != 3 {
+		t.Fatalf("%d ideas augmented, want the sample's 3", ideas)
+	}
+	// Per idea: the recommendation, the seed's references, the selection.
+	if st := sum.Stages["stage.paper_augment.se"]; st.Total != 3*3 || st.ServiceCalls != 3*2 {
+		t.Errorf("paper_augment: %+v", st)
+	}
+	if a, s := sum.Stages[`stage.contribution_relevance.augmented`].Total, sum.Stages[`stage.contribution_relevance.seeds_only`].Total; a != 3*5 || s != 3*1 {
+		t.Errorf("relevance nodes: %d augmented, %d seeds only; want 15 and 3", a, s)
+	}
+	// What the API was asked: per idea one recommendation from the seed,
+	// and the seed's references.
+	recs, refs := 0, 0
+	for _, r := range api.Requests() {
+		switch {
+		case r.Path == "/papers" && r.Method == "POST":
+			recs++
+			if !strings.Contains(string(r.Body), `"positivePaperIds":["s2-curriculum"]`) {
+				t.Errorf("recommendation body %s", r.Body)
+			}
+		case strings.HasSuffix(r.Path, "/references"):
+			refs++
+			if r.Path != "/paper/s2-curriculum/references" {
+				t.Errorf("references of %s", r.Path)
+			}
+		}
+	}
+	if recs != 3 || refs != 3 {
+		t.Errorf("%d recommendation and %d references requests, want 3 and 3", recs, refs)
+	}
+	// A second run asks nothing.
+	before := len(api.Requests())
+	if sum, err := e.Run(context.Background(), build(), engine.RunOptions{ReportDir: t.TempDir()}); err != nil || sum.ServiceCalls != 0 || sum.LLMCalls != 0 || len(api.Requests()) != before {
+		t.Errorf("re-run: %v, %d service calls, %d model calls", err, sum.ServiceCalls, sum.LLMCalls)
 	}
 }

@@ -119,12 +119,12 @@ func parseMethods(rec *idea, lines []string, max, perMethod int) MethodsOutput {
 type searchType struct{}
 
 // ServiceOps: snippet search or paper search, as op says.
-func (searchType) ServiceOps(p stages.Params) map[string]string {
+func (searchType) ServiceOps(p stages.Params) map[string][]string {
 	switch p.String("op") {
 	case "snippets":
-		return map[string]string{"literature": literature.OpSnippets}
+		return map[string][]string{"literature": {literature.OpSnippets}}
 	case "search":
-		return map[string]string{"literature": literature.OpSearch}
+		return map[string][]string{"literature": {literature.OpSearch}}
 	}
 	return nil
 }

@@ -144,8 +144,8 @@ func (embedType) Params() []stages.Param {
 }
 
 // ServiceOps: the model is asked for op.
-func (embedType) ServiceOps(p stages.Params) map[string]string {
-	return map[string]string{"model": p.String("op")}
+func (embedType) ServiceOps(p stages.Params) map[string][]string {
+	return map[string][]string{"model": {p.String("op")}}
 }
 
 func (embedType) Layout(inst *stages.Instance) ([]stages.Node, error) {
