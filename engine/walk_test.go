@@ -529,7 +529,9 @@ stage "test_list" "l" {
 	}
 }
 
-const selfHCL = `
+// itemsPreamble is the mock model and the items dataset the small
+// experiments below share.
+const itemsPreamble = `
 provider "fake" {
   kind = "mock"
 }
@@ -541,6 +543,9 @@ dataset "ideas" {
   format = "jsonl"
   path   = "items.jsonl"
 }
+`
+
+const selfHCL = itemsPreamble + `
 stage "test_count" "c" {
   items   = dataset.ideas
   model   = model.m
@@ -555,19 +560,7 @@ variable "forward" {
 // it and reads its output; a warm run runs neither; a dependency on a later
 // node is refused at layout.
 func TestSelfDependency(t *testing.T) {
-	dir := t.TempDir()
-	for name, text := range map[string]string{"exp.hcl": selfHCL, "items.jsonl": "{\"id\":\"a\"}\n{\"id\":\"b\"}\n"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	build := func(vars ...string) (*Graph, hcl.Diagnostics) {
-		exp, diags := config.Load(dir, config.Options{Vars: vars})
-		if diags.HasErrors() {
-			t.Fatal(diags.Error())
-		}
-		return Build(exp)
-	}
+	build := writeItemsExp(t, selfHCL, "a", "b")
 	exec := newFakeExec(lists(map[string]string{"a": "alpha\nbeta\ngamma", "b": "delta"}))
 	e := &Engine{Store: cache.NewMemory(), Exec: exec}
 	counts := func() map[string]int {
@@ -612,18 +605,7 @@ func mustBuild(t *testing.T, build func(...string) (*Graph, hcl.Diagnostics)) *G
 	return g
 }
 
-const linesHCL = `
-provider "fake" {
-  kind = "mock"
-}
-model "m" {
-  provider = provider.fake
-  name     = "fake-model"
-}
-dataset "ideas" {
-  format = "jsonl"
-  path   = "items.jsonl"
-}
+const linesHCL = itemsPreamble + `
 stage "test_lines" "l" {
   items     = dataset.ideas
   model     = model.m
@@ -639,23 +621,10 @@ variable "min_lines" {
 // Output refuses under the new param is asked again (and fails again here,
 // the fake answering the same), and a plan estimates exactly that call.
 func TestAnswerReuse(t *testing.T) {
-	dir := t.TempDir()
-	for name, text := range map[string]string{"exp.hcl": linesHCL, "items.jsonl": "{\"id\":\"a\"}\n{\"id\":\"b\"}\n"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := writeItemsExp(t, linesHCL, "a", "b")
 	build := func(vars ...string) *Graph {
 		t.Helper()
-		exp, diags := config.Load(dir, config.Options{Vars: vars})
-		if diags.HasErrors() {
-			t.Fatal(diags.Error())
-		}
-		g, diags := Build(exp)
-		if diags.HasErrors() {
-			t.Fatal(diags.Error())
-		}
-		return g
+		return mustBuild(t, func(...string) (*Graph, hcl.Diagnostics) { return write(vars...) })
 	}
 	exec := newFakeExec(lists(map[string]string{"a": "alpha\nbeta\ngamma", "b": "delta"}))
 	e := &Engine{Store: cache.NewMemory(), Exec: exec}
@@ -685,18 +654,7 @@ func TestAnswerReuse(t *testing.T) {
 	}
 }
 
-const linesGridHCL = `
-provider "fake" {
-  kind = "mock"
-}
-model "m" {
-  provider = provider.fake
-  name     = "fake-model"
-}
-dataset "ideas" {
-  format = "jsonl"
-  path   = "items.jsonl"
-}
+const linesGridHCL = itemsPreamble + `
 stage "test_lines" "grid" {
   for_each  = toset(["0", "1", "2"])
   items     = dataset.ideas
@@ -710,20 +668,7 @@ stage "test_lines" "grid" {
 // nodes derive from the answer when it lands, and the plan estimates
 // exactly those calls.
 func TestAnswerFlightInOneRun(t *testing.T) {
-	dir := t.TempDir()
-	for name, text := range map[string]string{"exp.hcl": linesGridHCL, "items.jsonl": "{\"id\":\"a\"}\n{\"id\":\"b\"}\n{\"id\":\"c\"}\n"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	exp, diags := config.Load(dir, config.Options{})
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
-	g, diags := Build(exp)
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
+	g := mustBuild(t, writeItemsExp(t, linesGridHCL, "a", "b", "c"))
 	exec := newFakeExec(lists(map[string]string{"a": "alpha\nbeta\ngamma", "b": "delta\nepsilon", "c": "zeta"}))
 	e := &Engine{Store: cache.NewMemory(), Exec: exec}
 	if p := e.Plan(g); p.Summary.Nodes.ToRun != 9 || p.Summary.Estimate.LLMCalls != 3 {
@@ -736,5 +681,28 @@ func TestAnswerFlightInOneRun(t *testing.T) {
 	// none twice under one node key, 2 + 2 + 1 nodes derived.
 	if exec.count() != 3+1 || exec.maxPerKey() != 1 || sum.AnswersReused != 5 || sum.Nodes.Ran != 8 || sum.Nodes.Failed != 1 {
 		t.Errorf("%d calls (at most %d per key), %d reused, nodes %+v", exec.count(), exec.maxPerKey(), sum.AnswersReused, sum.Nodes)
+	}
+}
+
+// writeItemsExp writes an experiment and its items.jsonl (one record per
+// id) into a new folder and returns a builder for it.
+func writeItemsExp(t *testing.T, hclText string, ids ...string) func(vars ...string) (*Graph, hcl.Diagnostics) {
+	t.Helper()
+	dir := t.TempDir()
+	var items strings.Builder
+	for _, id := range ids {
+		fmt.Fprintf(&items, "{\"id\":%q}\n", id)
+	}
+	for name, text := range map[string]string{"exp.hcl": hclText, "items.jsonl": items.String()} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return func(vars ...string) (*Graph, hcl.Diagnostics) {
+		exp, diags := config.Load(dir, config.Options{Vars: vars})
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		return Build(exp)
 	}
 }

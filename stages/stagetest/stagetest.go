@@ -44,13 +44,9 @@ func (linesType) Params() []stages.Param {
 }
 
 func (linesType) Layout(inst *stages.Instance) ([]stages.Node, error) {
-	items := inst.Params.Input("items")
-	m := inst.Params.Model("model")
-	if items == nil {
-		return nil, stages.ParamErrorf("items", "items is required")
-	}
-	if m == nil {
-		return nil, stages.ParamErrorf("model", "model is required")
+	items, m, err := itemsAndModel(inst)
+	if err != nil {
+		return nil, err
 	}
 	minLines := inst.Params.Int("min_lines")
 	var nodes []stages.Node
@@ -95,13 +91,9 @@ func (countType) Params() []stages.Param {
 }
 
 func (countType) Layout(inst *stages.Instance) ([]stages.Node, error) {
-	items := inst.Params.Input("items")
-	m := inst.Params.Model("model")
-	if items == nil {
-		return nil, stages.ParamErrorf("items", "items is required")
-	}
-	if m == nil {
-		return nil, stages.ParamErrorf("model", "model is required")
+	items, m, err := itemsAndModel(inst)
+	if err != nil {
+		return nil, err
 	}
 	count := func(in []stages.In) (*stages.Work, error) {
 		var l ListOutput
@@ -149,13 +141,9 @@ func (embedType) ServiceOps(p stages.Params) map[string][]string {
 }
 
 func (embedType) Layout(inst *stages.Instance) ([]stages.Node, error) {
-	items := inst.Params.Input("items")
-	m := inst.Params.Model("model")
-	if items == nil {
-		return nil, stages.ParamErrorf("items", "items is required")
-	}
-	if m == nil {
-		return nil, stages.ParamErrorf("model", "model is required")
+	items, m, err := itemsAndModel(inst)
+	if err != nil {
+		return nil, err
 	}
 	op := inst.Params.String("op")
 	var nodes []stages.Node
@@ -203,13 +191,9 @@ func (listType) Params() []stages.Param {
 }
 
 func (listType) Layout(inst *stages.Instance) ([]stages.Node, error) {
-	items := inst.Params.Input("items")
-	m := inst.Params.Model("model")
-	if items == nil {
-		return nil, stages.ParamErrorf("items", "items is required")
-	}
-	if m == nil {
-		return nil, stages.ParamErrorf("model", "model is required")
+	items, m, err := itemsAndModel(inst)
+	if err != nil {
+		return nil, err
 	}
 	prompt := inst.Params.String("prompt")
 	var nodes []stages.Node
@@ -355,4 +339,17 @@ func (collectType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 			}})
 	}
 	return nodes, nil
+}
+
+// itemsAndModel reads the items and model params every test stage type
+// but test_each and test_collect requires.
+func itemsAndModel(inst *stages.Instance) (*stages.Upstream, *stages.Model, error) {
+	items, m := inst.Params.Input("items"), inst.Params.Model("model")
+	if items == nil {
+		return nil, nil, stages.ParamErrorf("items", "items is required")
+	}
+	if m == nil {
+		return nil, nil, stages.ParamErrorf("model", "model is required")
+	}
+	return items, m, nil
 }
