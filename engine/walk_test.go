@@ -87,18 +87,7 @@ func lists(table map[string]string) func(string) (string, error) {
 	}
 }
 
-const expandHCL = `
-provider "fake" {
-  kind = "mock"
-}
-model "m" {
-  provider = provider.fake
-  name     = "fake-model"
-}
-dataset "ideas" {
-  format = "jsonl"
-  path   = "items.jsonl"
-}
+const expandHCL = itemsPreamble + `
 stage "test_list" "methods" {
   items  = dataset.ideas
   model  = model.m
