@@ -153,6 +153,12 @@ func Build(exp *config.Experiment) (*Graph, hcl.Diagnostics) {
 			diags = append(diags, d...)
 			continue
 		}
+		if pc, ok := si.Type.(stages.ParamChecker); ok {
+			if err := pc.CheckParams(inst.stInst); err != nil {
+				diags = append(diags, errAt(si, paramOf(err), "%s. Fix the stage's parameters.", err)...)
+				continue
+			}
+		}
 		if inst.layoutReady() {
 			diags = append(diags, g.layout(inst)...)
 		}

@@ -427,6 +427,16 @@ type ServiceUser interface {
 	ServiceOps(p Params) map[string][]string
 }
 
+// ParamChecker is a stage type that checks, before it can be laid out, what
+// its Layout would refuse of its params alone: its templates. A stage at the
+// end of a chain of expanding stages is laid out only once the chain has
+// run; Build calls CheckParams for every instance, so validate reports a
+// template error there before anything is paid for.
+type ParamChecker interface {
+	Type
+	CheckParams(inst *Instance) error
+}
+
 // LayoutWarner is a stage type that can tell, once laid out, that an
 // instance is valid yet will not give what its author likely meant (a report
 // whose rows match none of its columns). The engine reports each complaint

@@ -365,6 +365,13 @@ type contributionData struct {
 	Papers     []comparedPaper
 }
 
+// CheckParams renders the prompt on sample data: the stage is laid out only
+// once every comparison has run.
+func (contributionType) CheckParams(inst *stages.Instance) error {
+	_, err := stages.RenderParam("prompt", inst.Address+" prompt", inst.Params.String("prompt"), contributionData{"i", []string{"d"}, []comparedPaper{{"id", "t", 2020, "d +1"}}})
+	return err
+}
+
 func (contributionType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
 	dims, err := stages.RequireInput(p, "dimensions")
@@ -380,7 +387,7 @@ func (contributionType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		return nil, err
 	}
 	prompt, name := p.String("prompt"), inst.Address+" prompt"
-	if _, err := stages.RenderParam("prompt", name, prompt, contributionData{"i", []string{"d"}, []comparedPaper{{"id", "t", 2020, "d +1"}}}); err != nil {
+	if err := (contributionType{}).CheckParams(inst); err != nil {
 		return nil, err
 	}
 	src := cmp.Source

@@ -76,8 +76,14 @@ func (coverageType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if _, err := requireModel(p, "judge"); err != nil {
 		return nil, err
 	}
-	_, err = stages.RenderParam("prompt", inst.Address+" prompt", p.String("prompt"), coverageData{"r", "s", "t", "a", "v"})
-	return nil, err
+	return nil, (coverageType{}).CheckParams(inst)
+}
+
+// CheckParams renders the prompt on sample data: a coverage over several
+// review stages is laid out only once they all have run.
+func (coverageType) CheckParams(inst *stages.Instance) error {
+	_, err := stages.RenderParam("prompt", inst.Address+" prompt", inst.Params.String("prompt"), coverageData{"r", "s", "t", "a", "v"})
+	return err
 }
 
 func (coverageType) ExpandInputs() []string               { return []string{"ideas"} }

@@ -28,6 +28,16 @@ stage "contribution_relevance"`, `as_of names the literature snapshot`},
   ideas = dataset.ideas`, `stage "soundness_methods" "se" {
   prompt = "{{.Methods}}"
   ideas = dataset.ideas`, `Methods`},
+		// The reviews at the end of the expanding chains, and a coverage
+		// over several of them, are laid out only once the chains have
+		// run; their templates are checked at Build all the same
+		// (stages.ParamChecker), so validate reports them.
+		{"late prompt", `stage "soundness_review" "se" {
+  synthesis = stage.soundness_synthesis.se`, `stage "soundness_review" "se" {
+  prompt    = "{{.Idae}}"
+  synthesis = stage.soundness_synthesis.se`, `Idae`},
+		{"coverage prompt", `stage "coverage" "scholareval" {`, `stage "coverage" "scholareval" {
+  prompt = "{{.Reviw}}"`, `.Reviw is not a field here; available: .Review`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := fmt.Sprintf(pipelineHCL, "http://127.0.0.1:1/v1")

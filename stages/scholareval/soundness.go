@@ -543,6 +543,13 @@ type soundnessData struct {
 	Methods []MethodReview
 }
 
+// CheckParams renders the prompt on sample data: the stage is laid out only
+// once every method is synthesised, and a template error must not wait.
+func (soundnessType) CheckParams(inst *stages.Instance) error {
+	_, err := stages.RenderParam("prompt", inst.Address+" prompt", inst.Params.String("prompt"), soundnessData{"i", []MethodReview{{Method: "m"}}})
+	return err
+}
+
 // Layout runs once every item's methods are synthesised: one meta-review
 // per idea, over the method reviews that succeeded (the others counted as
 // missing).
@@ -557,7 +564,7 @@ func (soundnessType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		return nil, err
 	}
 	prompt, name := p.String("prompt"), inst.Address+" prompt"
-	if _, err := stages.RenderParam("prompt", name, prompt, soundnessData{"i", []MethodReview{{Method: "m"}}}); err != nil {
+	if err := (soundnessType{}).CheckParams(inst); err != nil {
 		return nil, err
 	}
 	return childReviewNodes("synthesis", syn, func(rec *idea, ins []stages.In) (*stages.Work, error) {
