@@ -5,9 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,22 +91,22 @@ func (p *Provenance) footer(prefix string) string {
 	}
 	if len(p.Models) > 0 {
 		var ms []string
-		for _, req := range sortedKeys(p.Models) {
+		for _, req := range slices.Sorted(maps.Keys(p.Models)) {
 			served := p.Models[req]
 			if len(served) == 1 && served[req] > 0 {
 				ms = append(ms, req)
 				continue
 			}
-			ms = append(ms, req+" (answered by "+strings.Join(sortedKeys(served), ", ")+")")
+			ms = append(ms, req+" (answered by "+strings.Join(slices.Sorted(maps.Keys(served)), ", ")+")")
 		}
 		line("Models: %s.", strings.Join(ms, "; "))
 	}
 	if len(p.Datasets) > 0 {
 		line("Datasets: %s.", joinSorted(p.Datasets, func(k, v string) string { return k + " sha256:" + prefix12(strings.TrimPrefix(v, "sha256:")) }))
 	}
-	for _, stage := range sortedKeys(p.Dropped) {
+	for _, stage := range slices.Sorted(maps.Keys(p.Dropped)) {
 		var rs []string
-		for _, why := range sortedKeys(p.Dropped[stage]) {
+		for _, why := range slices.Sorted(maps.Keys(p.Dropped[stage])) {
 			rs = append(rs, fmt.Sprintf("%d item(s): %s", p.Dropped[stage][why], why))
 		}
 		line("Dropped by %s: %s.", stage, strings.Join(rs, "; "))
@@ -131,19 +132,10 @@ func prefix12(s string) string {
 
 func joinSorted(m map[string]string, f func(k, v string) string) string {
 	out := make([]string, 0, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, f(k, m[k]))
 	}
 	return strings.Join(out, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // writeReports writes the files of every node that writes files, with
@@ -182,7 +174,7 @@ func (w *walker) writeReports(dir string, prov *Provenance) ([]string, error) {
 			}
 			out.Files[name] = string(b) // written byte for byte below
 		}
-		names := sortedKeys(out.Files)
+		names := slices.Sorted(maps.Keys(out.Files))
 		p := *prov
 		p.Partial = partial
 		stems := map[string]bool{}
@@ -211,7 +203,7 @@ func (w *walker) writeReports(dir string, prov *Provenance) ([]string, error) {
 			}
 			paths = append(paths, path)
 		}
-		for _, stem := range sortedKeys(stems) {
+		for _, stem := range slices.Sorted(maps.Keys(stems)) {
 			b, _ := json.MarshalIndent(&p, "", "  ")
 			path := filepath.Join(dir, stem+".provenance.json")
 			if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {

@@ -3,9 +3,11 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -77,7 +79,7 @@ func TestRenderReportsWritesWhatTheRunWrote(t *testing.T) {
 		t.Fatalf("rendered %+v, want 1 failed node, nothing computed or missing, 3 files", got)
 	}
 	ran, rendered := readDir(t, runDir), readDir(t, renderDir)
-	if names, want := sortedKeys(rendered), sortedKeys(ran); !reflect.DeepEqual(names, want) {
+	if names, want := slices.Sorted(maps.Keys(rendered)), slices.Sorted(maps.Keys(ran)); !reflect.DeepEqual(names, want) {
 		t.Fatalf("rendered %v, the run wrote %v", names, want)
 	}
 	for name, want := range ran {
@@ -154,6 +156,6 @@ func TestRenderReportsNamesWhatIsMissing(t *testing.T) {
 		t.Errorf("%q does not start with %q", m.String(), want)
 	}
 	if files := readDir(t, out); len(files) != 0 {
-		t.Errorf("wrote %v", sortedKeys(files))
+		t.Errorf("wrote %v", slices.Sorted(maps.Keys(files)))
 	}
 }

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -514,7 +516,7 @@ func printSummary(w io.Writer, order []string, s *engine.Summary) {
 	fmt.Fprintf(w, "%d nodes: %d cached, %d ran, %d failed, %d skipped. %d model calls%s, %d+%d tokens, $%.4f, %.1fs (load %.1f, plan %.1f, run %.1f, reports %.1f).\n",
 		s.Nodes.Total, s.Nodes.Cached, s.Nodes.Ran, s.Nodes.Failed, s.Nodes.Skipped,
 		s.LLMCalls, services, s.Tokens.Input, s.Tokens.Output, s.CostUSD, s.WallSeconds, ph.Load, ph.Plan, ph.Run, ph.Reports)
-	for _, p := range sortedKeys(s.Unavailable) {
+	for _, p := range slices.Sorted(maps.Keys(s.Unavailable)) {
 		fmt.Fprintf(w, "provider %s unavailable: %d node(s) not run (%s)\n", p, s.Skipped["provider unavailable"], s.Unavailable[p])
 	}
 	if s.Repaired > 0 {
@@ -551,26 +553,17 @@ func printSummary(w io.Writer, order []string, s *engine.Summary) {
 // other models, e.g. when an alias moved on between the cached and new answers.
 func servedModelNotes(served map[string]map[string]int) []string {
 	var out []string
-	for _, req := range sortedKeys(served) {
+	for _, req := range slices.Sorted(maps.Keys(served)) {
 		names := served[req]
 		if len(names) == 1 && names[req] > 0 {
 			continue
 		}
 		var parts []string
-		for _, name := range sortedKeys(names) {
+		for _, name := range slices.Sorted(maps.Keys(names)) {
 			parts = append(parts, fmt.Sprintf("%s (%d)", name, names[name]))
 		}
 		out = append(out, fmt.Sprintf("note: answers for model %q came from %s", req, strings.Join(parts, ", ")))
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 

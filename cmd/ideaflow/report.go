@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -83,7 +85,7 @@ written. Run the experiment to fill the cache.`,
 func printRendered(a *app, r *engine.Rendered) {
 	if len(r.Computed) > 0 {
 		var parts []string
-		for _, inst := range sortedKeys(r.Computed) {
+		for _, inst := range slices.Sorted(maps.Keys(r.Computed)) {
 			parts = append(parts, fmt.Sprintf("%s (%d)", inst, r.Computed[inst]))
 		}
 		fmt.Fprintf(a.stdout, "computed from cached inputs (not in the cache; not saved): %s\n", strings.Join(parts, ", "))

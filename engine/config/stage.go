@@ -2,7 +2,9 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -163,7 +165,7 @@ func (l *loader) fanOutKeys(d *decl, inputs map[string]inputValue, hasForEach bo
 		if !ok || iv.multi == nil {
 			continue
 		}
-		ks := sortedKeys(iv.multi)
+		ks := slices.Sorted(maps.Keys(iv.multi))
 		rng := iv.multi[ks[0]].Range
 		if hasForEach {
 			l.errorf(&rng, fmt.Sprintf("%s refers to a stage with several instances", p.Name),
@@ -182,15 +184,6 @@ func (l *loader) fanOutKeys(d *decl, inputs map[string]inputValue, hasForEach bo
 		}
 	}
 	return keys
-}
-
-func sortedKeys(m map[string]InputRef) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 type forEachKey struct {
@@ -438,7 +431,7 @@ func (l *loader) inputsParam(a *hcl.Attribute, v cty.Value, p stages.Param) ([]I
 			out = append(out, *iv.single)
 			return true
 		}
-		for _, k := range sortedKeys(iv.multi) {
+		for _, k := range slices.Sorted(maps.Keys(iv.multi)) {
 			out = append(out, iv.multi[k])
 		}
 		return true

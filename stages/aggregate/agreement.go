@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -275,7 +276,7 @@ func (c *agreementConfig) compute(in []stages.In) (*AgreementOutput, error) {
 				if drop {
 					dropped++
 				}
-				for _, name := range sortedKeys(byCoder) {
+				for _, name := range slices.Sorted(maps.Keys(byCoder)) {
 					if err := j.add(unit, name, byCoder[name]); err != nil {
 						return nil, fmt.Errorf("%s: %w", u.Address, err)
 					}
@@ -382,7 +383,7 @@ func (c *agreementConfig) compute(in []stages.In) (*AgreementOutput, error) {
 
 	if len(orders) > 0 {
 		var ts []float64
-		for _, unit := range sortedKeys(orders) {
+		for _, unit := range slices.Sorted(maps.Keys(orders)) {
 			os := orders[unit]
 			for a := range os {
 				for b := a + 1; b < len(os); b++ {

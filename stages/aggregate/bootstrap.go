@@ -3,7 +3,6 @@ package aggregate
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/stats"
@@ -152,14 +151,4 @@ func bootstrapError(up *stages.Upstream, err error) error {
 		return fmt.Errorf("bootstrap of %s: %w (set method = \"percentile\", which is defined for any data)", up.Address, err)
 	}
 	return fmt.Errorf("bootstrap of %s: %w", up.Address, err)
-}
-
-// sortedKeys returns m's keys, sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -32,7 +32,9 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -224,20 +226,20 @@ func WriteHTML(w io.Writer, p *Page) error {
 		return err
 	}
 	items64 := strings.Join(chunks, "</script>\n<script class=\"items-chunk\" type=\"application/gzip;base64\">")
-	for _, req := range sortedMapKeys(p.Summary.ServedModels) {
+	for _, req := range slices.Sorted(maps.Keys(p.Summary.ServedModels)) {
 		served := p.Summary.ServedModels[req]
 		var parts []string
 		rerouted := false
-		for _, name := range sortedMapKeys(served) {
+		for _, name := range slices.Sorted(maps.Keys(served)) {
 			parts = append(parts, fmt.Sprintf("%s (%d)", name, served[name]))
 			rerouted = rerouted || name != req
 		}
 		d.Served = append(d.Served, servedView{Requested: req, Answered: strings.Join(parts, ", "), Rerouted: rerouted})
 	}
-	for _, k := range sortedMapKeys(p.Provenance.Variables) {
+	for _, k := range slices.Sorted(maps.Keys(p.Provenance.Variables)) {
 		d.Variables = append(d.Variables, kv{k, p.Provenance.Variables[k]})
 	}
-	for _, k := range sortedMapKeys(p.Provenance.Datasets) {
+	for _, k := range slices.Sorted(maps.Keys(p.Provenance.Datasets)) {
 		d.Datasets = append(d.Datasets, kv{k, p.Provenance.Datasets[k]})
 	}
 	// The data goes in after the template ran: html/template would escape
@@ -317,13 +319,4 @@ func itemChunks(items []PageItem, limit int) ([]string, error) {
 		return nil, err
 	}
 	return chunks, nil
-}
-
-func sortedMapKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -22,6 +22,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -358,7 +360,7 @@ func (s *plotSpec) figure(scores []*stages.Score) (*Figure, error) {
 			}
 			ser, _ := s.series.pick(in.key, in.stage, s.sep)
 			n := 0
-			for _, k := range sortedKeys(sc.Extra) {
+			for _, k := range slices.Sorted(maps.Keys(sc.Extra)) {
 				if x, ok := strings.CutPrefix(k, prefix); ok && x != "" {
 					pts = append(pts, raw{x: x, series: ser, p: Point{Label: x, Y: sc.Extra[k]}})
 					n++

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -360,7 +362,7 @@ func (t *table) metricOptions(better, formats, labels map[string]string) error {
 			m.label = l
 		}
 	}
-	for _, id := range sortedKeys(better) {
+	for _, id := range slices.Sorted(maps.Keys(better)) {
 		m := byID[id]
 		if m == nil {
 			t.warnf("better", "better: %q is not a column stage of this report (columns: %s); it is ignored", id, t.metricIDs())
@@ -373,7 +375,7 @@ func (t *table) metricOptions(better, formats, labels map[string]string) error {
 			return stages.ParamErrorf("better", `better: %q = %q; use "higher" or "lower"`, id, v)
 		}
 	}
-	for _, id := range sortedKeys(formats) {
+	for _, id := range slices.Sorted(maps.Keys(formats)) {
 		m := byID[id]
 		if m == nil {
 			t.warnf("number_format", "number_format: %q is not a column stage of this report (columns: %s); it is ignored", id, t.metricIDs())
@@ -507,7 +509,7 @@ func (t *table) warnUnknownLabels(labels map[string]string, dims []string, value
 			known[in.gen.Name], known[blockName(in.gen)] = true, true
 		}
 	}
-	for _, k := range sortedKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		if !known[k] {
 			t.warnf("labels", "labels: %q names no column stage (%s), row dimension or dimension value of this report; it is ignored", k, t.metricIDs())
 		}
@@ -534,15 +536,6 @@ func quoteList(ss []string) string {
 		q[i] = strconv.Quote(s)
 	}
 	return strings.Join(q, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // String describes a column for notes: "Novelty" or "Novelty (filtered)".
