@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -673,7 +672,7 @@ func (c *S2Client) do(ctx context.Context, cl *call, method, u string, in, out a
 		endpoint = endpoint[:i]
 	}
 	attempts, status, err := c.Caller().Do(ctx, cl.op, endpoint, 0, false, func(ctx context.Context, _ *httpcall.Capture) (httpcall.Tokens, error) {
-		err := s2Exchange(ctx, c.HTTP(), method, u, c.header, in, out)
+		err := httpcall.DoJSON(ctx, c.HTTP(), method, u, c.header, in, out)
 		var se *httpcall.StatusError
 		if notFound != nil && errors.As(err, &se) && se.Status == http.StatusNotFound {
 			*notFound = true
@@ -684,46 +683,6 @@ func (c *S2Client) do(ctx context.Context, cl *call, method, u string, in, out a
 	cl.attempts += attempts
 	cl.status = status
 	return err
-}
-
-// s2Exchange sends one request (a JSON body for POST) and decodes a 2xx
-// reply into out; any other status is an *httpcall.StatusError.
-func s2Exchange(ctx context.Context, hc *http.Client, method, u string, header http.Header, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return fmt.Errorf("encode request: %w", err)
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
-	if err != nil {
-		return err
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return &httpcall.StatusError{Status: resp.StatusCode, Body: b}
-	}
-	if err != nil {
-		return fmt.Errorf("read reply: %w", err)
-	}
-	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("decode reply: %w", err)
-	}
-	return nil
 }
 
 // classify reads Semantic Scholar's errors, {"message": "..."} or

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// StatusError is a non-2xx reply to PostJSON, with its (scrubbed) body.
+// StatusError is a non-2xx reply to DoJSON, with its (scrubbed) body.
 type StatusError struct {
 	Status int
 	Body   []byte
@@ -20,22 +20,34 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("HTTP %d: %s", e.Status, Excerpt(string(e.Body), ErrorExcerpt))
 }
 
-// PostJSON posts in as JSON to url and decodes a 2xx reply into out. A non-2xx
-// reply is a *StatusError; a reply that does not decode is an error wrapping
-// the decoder's.
+// PostJSON posts in as JSON to url and decodes a 2xx reply into out; see
+// DoJSON.
 func PostJSON(ctx context.Context, hc *http.Client, url string, header http.Header, in, out any) error {
-	body, err := json.Marshal(in)
-	if err != nil {
-		return fmt.Errorf("encode request: %w", err)
+	return DoJSON(ctx, hc, http.MethodPost, url, header, in, out)
+}
+
+// DoJSON sends one request, with in as its JSON body (none when in is nil),
+// and decodes a 2xx reply into out. A non-2xx reply is a *StatusError; a
+// reply that does not decode is an error wrapping the decoder's.
+func DoJSON(ctx context.Context, hc *http.Client, method, url string, header http.Header, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("encode request: %w", err)
+		}
+		body = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
 	if err != nil {
 		return err
 	}
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := hc.Do(req)
 	if err != nil {
