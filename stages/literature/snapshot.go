@@ -39,14 +39,6 @@ func (p *Paper) After(cutoff time.Time) bool {
 	return p.Year > cutoff.Year()
 }
 
-// decode reads an operation's body into v, naming the operation on failure.
-func decode(provider string, req llm.ServiceRequest, v any) error {
-	if err := json.Unmarshal(req.Body, v); err != nil {
-		return &llm.APIError{Provider: provider, Message: fmt.Sprintf("%s request body does not decode: %v", req.Op, err)}
-	}
-	return nil
-}
-
 // encode marshals a reply body; the reply types cannot fail to marshal.
 func encode(v any) json.RawMessage {
 	b, err := json.Marshal(v)
