@@ -22,15 +22,16 @@ func TestAskRefusalPhrasesReaskedOnce(t *testing.T) {
 		wantAttempts int
 		want         format.Answer
 	}{
-		{"no refusal", []string{"An idea."}, 2, 1, format.Answer{Text: "An idea."}},
+		{"no refusal", []string{"An idea."}, 2, 1, format.Answer{Text: "An idea.", Raw: "An idea."}},
 		{"refused, then answered", []string{"I cannot do that.", "An idea."}, 2, 2,
-			format.Answer{Text: "An idea.", Refusal: "I cannot do that."}},
+			format.Answer{Text: "An idea.", Refusal: "I cannot do that.", Raw: "An idea.", Reasked: true, FirstRaw: "I cannot do that."}},
 		{"refused twice: an answer marked refused", []string{"I cannot do that.", "Sorry, I cannot."}, 2, 2,
-			format.Answer{Text: "Sorry, I cannot.", Refusal: "I cannot do that.", Refused: true}},
+			format.Answer{Text: "Sorry, I cannot.", Refusal: "I cannot do that.", Refused: true, Raw: "Sorry, I cannot.", Reasked: true, FirstRaw: "I cannot do that."}},
 		{"re-asked even with no repairs", []string{"I cannot do that.", "An idea."}, 0, 2,
-			format.Answer{Text: "An idea.", Refusal: "I cannot do that."}},
+			format.Answer{Text: "An idea.", Refusal: "I cannot do that.", Raw: "An idea.", Reasked: true, FirstRaw: "I cannot do that."}},
 		{"an empty answer is repaired, the refusal re-asked", []string{"", "I cannot do that.", "An idea."}, 1, 3,
-			format.Answer{Text: "An idea.", Refusal: "I cannot do that."}},
+			// The first answer was empty: Unrepaired gives "", known.
+			format.Answer{Text: "An idea.", Refusal: "I cannot do that.", Raw: "An idea.", Reasked: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
