@@ -2,8 +2,10 @@ package format
 
 import (
 	"encoding/json"
+	"math/rand"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode"
 )
@@ -100,5 +102,36 @@ func readGolden(t *testing.T, path string, v any) {
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// The mock's answers to IdeaBench's prompt: the strict parser reads every
+// form as the drawn order; the authors' parser reads the plain and bold
+// forms alike and repeats letters in the third.
+func TestSynthHypothesisList(t *testing.T) {
+	spec := Spec{Kind: Ranking, Letters: "ABCD", Style: StyleHypothesisList}
+	forms := map[string]int{}
+	for seed := int64(0); seed < 60; seed++ {
+		text, want := synthesize(spec, rand.New(rand.NewSource(seed)), "tau")
+		got, err := Parse(spec, text)
+		if err != nil || !reflect.DeepEqual(got.Ranking, want.Ranking) {
+			t.Fatalf("seed %d: %q parsed %v, %v; want %v", seed, text, got, err, want.Ranking)
+		}
+		authors := IdeaBenchRanking(text)
+		switch {
+		case reflect.DeepEqual(authors, want.Ranking):
+			if strings.Contains(text, "**") {
+				forms["bold"]++
+			} else {
+				forms["plain"]++
+			}
+		case len(authors) == 2*len(want.Ranking)-1:
+			forms["repeats"]++
+		default:
+			t.Errorf("seed %d: the authors read %v from %q", seed, authors, text)
+		}
+	}
+	if len(forms) != 3 {
+		t.Errorf("forms drawn: %v, want all three", forms)
 	}
 }

@@ -49,7 +49,15 @@ type Spec struct {
 	// Reask is the message sent after a refusal in place of the default
 	// research justification (see RepairMessage); "": the default.
 	Reask string `json:"reask,omitempty"`
+	// Style names the answer shape the prompt itself asks for, when the
+	// stage sends no Instructions (an original benchmark's prompt): the mock
+	// then answers in it. Parse ignores it. "": Instructions' shape.
+	Style string `json:"style,omitempty"`
 }
+
+// StyleHypothesisList is a Ranking answered as IdeaBench's prompt asks:
+// "1. Hypothesis X: rationale" lines, best first.
+const StyleHypothesisList = "hypothesis_list"
 
 // Answer is a parsed answer; only the member matching Spec.Kind is set.
 type Answer struct {

@@ -293,6 +293,7 @@ func (r *ranker) prepare(p int) func(in []stages.In) (*stages.Work, error) {
 		content := stages.UserMessage(prompt, spec)
 		if r.authors {
 			content = prompt // as the authors send it: no instructions, not trimmed
+			spec.Style = format.StyleHypothesisList
 		}
 		texts := make([]string, len(cands))
 		for i, c := range cands {
