@@ -371,6 +371,8 @@ report "parses" {
   labels = {
     model                                     = "Model"
     scenario                                  = "Resource"
+    low                                       = "Low"
+    high                                      = "High"
     "overlap_score.idea_overlap"              = "Overlap (authors)"
     "overlap_score.overlap_strict"            = "Overlap (strict)"
     "overlap_score.overlap_difference"        = "Overlap difference"
