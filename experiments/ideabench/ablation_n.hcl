@@ -35,6 +35,10 @@ variable "gateway_url" {
   description = "an OpenAI-compatible gateway serving the generator and the judge"
   default     = "http://localhost:8000/v1"
 }
+variable "gateway_rpm" {
+  description = "the gateway's requests per minute (0: unlimited)"
+  default     = 500
+}
 
 provider "mock" {
   kind = "mock"
@@ -44,7 +48,7 @@ provider "gateway" {
   kind                = "openai"
   base_url            = var.gateway_url
   api_key_env         = "GATEWAY_API_KEY"
-  requests_per_minute = 500
+  requests_per_minute = var.gateway_rpm
   max_concurrency     = 32
   n_choices           = var.n_choices
 }

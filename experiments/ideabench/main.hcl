@@ -43,6 +43,10 @@ variable "gateway_url" {
   description = "an OpenAI-compatible gateway serving all seven generators and the judge"
   default     = "http://localhost:8000/v1"
 }
+variable "gateway_rpm" {
+  description = "the gateway's requests per minute (0: unlimited)"
+  default     = 500
+}
 variable "bert_url" {
   description = "the token-embeddings sidecar (tools/token_embeddings_server.py) serving microsoft/deberta-xlarge-mnli"
   default     = "http://localhost:8090"
@@ -73,7 +77,7 @@ provider "gateway" {
   kind                = "openai"
   base_url            = var.gateway_url
   api_key_env         = "GATEWAY_API_KEY"
-  requests_per_minute = 500
+  requests_per_minute = var.gateway_rpm
   max_concurrency     = 32
 }
 provider "bert" {
