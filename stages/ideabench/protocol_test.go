@@ -1,11 +1,15 @@
 package ideabench_test
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/ideaflow/ideaflow/engine"
+	"github.com/ideaflow/ideaflow/engine/config"
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/ideabench"
 	"github.com/ideaflow/ideaflow/stages/llm"
@@ -229,4 +233,69 @@ func ideabenchSimilarity(t *testing.T) stages.ServiceUser {
 		t.Fatal("similarity is no ServiceUser")
 	}
 	return su
+}
+
+// A tei provider serves the final layer only: bert_score's default layer is
+// refused when the experiment is built, at the model, naming the kinds
+// that serve it, and final_layer = true is the way to keep tei.
+func TestTEIServesTheFinalLayerOnly(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(ibExperiments + "data/targets.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "targets.jsonl"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const hcl = `
+provider "mock" {
+  kind = "mock"
+}
+provider "tei" {
+  kind     = "tei"
+  base_url = "http://localhost:8080"
+}
+model "gen" {
+  provider = provider.mock
+  name     = "g"
+}
+model "bert" {
+  provider = provider.tei
+  name     = "roberta-large"
+}
+dataset "targets" {
+  format = "ideabench"
+  path   = "targets.jsonl"
+}
+stage "filter_references" "f" { dataset = dataset.targets }
+stage "generate_ideas" "g" {
+  model      = model.gen
+  references = stage.filter_references.f
+}
+stage "similarity" "s" {
+  ideas  = stage.generate_ideas.g
+  method = "bertscore"
+  model  = model.bert
+  %s
+}
+`
+	for _, tc := range []struct{ extra, want string }{
+		{"", `exp.hcl:29,12-22: Cannot ask model.bert for layer_token_matching; model is model.bert, on provider "tei" of kind "tei", which does not serve "layer_token_matching", an operation this stage asks of it; kinds that serve it: mock, transformers.`},
+		{"final_layer = true", ""},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "exp.hcl"), []byte(fmt.Sprintf(hcl, tc.extra)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		exp, diags := config.Load(dir, config.Options{})
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		_, diags = engine.Build(exp)
+		switch {
+		case tc.want == "" && diags.HasErrors():
+			t.Errorf("final_layer: %s", diags.Error())
+		case tc.want != "" && !strings.Contains(diags.Error(), tc.want):
+			t.Errorf("got %s\nwant %s", diags.Error(), tc.want)
+		}
+	}
 }
