@@ -65,3 +65,38 @@ func TestAskRefusalPhrasesReaskedOnce(t *testing.T) {
 		})
 	}
 }
+
+// An answer re-asked after a parse error keeps the first answer's text, so
+// a compatibility parse can read what an original benchmark (which never
+// re-asked) would have read; an answer accepted at once keeps its own.
+func TestAskKeepsTheFirstAnswer(t *testing.T) {
+	srv := llmtest.New()
+	defer srv.Close()
+	answers := []string{"I prefer the second idea.", "Ranking: B > A"}
+	n := 0
+	srv.SetResponder(func(*openai.ChatCompletionRequest) string {
+		a := answers[min(n, len(answers)-1)]
+		n++
+		return a
+	})
+	c := newTestClient(t, srv, testProvider(srv), llmtest.NewFakeClock(time.Time{}))
+	req := userRequest("judge", "Rank A and B.")
+	req.Format = format.Spec{Kind: format.Ranking, Letters: "AB"}
+	out, err := Ask(bg, c, req, nil, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := out.Answer
+	if !reflect.DeepEqual(a.Ranking, []string{"B", "A"}) || a.Raw != "Ranking: B > A" || !a.Reasked || a.FirstRaw != "I prefer the second idea." {
+		t.Errorf("answer %+v", a)
+	}
+	if text, known := a.Unrepaired(); text != "I prefer the second idea." || !known {
+		t.Errorf("Unrepaired = %q, %v", text, known)
+	}
+	if text, known := (&format.Answer{Raw: "Ranking: A > B"}).Unrepaired(); text != "Ranking: A > B" || !known {
+		t.Errorf("an answer accepted at once: %q, %v", text, known)
+	}
+	if _, known := (&format.Answer{Ranking: []string{"A", "B"}}).Unrepaired(); known {
+		t.Error("an answer stored without its text is known")
+	}
+}
