@@ -255,6 +255,9 @@ func (e *LocalExecutor) chatChoices(ctx context.Context, c llm.Client, t *Task) 
 			LatencyMS: time.Since(start).Milliseconds(), Attempts: 1}
 		u.CostUSD = cost(t.Price, u.InputTokens, u.OutputTokens)
 		a, err := format.Parse(t.Chat.Format, r.Text)
+		if err == nil {
+			a.Raw = r.Text // as llm.Ask sets it: stages' compatibility parses read it
+		}
 		if err != nil {
 			// Asked again alone, with repairs; its usage is still counted.
 			out.Choices[i] = &Result{Raw: r.Text, Usage: u, Attempts: []cache.Attempt{{Raw: r.Text, Status: r.Status}}, Synthetic: c.Synthetic()}

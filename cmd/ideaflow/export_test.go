@@ -207,6 +207,7 @@ stage "similarity" "bert" {
   ideas  = stage.generate_ideas.main
   method = "bertscore"
   model  = model.emb
+  layer  = 24 # mock-embedder is in no bert_score table
 }
 stage "similarity" "emb" {
   ideas  = stage.generate_ideas.main

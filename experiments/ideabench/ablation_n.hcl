@@ -1,12 +1,17 @@
-# IdeaBench Figure 6 (Guo et al.): the target paper's average absolute rank
-# (1 = ranked above every generated idea) as the number of generated ideas n
-# grows, for novelty and feasibility, with filtered and unfiltered (every)
-# references, GPT-4o Mini on the targets with at least 15 references.
+# IdeaBench Figure 6 (Guo et al.), run as the authors ran their pipeline
+# (amir-hassan25/IdeaBench @ 9dbd125): the target paper's average absolute
+# rank (1 = ranked above every generated idea) as the number of generated
+# ideas n grows, for novelty and feasibility, with filtered and unfiltered
+# (every) references, GPT-4o Mini "in the same ablation study setting" as
+# Table 2 (its targets: see ablation_refs.hcl), the authors' generation and
+# ranking prompts, the target first, the ranks as their parser reads them.
 #
-# Ideas are independent samples (one request each), so the n = 10 arm
-# reuses the n = 5 arm's five ideas, which reuse the n = 3 arm's: the
-# generator is asked max(n) times per target and arm, not sum(n). Each n is
-# ranked on its own (the judge sees n + 1 ideas).
+# Ideas are independent samples (one request each, as the authors ask n
+# times), so the n = 10 arm reuses the n = 5 arm's five ideas, which reuse
+# the n = 3 arm's: the generator is asked max(n) times per target and arm,
+# not sum(n). Each n is ranked on its own (the judge sees n + 1 ideas).
+#
+# ideaflow's own protocol is ablation_n.debiased.hcl beside this file.
 #
 #   ideaflow run experiments/ideabench/ablation_n.hcl               # offline, SYNTHETIC
 
@@ -16,7 +21,11 @@ variable "offline" {
 }
 variable "dataset" {
   description = "the targets, ideabench JSONL with references"
-  default     = "data/targets.jsonl"
+  default     = "data/ablation_targets.jsonl"
+}
+variable "subset" {
+  description = "the ablation's targets: \"at_least_15\" (the paper's text, and the published 461: at least 15 filtered references) or \"at_most_15\" (the authors' ablation_study code: at most 15 filtered references)"
+  default     = "at_least_15"
 }
 variable "n_choices" {
   description = "send a target's independent samples as one request with n choices, so the gateway bills the references once (an operational setting: keys and results are unchanged)"
@@ -25,6 +34,10 @@ variable "n_choices" {
 variable "gateway_url" {
   description = "an OpenAI-compatible gateway serving the generator and the judge"
   default     = "http://localhost:8000/v1"
+}
+variable "gateway_rpm" {
+  description = "the gateway's requests per minute (0: unlimited)"
+  default     = 500
 }
 
 provider "mock" {
@@ -35,17 +48,18 @@ provider "gateway" {
   kind                = "openai"
   base_url            = var.gateway_url
   api_key_env         = "GATEWAY_API_KEY"
-  requests_per_minute = 500
+  requests_per_minute = var.gateway_rpm
   max_concurrency     = 32
   n_choices           = var.n_choices
 }
 
+# ChatOpenAI's defaults, as the authors used it: temperature 0.7, no
+# maximum length.
 model "gpt4o_mini" {
   provider    = var.offline ? provider.mock : provider.gateway
   name        = "openai/gpt-4o-mini"
   family      = "openai-gpt4"
   temperature = 0.7
-  max_tokens  = 1024
   # trained on data before this date (the paper: every generator before 2024-01-01)
   knowledge_cutoff = "2024-01-01"
 }
@@ -53,15 +67,12 @@ model "judge" {
   provider    = var.offline ? provider.mock : provider.gateway
   name        = "openai/gpt-4o"
   family      = "openai-gpt4"
-  temperature = 0
-  max_tokens  = 512
+  temperature = 0.7
 }
 
-# The ablation's targets: at least 15 references each (before filtering).
 dataset "targets" {
-  format         = "ideabench"
-  path           = var.dataset
-  min_references = 15
+  format = "ideabench"
+  path   = var.dataset
 }
 
 quality "novelty" {
@@ -82,43 +93,57 @@ locals {
     unfiltered = { mode = "all" }
   }
   arms = { for p in setproduct(var.ns, keys(local.references)) : format("%02d %s", p[0], p[1]) => { n = p[0], references = p[1] } }
+  subset = {
+    at_least_15 = { min = 15, max = 0 }
+    at_most_15  = { min = 3, max = 15 }
+  }[var.subset]
 }
 
 stage "filter_references" "refs" {
   for_each       = local.references
   dataset        = dataset.targets
   mode           = each.value.mode
+  min_filtered   = local.subset.min
+  max_filtered   = local.subset.max
   min_references = 1
 }
 
 stage "generate_ideas" "n" {
-  for_each   = local.arms
-  model      = model.gpt4o_mini
-  references = stage.filter_references.refs[each.value.references]
-  n          = each.value.n
-  mode       = "independent" # sample i is one node: a larger n reuses a smaller n's ideas
+  for_each     = local.arms
+  model        = model.gpt4o_mini
+  references   = stage.filter_references.refs[each.value.references]
+  n            = each.value.n
+  mode         = "independent" # sample i is one node: a larger n reuses a smaller n's ideas
+  prompt_style = "authors"
 }
 
 stage "rank_ideas" "novelty" {
-  ideas   = stage.generate_ideas.n
-  judge   = model.judge
-  quality = quality.novelty
+  ideas        = stage.generate_ideas.n
+  judge        = model.judge
+  quality      = quality.novelty
+  prompt_style = "authors"
+  order        = "target_first"
 }
 stage "rank_ideas" "feasibility" {
-  ideas   = stage.generate_ideas.n
-  judge   = model.judge
-  quality = quality.feasibility
+  ideas        = stage.generate_ideas.n
+  judge        = model.judge
+  quality      = quality.feasibility
+  prompt_style = "authors"
+  order        = "target_first"
 }
 
-# The Score's value is the target's average absolute rank; the Insight
-# Score is beside it in the score's extra values.
+# The Score's value is the target's average absolute rank (as the authors'
+# parser reads it); the Insight Score is beside it in the score's extra
+# values.
 stage "insight_score" "novelty_average_absolute_rank" {
   ranks   = stage.rank_ideas.novelty
   summary = "mean_rank"
+  parse   = "authors"
 }
 stage "insight_score" "feasibility_average_absolute_rank" {
   ranks   = stage.rank_ideas.feasibility
   summary = "mean_rank"
+  parse   = "authors"
 }
 
 report "figure6" {

@@ -1,37 +1,56 @@
-# IdeaBench Table 2 and Figure 4 (Guo et al.): GPT-4o Mini on the targets
-# with at least 15 references, given 1, 3, 5, 7, 10, 13, 15 or all
-# references, filtered (the paper's filter) or unfiltered (a seeded random
-# draw of the same number, the paper's random-filtering baseline; "all"
-# unfiltered is every reference with an abstract). Mean semantic similarity
-# (BERTScore F1) and idea overlap (Table 2), novelty and feasibility Insight
-# Scores (Figure 4).
+# IdeaBench Table 2 and Figure 4 (Guo et al.), run as the authors ran it
+# (src/ablation_study.sh at amir-hassan25/IdeaBench @ 9dbd125): GPT-4o Mini
+# given 1, 3, 5, 7, 10, 13, 15 or all references, filtered (drawn at random
+# from the references passing the authors' filter) or unfiltered (drawn at
+# random from every reference with an abstract); n = 3 ideas from three
+# calls of the authors' prompt; mean semantic similarity (BERTScore F1 of
+# the best idea, microsoft/deberta-xlarge-mnli at layer 40) and mean idea
+# overlap (the authors' 1-10 rating, their parser) for Table 2, novelty and
+# feasibility Insight Scores (target first, their parser) for Figure 4.
+#
+# The targets: the paper's text says those with at least 15 references;
+# the authors' ablation_study() keeps those with at most 15 filtered
+# references. The published subset (461 targets, their
+# ablation_target_papers.csv) is at most 594 of the 2,374 (Table 4: a
+# quarter or fewer have 14 or more filtered references) and cannot be the
+# code's rule, which keeps at least 1,780: so subset = "at_least_15"
+# (counting filtered references) is the default, and "at_most_15" runs the
+# code's rule. See FIDELITY.md.
+#
+# ideaflow's own protocol is ablation_refs.debiased.hcl beside this file.
 #
 #   ideaflow run experiments/ideabench/ablation_refs.hcl            # offline, SYNTHETIC
 #   ideaflow run experiments/ideabench/ablation_refs.hcl -var offline=false -var dataset=...
 #
-# Arms that give a target the same references (a target with 11 filtered
-# references has equal "filtered 13", "filtered 15" and "filtered all")
-# send their requests once.
+# Arms that give a target the same references send their requests once.
 
 variable "offline" {
-  description = "answer every call with the mock provider; false: the gateway and tei endpoints below"
+  description = "answer every call with the mock provider; false: the gateway and the token-embeddings sidecar below"
   default     = true
 }
 variable "dataset" {
   description = "the targets, ideabench JSONL with references"
-  default     = "data/targets.jsonl"
+  default     = "data/ablation_targets.jsonl"
 }
 variable "gateway_url" {
   description = "an OpenAI-compatible gateway serving the generator and the judge"
   default     = "http://localhost:8000/v1"
 }
-variable "tei_url" {
-  description = "a text-embeddings-inference server for BERTScore token embeddings"
-  default     = "http://localhost:8080"
+variable "gateway_rpm" {
+  description = "the gateway's requests per minute (0: unlimited)"
+  default     = 500
+}
+variable "bert_url" {
+  description = "the token-embeddings sidecar (tools/token_embeddings_server.py) serving microsoft/deberta-xlarge-mnli"
+  default     = "http://localhost:8090"
 }
 variable "seed" {
-  description = "the seed of the unfiltered arms' random draws"
+  description = "the seed of every arm's random draw of references (the authors' random.sample, unseeded)"
   default     = 0
+}
+variable "subset" {
+  description = "the ablation's targets: \"at_least_15\" (the paper's text, and the published 461: at least 15 filtered references) or \"at_most_15\" (the authors' ablation_study code: at most 15 filtered references)"
+  default     = "at_least_15"
 }
 
 provider "mock" {
@@ -42,20 +61,21 @@ provider "gateway" {
   kind                = "openai"
   base_url            = var.gateway_url
   api_key_env         = "GATEWAY_API_KEY"
-  requests_per_minute = 500
+  requests_per_minute = var.gateway_rpm
   max_concurrency     = 32
 }
-provider "tei" {
-  kind     = "tei"
-  base_url = var.tei_url
+provider "bert" {
+  kind     = "transformers"
+  base_url = var.bert_url
 }
 
+# ChatOpenAI's defaults, as the authors used it: temperature 0.7, no
+# maximum length.
 model "gpt4o_mini" {
   provider    = var.offline ? provider.mock : provider.gateway
   name        = "openai/gpt-4o-mini"
   family      = "openai-gpt4"
   temperature = 0.7
-  max_tokens  = 1024
   # trained on data before this date (the paper: every generator before 2024-01-01)
   knowledge_cutoff = "2024-01-01"
 }
@@ -63,19 +83,16 @@ model "judge" {
   provider    = var.offline ? provider.mock : provider.gateway
   name        = "openai/gpt-4o"
   family      = "openai-gpt4"
-  temperature = 0
-  max_tokens  = 512
+  temperature = 0.7
 }
 model "bert" {
-  provider = var.offline ? provider.mock : provider.tei
-  name     = "roberta-large"
+  provider = var.offline ? provider.mock : provider.bert
+  name     = "microsoft/deberta-xlarge-mnli"
 }
 
-# The ablation's targets: at least 15 references each (before filtering).
 dataset "targets" {
-  format         = "ideabench"
-  path           = var.dataset
-  min_references = 15
+  format = "ideabench"
+  path   = var.dataset
 }
 
 quality "novelty" {
@@ -88,9 +105,15 @@ quality "feasibility" {
 locals {
   counts = ["1", "3", "5", "7", "10", "13", "15", "all"]
   arms = { for p in setproduct(["filtered", "unfiltered"], local.counts) : "${p[0]} ${p[1]}" => {
-    mode  = p[0] == "filtered" ? "filtered" : (p[1] == "all" ? "all" : "random")
+    mode  = p[0] == "filtered" ? "filtered" : "all"
     limit = p[1] == "all" ? 0 : tonumber(p[1])
   } }
+  # The subset, by references passing the filter; the code's also keeps
+  # only targets with at least 3 of them (its main filter ran first).
+  subset = {
+    at_least_15 = { min = 15, max = 0 }
+    at_most_15  = { min = 3, max = 15 }
+  }[var.subset]
 }
 
 stage "filter_references" "arms" {
@@ -98,24 +121,30 @@ stage "filter_references" "arms" {
   dataset        = dataset.targets
   mode           = each.value.mode
   limit          = each.value.limit
+  pick           = "random"
   seed           = var.seed
+  min_filtered   = local.subset.min
+  max_filtered   = local.subset.max
   min_references = 1 # one reference is an arm of its own
 }
 
 stage "generate_ideas" "arms" {
-  model      = model.gpt4o_mini
-  references = stage.filter_references.arms
-  n          = 3
-  mode       = "batch"
+  model        = model.gpt4o_mini
+  references   = stage.filter_references.arms
+  n            = 3
+  mode         = "independent"
+  prompt_style = "authors"
 }
 
 stage "similarity" "bertscore" {
-  ideas  = stage.generate_ideas.arms
-  method = "bertscore"
-  model  = model.bert
+  ideas          = stage.generate_ideas.arms
+  method         = "bertscore"
+  model          = model.bert
+  special_tokens = "bert_score"
 }
 stage "similarity_score" "similarity" {
   similarity = stage.similarity.bertscore
+  summary    = "mean"
 }
 
 stage "best_idea" "most_similar" {
@@ -123,33 +152,43 @@ stage "best_idea" "most_similar" {
   similarity = stage.similarity.bertscore
 }
 stage "overlap_rating" "overlap" {
-  ideas      = stage.generate_ideas.arms
-  judge      = model.judge
-  similarity = stage.best_idea.most_similar
+  ideas        = stage.generate_ideas.arms
+  judge        = model.judge
+  similarity   = stage.best_idea.most_similar
+  prompt_style = "authors"
+  scale        = "1-10"
 }
 stage "overlap_score" "idea_overlap" {
   ratings = stage.overlap_rating.overlap
+  summary = "mean"
+  parse   = "authors"
 }
 
 stage "rank_ideas" "novelty" {
-  ideas   = stage.generate_ideas.arms
-  judge   = model.judge
-  quality = quality.novelty
+  ideas        = stage.generate_ideas.arms
+  judge        = model.judge
+  quality      = quality.novelty
+  prompt_style = "authors"
+  order        = "target_first"
 }
 stage "rank_ideas" "feasibility" {
-  ideas   = stage.generate_ideas.arms
-  judge   = model.judge
-  quality = quality.feasibility
+  ideas        = stage.generate_ideas.arms
+  judge        = model.judge
+  quality      = quality.feasibility
+  prompt_style = "authors"
+  order        = "target_first"
 }
 stage "insight_score" "novelty_insight_score" {
   ranks = stage.rank_ideas.novelty
+  parse = "authors"
 }
 stage "insight_score" "feasibility_insight_score" {
   ranks = stage.rank_ideas.feasibility
+  parse = "authors"
 }
 
 report "table2" {
-  title = "IdeaBench Table 2 / Figure 4: GPT-4o Mini by number of references, filtered and unfiltered (means)"
+  title = "IdeaBench Table 2 / Figure 4: GPT-4o Mini by number of references, filtered and unfiltered (means; the authors' protocol and parsers)"
   rows  = stage.generate_ideas.arms
   columns = [
     stage.similarity_score.similarity,

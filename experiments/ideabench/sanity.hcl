@@ -121,9 +121,10 @@ stage "similarity" "rouge" {
   ideas = stage.generate_ideas.gen
 }
 stage "similarity" "bertscore" {
-  ideas  = stage.generate_ideas.gen
-  method = "bertscore"
-  model  = model.bert
+  ideas       = stage.generate_ideas.gen
+  method      = "bertscore"
+  model       = model.bert
+  final_layer = true # what the tei provider serves (bert_score's layer 17 needs a transformers provider)
 }
 stage "similarity_score" "rouge_l" {
   similarity = stage.similarity.rouge

@@ -18,6 +18,11 @@ import (
 // targets file.
 const TargetIDColumn = "target_id"
 
+// AuthorsTargetIDColumn is the same column as the IdeaBench authors'
+// retrieve_references.py writes it (raw_references.csv, filtered_references.csv):
+// a references file may use either name, not both.
+const AuthorsTargetIDColumn = "targetPaperId"
+
 // referenceColumns are the columns of a references file: Semantic Scholar's
 // field names, as its references endpoint returns them (the citing
 // paper's intents, contexts and isInfluential beside the cited paper's
@@ -25,7 +30,7 @@ const TargetIDColumn = "target_id"
 // reads; year, contexts and isInfluential are checked, so a file saved
 // wrongly fails here, and not kept, so they are not key material.
 var referenceColumns = []Field{
-	{Name: TargetIDColumn, Type: "string", Required: true, Doc: "the paperId of the target the row is a reference of; rows of targets not loaded are skipped"},
+	{Name: TargetIDColumn, Type: "string", Required: true, Doc: "the paperId of the target the row is a reference of (or the column " + AuthorsTargetIDColumn + ", as the IdeaBench authors' files name it); rows of targets not loaded are skipped"},
 	{Name: "paperId", Type: "string", Required: true, Doc: "becomes references[].id; may be empty or None (Semantic Scholar could not resolve the reference)"},
 	{Name: "title", Type: "string", Required: true, Doc: "becomes references[].title"},
 	{Name: "abstract", Type: "string", Required: true, Doc: "becomes references[].abstract; empty or None: no abstract (never kept by filter_references)"},
@@ -73,9 +78,20 @@ func readReferencesCSV(name string, r io.Reader) ([]refRow, error) {
 	if err != nil {
 		return nil, err
 	}
+	_, ours := cols[TargetIDColumn]
+	if theirs, ok := cols[AuthorsTargetIDColumn]; ok {
+		if ours {
+			return nil, fmt.Errorf("%s:1: both %q and %q columns name the target; keep one", name, TargetIDColumn, AuthorsTargetIDColumn)
+		}
+		cols[TargetIDColumn] = theirs
+	}
 	for _, c := range referenceColumns {
 		if _, ok := cols[c.Name]; c.Required && !ok {
-			return nil, fmt.Errorf("%s:1: no %q column (have %s); a references file has the columns %s", name, c.Name, columnList(cols), refColumnNames())
+			or := ""
+			if c.Name == TargetIDColumn {
+				or = fmt.Sprintf(" (or %q)", AuthorsTargetIDColumn)
+			}
+			return nil, fmt.Errorf("%s:1: no %q column%s (have %s); a references file has the columns %s", name, c.Name, or, columnList(cols), refColumnNames())
 		}
 	}
 	cell := func(rec []string, col string) (string, bool) {
@@ -151,6 +167,7 @@ func refColumnNames() string {
 // JSON arrays, missing values as null.
 type refJSON struct {
 	TargetID         *string  `json:"target_id"`
+	TargetPaperID    *string  `json:"targetPaperId"` // the authors' name for target_id
 	PaperID          *string  `json:"paperId"`
 	Title            *string  `json:"title"`
 	Abstract         *string  `json:"abstract"`
@@ -172,8 +189,13 @@ func readReferencesJSONL(name string, r io.Reader) ([]refRow, error) {
 		if err := decodeStrict(text, &j, true); err != nil {
 			return false, fmt.Errorf("%s:%d: %v", name, line, err)
 		}
-		if j.TargetID == nil {
-			return false, fmt.Errorf("%s:%d: no %q member: each line names the target it is a reference of", name, line, TargetIDColumn)
+		switch {
+		case j.TargetID != nil && j.TargetPaperID != nil:
+			return false, fmt.Errorf("%s:%d: both %q and %q name the target; keep one", name, line, TargetIDColumn, AuthorsTargetIDColumn)
+		case j.TargetID == nil && j.TargetPaperID != nil:
+			j.TargetID = j.TargetPaperID
+		case j.TargetID == nil:
+			return false, fmt.Errorf("%s:%d: no %q member (or %q): each line names the target it is a reference of", name, line, TargetIDColumn, AuthorsTargetIDColumn)
 		}
 		deref := func(s *string) string {
 			if s == nil {

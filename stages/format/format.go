@@ -49,7 +49,15 @@ type Spec struct {
 	// Reask is the message sent after a refusal in place of the default
 	// research justification (see RepairMessage); "": the default.
 	Reask string `json:"reask,omitempty"`
+	// Style names the answer shape the prompt itself asks for, when the
+	// stage sends no Instructions (an original benchmark's prompt): the mock
+	// then answers in it. Parse ignores it. "": Instructions' shape.
+	Style string `json:"style,omitempty"`
 }
+
+// StyleHypothesisList is a Ranking answered as IdeaBench's prompt asks:
+// "1. Hypothesis X: rationale" lines, best first.
+const StyleHypothesisList = "hypothesis_list"
 
 // Answer is a parsed answer; only the member matching Spec.Kind is set.
 type Answer struct {
@@ -66,4 +74,26 @@ type Answer struct {
 	// spec's kind is set.
 	Refusal string `json:"refusal,omitempty"`
 	Refused bool   `json:"refused,omitempty"`
+	// Raw is the text this answer was parsed from. Reasked says it came
+	// after re-asks (a repair or a refusal re-ask), and FirstRaw is then
+	// the model's first answer to the request. They are not parsed
+	// content: a stage's Output reads them to store, beside its strict
+	// parse, what an original benchmark's parser (which never re-asked)
+	// would have read from the same answer (see Unrepaired). Set by
+	// llm.Ask and the n-choices executor, not by Parse; answers stored
+	// before they existed have none.
+	Raw      string `json:"raw,omitempty"`
+	Reasked  bool   `json:"reasked,omitempty"`
+	FirstRaw string `json:"first_raw,omitempty"`
+}
+
+// Unrepaired is the model's first answer to the request: FirstRaw when the
+// answer was re-asked, else Raw. known is false for an answer stored before
+// these fields existed, so a caller can tell "no text known" from an empty
+// first answer.
+func (a *Answer) Unrepaired() (text string, known bool) {
+	if a.Reasked {
+		return a.FirstRaw, true
+	}
+	return a.Raw, a.Raw != ""
 }

@@ -169,6 +169,9 @@ func synthRanking(spec Spec, r *rand.Rand, topic string) (string, *Answer) {
 	if len(order) == 0 {
 		return "Ranking:", answer
 	}
+	if spec.Style == StyleHypothesisList {
+		return synthHypothesisList(order, r), answer
+	}
 	reason := fmt.Sprintf("I compared the ideas on how well they address %s.", topic)
 	switch r.Intn(7) {
 	case 0:

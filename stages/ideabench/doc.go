@@ -10,7 +10,7 @@
 //	extract_idea       per target: the dataset's idea (pure), else a model call
 //	                   stating the abstract's idea without its results
 //	overlap_rating     model, one node per target (the most similar idea, with
-//	                   similarity) or per generate_ideas node: 0-10 overlap
+//	                   similarity) or per generate_ideas node: 0-10 (or 1-10) overlap
 //	overlap_score      pure, one aggregate node: mean, median, p80 overlap
 //
 // # Prompt templates
@@ -40,10 +40,17 @@
 //	.N           the number of generated ideas (candidates = N+1)
 //
 // extract_idea renders `prompt` with .Title, .Abstract and .Domain;
-// overlap_rating renders `prompt` with .Idea (the generated idea) and
-// .Abstract (the target's).
+// overlap_rating renders `prompt` with .Idea (the generated idea), .Abstract
+// (the target's) and .Min (the low end of its scale: 0 or 1).
 //
 // The model stages append the answer-format instructions of the expected answer
 // (format.Instructions) after the rendered prompt, so a custom template only
-// has to say what to do, not how to lay out the answer.
+// has to say what to do, not how to lay out the answer. With prompt_style =
+// "authors" they send the authors' prompts alone, byte for byte, as
+// amir-hassan25/IdeaBench@9dbd125 does (prompts_authors.go); the ranking and
+// overlap answers are still parsed strictly, and each output also keeps
+// authors_parse, what the authors' parser reads from the first answer
+// (format.IdeaBenchRanking, format.IdeaBenchRating), which insight_score
+// and overlap_score read with parse = "authors". FIDELITY.md at the
+// repository's root lists every step against the authors' code.
 package ideabench

@@ -44,9 +44,11 @@ func runExperiment(t *testing.T, e *engine.Engine, g *engine.Graph) *engine.Summ
 }
 
 // Each experiment of experiments/ideabench validates and plans offline on
-// its shipped sample (4 targets: 3 kept, ib-organoid dropped at
-// min_references; ib-autophagy and ib-crispr-tcell have 16 references),
-// runs on the mock provider, and a second run sends nothing.
+// its shipped sample, runs on the mock provider, and a second run sends
+// nothing. data/targets.jsonl: 4 targets, 3 kept (ib-organoid is dropped at
+// min_references, and in the high-resource scenario at min_filtered = 3);
+// data/ablation_targets.jsonl: 4 targets, 2 with at least 15 references
+// passing the filter (17 of 20), 2 with 9 of 16.
 func TestIdeaBenchExperiments(t *testing.T) {
 	for _, tc := range []struct {
 		file                   string
@@ -54,29 +56,37 @@ func TestIdeaBenchExperiments(t *testing.T) {
 		dedup                  int
 		stages                 map[string]int // nodes of some stages
 	}{
-		// filter 2x4, generate 14x4, bertscore 14x4 (one token_matching
-		// node per target), similarity_score 14, upper limit 4 + 1,
-		// best_idea 56, overlap 56 + 14, rankings 2x56, insight 2x14,
-		// report 1. Calls: 14 x 3 kept generations, 42 ratings, 84
-		// rankings; services: 42 matchings (the 3 kept targets of 14
-		// rows; the dropped target asks nothing) and 4 upper-limit ones.
-		{"main.hcl", 406, 168, 46, 0, map[string]int{
-			`stage.generate_ideas.table1["openai/gpt-4o low"]`: 4, `stage.similarity.bertscore["openai/gpt-4o low"]`: 4,
+		// filter 2x4, generate 14x4x3 (three calls of the authors'
+		// prompt), bertscore 14x4 (one layer_token_matching node per
+		// target), similarity_score 14, upper limit 4 + 1, best_idea 56,
+		// overlap 56 + 3x14 (the authors' parse, the strict one, their
+		// difference), rankings 2x56, insight 6x14, 2 reports. Calls: 14 x
+		// 3 kept x 3 generations, 42 ratings, 84 rankings; services: 42
+		// matchings (the dropped target asks nothing) and 4 upper-limit
+		// ones.
+		{"main.hcl", 603, 252, 46, 0, map[string]int{
+			`stage.generate_ideas.table1["openai/gpt-4o low"]`: 12, `stage.similarity.bertscore["openai/gpt-4o low"]`: 4,
 			"stage.similarity.upper_limit": 4, "stage.similarity_score.upper_limit": 1, `stage.overlap_rating.overlap["google/gemini-pro-1.5 high"]`: 4,
+			`stage.insight_score.novelty_difference["openai/gpt-4o low"]`: 1,
 		}},
-		// 2 targets (at least 15 references) x 16 arms: filter 32, generate
-		// 32, bertscore 32, best 32, overlap 32, rank 2x32, scores 4x16,
-		// report 1. Each target keeps 9 filtered references, so filtered
-		// 10, 13, 15 and all are one request (and one set of rankings);
-		// for one target the random draw of 1 is filtered 1's reference.
-		// Distinct generations: 2 x (5 + 8) - 1 = 25, each rated once and
-		// ranked twice: 100 calls, and 25 matchings (equal ideas and
-		// abstract: one request); the two Figure 4 plots are a node each.
-		{"ablation_refs.hcl", 291, 100, 25, 35, map[string]int{`stage.filter_references.arms["unfiltered 7"]`: 2, `stage.generate_ideas.arms["filtered all"]`: 2}},
-		// 2 targets x 2 reference arms x n in 1, 3, 5, 10: generate
-		// 2x2x19 = 76 nodes, 40 distinct samples (max n = 10 per target
-		// and arm); rankings 2 x 16 = 32 calls; two Figure 6 plots.
-		{"ablation_n.hcl", 131, 72, 0, 36, map[string]int{`stage.generate_ideas.n["10 unfiltered"]`: 20, `stage.rank_ideas.novelty["05 filtered"]`: 2}},
+		// main.hcl without the report of both parses and its 6 x 14 score
+		// nodes: the same calls.
+		{"main.debiased.hcl", 518, 252, 46, 0, map[string]int{`stage.rank_ideas.novelty["openai/gpt-4o low"]`: 4}},
+		// 4 targets x 16 arms: filter 64, generate 192, bertscore 64, best
+		// 64, overlap 64, rank 2x64, scores 4x16, report 1, two Figure 4
+		// plots. The 2 kept targets get 27 distinct reference sets (a
+		// filtered draw is the unfiltered one when the lowest-hashed
+		// references all pass the filter): one matching, 3 generations, a
+		// rating and 2 rankings each (6 x 27 = 162 calls); the other arms'
+		// nodes wait on those requests.
+		{"ablation_refs.hcl", 643, 162, 27, 35, map[string]int{`stage.filter_references.arms["unfiltered 7"]`: 4, `stage.generate_ideas.arms["filtered all"]`: 12}},
+		{"ablation_refs.debiased.hcl", 643, 162, 27, 35, nil},
+		// 4 targets x 2 reference arms x n in 1, 3, 5, 10: generate
+		// 4x2x19 = 152 nodes, 40 distinct samples for the 2 kept targets
+		// (max n = 10 per target and arm; the other 36 wait on them);
+		// rankings 2 x 8 x 2 = 32 calls; two Figure 6 plots.
+		{"ablation_n.hcl", 243, 72, 0, 36, map[string]int{`stage.generate_ideas.n["10 unfiltered"]`: 40, `stage.rank_ideas.novelty["05 filtered"]`: 4}},
+		{"ablation_n.debiased.hcl", 243, 72, 0, 36, nil},
 		// 2 judges: rotate 4 x 4 targets, target_first 4, shuffle 4; calls
 		// 2 x 3 kept x (4 + 1 + 1) + 3 generations = 39, less the rankings
 		// that target_first and rotate's permutation 0 share (same order,
@@ -133,7 +143,9 @@ func TestAblationNReusesSamples(t *testing.T) {
 		t.Errorf("%d calls, want 16", sum.LLMCalls)
 	}
 	st := sum.Stages[`stage.generate_ideas.n["12 filtered"]`]
-	if st.Total != 24 || st.Cached != 20 || st.Ran != 4 || st.LLMCalls+sum.Stages[`stage.generate_ideas.n["12 unfiltered"]`].LLMCalls != 8 {
+	// 4 targets x 12 samples: the 2 kept targets' 10 and the 2 dropped
+	// ones' 10 are cached; 2 new samples each ran.
+	if st.Total != 48 || st.Cached != 40 || st.Ran != 8 || st.LLMCalls+sum.Stages[`stage.generate_ideas.n["12 unfiltered"]`].LLMCalls != 8 {
 		t.Errorf("n = 12: %+v", st)
 	}
 }
@@ -224,9 +236,9 @@ func TestContaminationGuard(t *testing.T) {
 			t.Errorf("%s: %+v", s, st.Drops)
 		}
 	}
-	// 2 kept targets: 14 x 2 generations, ratings, 2 x rankings.
-	if sum.LLMCalls != 14*2*4 {
-		t.Errorf("%d calls, want 112", sum.LLMCalls)
+	// 2 kept targets: 14 x 2 x 3 generations, 14 x 2 ratings, 2 x 14 x 2 rankings.
+	if sum.LLMCalls != 14*2*(3+1+2) {
+		t.Errorf("%d calls, want 168", sum.LLMCalls)
 	}
 }
 

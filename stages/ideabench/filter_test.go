@@ -31,13 +31,17 @@ func TestFilterKeep(t *testing.T) {
 		{"letters", defaults, mod(func(r *datasets.Reference) { r.Types = []string{"LettersAndComments"} }), false},
 		{"book", defaults, mod(func(r *datasets.Reference) { r.Types = []string{"Book"} }), false},
 		{"book section", defaults, mod(func(r *datasets.Reference) { r.Types = []string{"BookSection"} }), false},
-		{"type case differs", defaults, mod(func(r *datasets.Reference) { r.Types = []string{"review"} }), false},
-		{"no types", defaults, mod(func(r *datasets.Reference) { r.Types = nil }), true},
+		{"type case differs: substring match is case-sensitive", defaults, mod(func(r *datasets.Reference) { r.Types = []string{"review"} }), true},
+		{"type case differs, exact match", stages.Params{"type_match": "exact"}, mod(func(r *datasets.Reference) { r.Types = []string{"review"} }), false},
+		{"no types", defaults, mod(func(r *datasets.Reference) { r.Types = nil }), false},
+		{"no types, drop_untyped off", stages.Params{"drop_untyped": false}, mod(func(r *datasets.Reference) { r.Types = nil }), true},
 		{"methodology only", defaults, mod(func(r *datasets.Reference) { r.Intents = []string{"methodology"} }), false},
+		{"methodology and result", defaults, mod(func(r *datasets.Reference) { r.Intents = []string{"methodology", "result"} }), true},
 		{"background among intents", defaults, mod(func(r *datasets.Reference) { r.Intents = []string{"methodology", "Background"} }), true},
 		{"no intents", defaults, mod(func(r *datasets.Reference) { r.Intents = nil }), false},
 		{"no abstract", defaults, mod(func(r *datasets.Reference) { r.Abstract = "  " }), false},
-		{"intent filter off", stages.Params{"require_intent": ""}, mod(func(r *datasets.Reference) { r.Intents = nil }), true},
+		{"intent rule off", stages.Params{"intent_rule": "none"}, mod(func(r *datasets.Reference) { r.Intents = nil }), true},
+		{"require_intent replaces the authors' rule", stages.Params{"require_intent": "background"}, mod(func(r *datasets.Reference) { r.Intents = []string{"methodology", "result"} }), false},
 		{"custom min citations", stages.Params{"min_citations": 0}, mod(func(r *datasets.Reference) { r.Citations = 0 }), true},
 		{"custom exclude list", stages.Params{"exclude_types": []string{"Book"}}, mod(func(r *datasets.Reference) { r.Types = []string{"Review"} }), true},
 		{"empty exclude list", stages.Params{"exclude_types": []string{}}, mod(func(r *datasets.Reference) { r.Types = []string{"Review"} }), true},
@@ -73,10 +77,16 @@ func TestFilterApply(t *testing.T) {
 		reason  string
 	}{
 		{"defaults keep all that pass", stages.Params{}, []string{"a", "b", "c", "d"}, false, ""},
-		{"limit keeps the first in dataset order", stages.Params{"limit": 3}, []string{"a", "b", "c"}, false, ""},
+		{"limit draws at random, in the order drawn", stages.Params{"limit": 3}, []string{"b", "c", "a"}, false, ""},
+		{"limit with pick first keeps the first in dataset order", stages.Params{"limit": 3, "pick": "first"}, []string{"a", "b", "c"}, false, ""},
+		{"limit of exactly the kept count keeps dataset order", stages.Params{"limit": 4}, []string{"a", "b", "c", "d"}, false, ""},
 		{"limit above count changes nothing", stages.Params{"limit": 6}, []string{"a", "b", "c", "d"}, false, ""},
 		{"mode all", stages.Params{"mode": "all"}, []string{"a", "rev", "b", "few", "c", "d"}, false, ""},
-		{"mode all with limit", stages.Params{"mode": "all", "limit": 5}, []string{"a", "rev", "b", "few", "c"}, false, ""},
+		{"mode all with limit", stages.Params{"mode": "all", "limit": 5}, []string{"few", "b", "rev", "c", "a"}, false, ""},
+		{"mode all with limit, pick first", stages.Params{"mode": "all", "limit": 5, "pick": "first"}, []string{"a", "rev", "b", "few", "c"}, false, ""},
+		{"min_filtered in mode all", stages.Params{"mode": "all", "min_filtered": 5}, []string{}, true, "4 of 6 references pass the filter, fewer than min_filtered = 5"},
+		{"max_filtered", stages.Params{"mode": "all", "max_filtered": 3}, []string{}, true, "4 of 6 references pass the filter, more than max_filtered = 3"},
+		{"within min_filtered and max_filtered", stages.Params{"mode": "all", "min_filtered": 4, "max_filtered": 4}, []string{"a", "rev", "b", "few", "c", "d"}, false, ""},
 		{"too few left", stages.Params{"min_references": 5}, []string{"a", "b", "c", "d"}, true, "4 of 6 references kept, fewer than min_references = 5"},
 		// p1 has no year: it cannot be shown to postdate anything.
 		{"published_after without a year", stages.Params{"published_after": "2024-01-01"}, []string{}, true, "no publication year to compare with published_after = 2024-01-01"},
@@ -238,9 +248,10 @@ func TestFilterCheckDataset(t *testing.T) {
 }
 
 // mode = "random": the limit references with an abstract whose
-// SHA-256("seed\x00target\x00position\x00id") is lowest, in dataset order
+// SHA-256("seed\x00target\x00position\x00id") is lowest, lowest first
 // (expected draws computed independently with Python's hashlib); citations,
-// types and intents are ignored.
+// types and intents are ignored. A target with limit or fewer keeps them
+// all in dataset order.
 func TestFilterRandom(t *testing.T) {
 	var refs []datasets.Reference
 	for _, id := range strings.Fields("a b x c d e f") {
@@ -258,10 +269,10 @@ func TestFilterRandom(t *testing.T) {
 		target               string
 		want                 string // kept ids, or "dropped: reason"
 	}{
-		{0, 3, 3, "p1", "b c f"},
-		{1, 3, 3, "p1", "c e f"},
-		{0, 3, 3, "p2", "d e f"},
-		{0, 5, 3, "p1", "b c d e f"},
+		{0, 3, 3, "p1", "c b f"},
+		{1, 3, 3, "p1", "f c e"},
+		{0, 3, 3, "p2", "e d f"},
+		{0, 5, 3, "p1", "c b f e d"},
 		{0, 6, 3, "p1", "a b c d e f"},
 		{0, 100, 3, "p1", "a b c d e f"},
 		{7, 1, 1, "p1", "a"},

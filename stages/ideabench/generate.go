@@ -26,7 +26,8 @@ func (generateType) Params() []stages.Param {
 		{Name: "mode", Kind: stages.String, Default: "independent", Doc: `"independent" (one request per idea; raising n reuses samples) or "batch" (one request for n ideas, as the paper does)`},
 		{Name: "domain", Kind: stages.String, Default: "biomedical", Doc: "the research field the generator is profiled in (template data .Domain)"},
 		{Name: "system", Kind: stages.Template, Default: DefaultGenerateSystem, Doc: "system message template"},
-		{Name: "prompt", Kind: stages.Template, Default: DefaultGeneratePrompt, Doc: "user message template (data: .References .N .Sample .Keywords .Domain)"},
+		{Name: "prompt", Kind: stages.Template, Default: DefaultGeneratePrompt, Doc: `user message template (data: .References .N .Sample .Keywords .Domain); left at this default, prompt_style = "authors" sends the authors' prompt instead`},
+		{Name: "prompt_style", Kind: stages.String, Default: "ideaflow", Doc: `"ideaflow" (the system message, the prompt, then answer-format instructions; the ideas parsed strictly) or "authors" (generate_hypotheses.py at 9dbd125: one user message, the authors' prompt with the abstracts cleaned of braces as they clean them, no system message and no instructions, the whole answer the idea; independent mode only, as the authors ask n times)`},
 		{Name: "target", Kind: stages.Input, Accepts: []string{"extract_idea"}, Doc: `for a kind = "baseline" model only: the target ideas, added to the user message after "` + llm.BaselineTargetMarker + `" (shuffled_words and target_oracle read them); a real model given target sees the target idea`},
 	}
 }
@@ -63,6 +64,7 @@ type generator struct {
 	systemName     string
 	promptName     string
 	target         bool // the target param is set: the request carries the target idea
+	authors        bool // prompt_style = "authors"
 }
 
 func (generateType) Layout(inst *stages.Instance) ([]stages.Node, error) {
@@ -123,6 +125,18 @@ func newGenerator(inst *stages.Instance) (*generator, error) {
 		return nil, err
 	}
 	g.batch = mode == "batch"
+	style := p.String("prompt_style")
+	if err := oneOf("prompt_style", style, "ideaflow", "authors"); err != nil {
+		return nil, err
+	}
+	if g.authors = style == "authors"; g.authors {
+		if g.batch {
+			return nil, stages.ParamErrorf("mode", `prompt_style = "authors" asks for one hypothesis per request, as the authors ask n times: use mode = "independent"`)
+		}
+		if g.prompt == DefaultGeneratePrompt {
+			g.prompt = AuthorsGeneratePrompt
+		}
+	}
 	if g.model == nil {
 		return nil, stages.ParamErrorf("model", "model is required")
 	}
@@ -154,6 +168,24 @@ func (g *generator) ideasPerRequest() int {
 // sanity baselines) is added to the user message after
 // llm.BaselineTargetMarker, on one line, before the format instructions.
 func (g *generator) render(data *GenerateData, target string) ([]llm.Message, error) {
+	if g.authors {
+		// One user message as the authors send it: no system message, no
+		// instructions, the abstracts cleaned as they clean them.
+		clean := *data
+		clean.References = make([]Reference, len(data.References))
+		for i, r := range data.References {
+			r.Abstract = authorsAbstract(r.Abstract)
+			clean.References[i] = r
+		}
+		prompt, err := stages.RenderParam("prompt", g.promptName, g.prompt, &clean)
+		if err != nil {
+			return nil, err
+		}
+		if target != "" {
+			prompt = strings.TrimSpace(prompt) + "\n\n" + llm.BaselineTargetMarker + " " + target
+		}
+		return []llm.Message{{Role: "user", Content: prompt}}, nil
+	}
 	system, err := stages.RenderParam("system", g.systemName, g.system, data)
 	if err != nil {
 		return nil, err
@@ -162,7 +194,7 @@ func (g *generator) render(data *GenerateData, target string) ([]llm.Message, er
 	if err != nil {
 		return nil, err
 	}
-	spec := format.Spec{Kind: format.Ideas, N: data.N}
+	spec := g.spec(data.N)
 	if target != "" {
 		prompt = strings.TrimSpace(prompt) + "\n\n" + llm.BaselineTargetMarker + " " + target
 	}
@@ -205,13 +237,31 @@ func (g *generator) prepare(sample int) func(in []stages.In) (*stages.Work, erro
 		if err != nil {
 			return nil, err
 		}
-		spec := format.Spec{Kind: format.Ideas, N: data.N}
+		output := ideasOutput
+		if g.authors {
+			output = textIdeaOutput
+		}
 		return &stages.Work{Call: &stages.Call{
 			Model:   g.model,
-			Request: g.model.Request(msgs, sample, spec),
-			Output:  ideasOutput,
+			Request: g.model.Request(msgs, sample, g.spec(data.N)),
+			Output:  output,
 		}}, nil
 	}
+}
+
+// spec is the answer a request asks for: n ideas, or with the authors'
+// prompt the whole answer as the one idea (StrOutputParser's reading).
+func (g *generator) spec(n int) format.Spec {
+	if g.authors {
+		return format.Spec{Kind: format.Text}
+	}
+	return format.Spec{Kind: format.Ideas, N: n}
+}
+
+// textIdeaOutput takes a whole (trimmed, non-empty) answer as the idea,
+// as the authors' StrOutputParser does.
+func textIdeaOutput(a *format.Answer) ([]byte, error) {
+	return stages.EncodeOutput(IdeasOutput{Ideas: []string{a.Text}})
 }
 
 // ideasOutput converts a parsed answer. It checks nothing: for an Ideas spec

@@ -2,9 +2,9 @@ package ideabench
 
 import (
 	"encoding/json"
-
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/format"
@@ -24,7 +24,8 @@ import (
 //	overlap_score   one aggregate node: mean, median and p80 of the
 //	                per-target ratings.
 
-// Overlap ratings are on the paper's 0-10 scale.
+// Overlap ratings are on a scale from 0 (the paper's text) or 1 (the
+// authors' prompt) to 10; a strict parse outside 0-10 is an error.
 const (
 	overlapMin = 0
 	overlapMax = 10
@@ -32,7 +33,12 @@ const (
 
 type overlapType struct{}
 
-func (overlapType) Name() string    { return "overlap_rating" }
+func (overlapType) Name() string { return "overlap_rating" }
+
+// Version stays 1: an ideaflow-style request at 0-10 is the request it
+// was, and keeps its cached rating. Outputs gained authors_parse; one
+// cached before it has none, and overlap_score with parse = "authors"
+// counts it missing.
 func (overlapType) Version() string { return "1" }
 
 func (overlapType) Params() []stages.Param {
@@ -41,13 +47,16 @@ func (overlapType) Params() []stages.Param {
 		{Name: "judge", Kind: stages.ModelRef, Required: true, Doc: "the model that rates the overlap"},
 		{Name: "similarity", Kind: stages.Input, Accepts: []string{"similarity", "best_idea"}, Doc: "the similarity of the same ideas, or best_idea over it: only each target's most similar idea is rated (the paper); unset: every idea is rated"},
 		{Name: "score", Kind: stages.String, Default: "f1", Doc: `the similarity score that picks the most similar idea: "f1", "precision" or "recall" (embedding's cosine is all three)`},
-		{Name: "prompt", Kind: stages.Template, Default: DefaultOverlapPrompt, Doc: "rating prompt template (data: .Idea .Abstract)"},
+		{Name: "prompt", Kind: stages.Template, Default: DefaultOverlapPrompt, Doc: "rating prompt template (data: .Idea .Abstract .Min)"},
+		{Name: "prompt_style", Kind: stages.String, Default: "ideaflow", Doc: `"ideaflow" (the prompt, then the answer-format instructions) or "authors" (the prompt alone, as evaluate_hypotheses.py sends it); either way the answer is parsed strictly, and authors_parse holds what the authors' parser reads`},
+		{Name: "scale", Kind: stages.String, Default: "0-10", Doc: `the rating scale, in the prompt (.Min) and the strict parse: "0-10" (the paper's text) or "1-10" (the authors' prompt)`},
 	}
 }
 
 // OverlapData is the template data of the overlap_rating prompt.
 type OverlapData struct {
 	Idea, Abstract string
+	Min            int // the low end of the scale: 0 or 1
 }
 
 // OverlapOutput is an overlap_rating node's output. IdeaIndex indexes the
@@ -56,22 +65,53 @@ type OverlapOutput struct {
 	Rating      int    `json:"rating"`
 	Explanation string `json:"explanation"`
 	IdeaIndex   int    `json:"idea_index"`
+	// AuthorsParse is what the authors' parser reads from the same answer
+	// (their first, before any re-ask): not the strict parse above.
+	AuthorsParse *AuthorsRating `json:"authors_parse,omitempty"`
+}
+
+// AuthorsRating is the authors' reading of an overlap answer
+// (format.IdeaBenchRating): the first whole number of the text after
+// "Rating:", else of the explanation, unchecked against the scale; null
+// when there is none (their analysis then leaves the target out).
+type AuthorsRating struct {
+	Rating      *int   `json:"rating"`
+	Explanation string `json:"explanation"`
+	Parser      string `json:"parser"`
+}
+
+// authorsRating reads a's first answer as the authors' code does; nil when
+// the answer's text is not known (stored before answers kept it).
+func authorsRating(a *format.Answer) *AuthorsRating {
+	text, known := a.Unrepaired()
+	if !known {
+		return nil
+	}
+	r := &AuthorsRating{Parser: format.IdeaBenchRatingParser}
+	if v, expl, ok := format.IdeaBenchRating(text); ok {
+		r.Rating, r.Explanation = &v, expl
+	} else {
+		r.Explanation = expl
+	}
+	return r
 }
 
 var droppedOverlap = []byte(`{"dropped":true}`)
-
-var overlapSpec = format.Spec{Kind: format.Rating, Min: overlapMin, Max: overlapMax}
 
 type overlapRater struct {
 	judge      *stages.Model
 	score      string
 	prompt     string
 	promptName string
+	authors    bool // prompt_style = "authors": no format instructions
+	spec       format.Spec
+	min        int
 }
 
 func (overlapType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
-	o := &overlapRater{judge: p.Model("judge"), score: p.String("score"), prompt: p.String("prompt"), promptName: inst.Address + " prompt"}
+	o := &overlapRater{judge: p.Model("judge"), score: p.String("score"), prompt: p.String("prompt"), promptName: inst.Address + " prompt",
+		authors: p.String("prompt_style") == "authors"}
 	ideas, err := stages.RequireInput(p, "ideas")
 	if err != nil {
 		return nil, err
@@ -82,7 +122,18 @@ func (overlapType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if err := oneOf("score", o.score, "f1", "precision", "recall"); err != nil {
 		return nil, err
 	}
-	if _, err := stages.RenderParam("prompt", o.promptName, o.prompt, &OverlapData{Idea: "An idea.", Abstract: "An abstract."}); err != nil {
+	if err := oneOf("prompt_style", p.String("prompt_style"), "ideaflow", "authors"); err != nil {
+		return nil, err
+	}
+	switch scale := p.String("scale"); scale {
+	case "0-10":
+	case "1-10":
+		o.min = 1
+	default:
+		return nil, oneOf("scale", scale, "0-10", "1-10")
+	}
+	o.spec = format.Spec{Kind: format.Rating, Min: o.min, Max: overlapMax}
+	if _, err := stages.RenderParam("prompt", o.promptName, o.prompt, &OverlapData{Idea: "An idea.", Abstract: "An abstract.", Min: o.min}); err != nil {
 		return nil, err
 	}
 	target := ideas.Source
@@ -242,20 +293,24 @@ func (o *overlapRater) rate(rec stages.In, idea string, index int) (*stages.Work
 	if r.abstract == "" {
 		return nil, fmt.Errorf("target %q has no abstract to compare with", rec.Node.Item)
 	}
-	prompt, err := stages.RenderParam("prompt", o.promptName, o.prompt, &OverlapData{Idea: idea, Abstract: r.abstract})
+	prompt, err := stages.RenderParam("prompt", o.promptName, o.prompt, &OverlapData{Idea: idea, Abstract: r.abstract, Min: o.min})
 	if err != nil {
 		return nil, err
 	}
-	msgs := []llm.Message{{Role: "user", Content: stages.UserMessage(prompt, overlapSpec)}}
+	content := stages.UserMessage(prompt, o.spec)
+	if o.authors {
+		content = strings.TrimSpace(prompt)
+	}
+	msgs := []llm.Message{{Role: "user", Content: content}}
 	return &stages.Work{Call: &stages.Call{
 		Model: o.judge,
 		// The idea index is the sample index. The output records the index,
 		// so it must be key material: otherwise two equal ideas of a target
 		// (a generator at temperature 0) share one cached rating and the
 		// second reads the first's idea_index.
-		Request: o.judge.Request(msgs, index, overlapSpec),
+		Request: o.judge.Request(msgs, index, o.spec),
 		Output: func(a *format.Answer) ([]byte, error) {
-			return stages.EncodeOutput(OverlapOutput{Rating: a.Rating, Explanation: a.Explanation, IdeaIndex: index})
+			return stages.EncodeOutput(OverlapOutput{Rating: a.Rating, Explanation: a.Explanation, IdeaIndex: index, AuthorsParse: authorsRating(a)})
 		},
 	}}, nil
 }
@@ -265,10 +320,21 @@ type overlapScoreType struct{}
 func (overlapScoreType) Name() string    { return "overlap_score" }
 func (overlapScoreType) Version() string { return "2" } // 2: Extra "mean"; summary
 
+// parseParam chooses which reading of the judges' answers a score stage
+// summarises; declared once for insight_score and overlap_score.
+var parseParam = stages.Param{Name: "parse", Kind: stages.String, Default: "strict",
+	Doc: `which reading of the answers: "strict" (ideaflow's parse, re-asked when unusable), "authors" (authors_parse: what the authors' parser read from the first answer, targets it reads nothing from left out, as their analysis leaves them) or "authors_minus_strict" (the difference of the two values, each over its own targets; both are in the score's extra values)`}
+
+func parseOf(p stages.Params) (string, error) {
+	s := p.String("parse")
+	return s, oneOf("parse", s, "strict", "authors", "authors_minus_strict")
+}
+
 func (overlapScoreType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "ratings", Kind: stages.Input, Required: true, Accepts: []string{"overlap_rating"}, Doc: "the overlap ratings to summarise"},
 		summaryParam,
+		parseParam,
 	}
 }
 
@@ -281,16 +347,45 @@ func (overlapScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	parse, err := parseOf(inst.Params)
+	if err != nil {
+		return nil, err
+	}
 	deps := stages.AllDeps("ratings", ratings)
 	return []stages.Node{{Deps: deps, AllowMissing: true, Prepare: func(in []stages.In) (*stages.Work, error) {
 		return &stages.Work{Compute: func() ([]byte, error) {
-			s, err := OverlapScore(in)
+			s, err := overlapScoreParsed(in, summary, parse)
 			if err != nil {
 				return nil, err
 			}
-			return stages.EncodeOutput(summarise(s, summary))
+			return stages.EncodeOutput(s)
 		}}, nil
 	}}}, nil
+}
+
+// overlapScoreParsed is the overlap_score node: the summary of the chosen
+// reading, with the other reading's value beside it in Extra ("strict",
+// "authors", each the chosen summary).
+func overlapScoreParsed(in []stages.In, summary, parse string) (*stages.Score, error) {
+	strict, err := OverlapScore(in)
+	if err != nil {
+		return nil, err
+	}
+	strict = summarise(strict, summary)
+	if parse == "strict" {
+		return strict, nil
+	}
+	authors, err := AuthorsOverlapScore(in)
+	if err != nil {
+		return nil, err
+	}
+	authors = summarise(authors, summary)
+	authors.Extra["strict"] = strict.Value
+	authors.Extra["authors"] = authors.Value
+	if parse == "authors_minus_strict" {
+		authors.Value -= strict.Value
+	}
+	return authors, nil
 }
 
 // OverlapScore summarises overlap_rating outputs. A target's rating is its
@@ -304,8 +399,47 @@ func (overlapScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 // few references, excluded). A target any rating of which failed or was
 // skipped counts in Missing.
 func OverlapScore(in []stages.In) (*stages.Score, error) {
+	return overlapSummary(in, func(item string, r *OverlapOutput) (float64, bool, error) {
+		if r.Rating < overlapMin || r.Rating > overlapMax {
+			return 0, false, fmt.Errorf("overlap rating of %q is %d; want %d..%d", item, r.Rating, overlapMin, overlapMax)
+		}
+		return float64(r.Rating), true, nil
+	})
+}
+
+// AuthorsOverlapScore is OverlapScore over the authors' readings
+// (authors_parse): a target whose answer their parser read no number from
+// is left out, as their analysis leaves it, and counted in Extra
+// "unread"; a number outside the scale counts as read. A rating cached
+// before authors_parse existed counts the target in Missing.
+func AuthorsOverlapScore(in []stages.In) (*stages.Score, error) {
+	unread := map[string]bool{}
+	s, err := overlapSummary(in, func(item string, r *OverlapOutput) (float64, bool, error) {
+		switch {
+		case r.AuthorsParse == nil:
+			return 0, false, errNoAuthorsParse
+		case r.AuthorsParse.Rating == nil:
+			unread[item] = true
+			return 0, false, nil
+		}
+		return float64(*r.AuthorsParse.Rating), true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.Extra["unread"] = float64(len(unread))
+	return s, nil
+}
+
+// errNoAuthorsParse marks an output cached before authors_parse existed.
+var errNoAuthorsParse = fmt.Errorf("no authors_parse")
+
+// overlapSummary summarises per-target ratings read by value: ok false
+// leaves the rating out (a target with none left is not scored), and
+// errNoAuthorsParse counts the target missing.
+func overlapSummary(in []stages.In, value func(item string, r *OverlapOutput) (float64, bool, error)) (*stages.Score, error) {
 	type acc struct {
-		best           int
+		best           float64
 		rated          bool
 		missing, dropd bool
 	}
@@ -334,11 +468,18 @@ func OverlapScore(in []stages.In) (*stages.Score, error) {
 			a.dropd = true
 			continue
 		}
-		if r.Rating < overlapMin || r.Rating > overlapMax {
-			return nil, fmt.Errorf("overlap rating of %q is %d; want %d..%d", item, r.Rating, overlapMin, overlapMax)
+		v, ok, err := value(item, &r.OverlapOutput)
+		switch {
+		case err == errNoAuthorsParse:
+			a.missing = true
+			continue
+		case err != nil:
+			return nil, err
+		case !ok:
+			continue
 		}
-		if !a.rated || r.Rating > a.best {
-			a.best = r.Rating
+		if !a.rated || v > a.best {
+			a.best = v
 		}
 		a.rated = true
 	}
@@ -351,9 +492,9 @@ func OverlapScore(in []stages.In) (*stages.Score, error) {
 			dropped++
 		case a.missing:
 			s.Missing++
-		default:
-			s.PerItem[item] = float64(a.best)
-			values = append(values, float64(a.best))
+		case a.rated:
+			s.PerItem[item] = a.best
+			values = append(values, a.best)
 		}
 	}
 	s.Count = len(values)

@@ -16,7 +16,12 @@ const maxPermutations = 100
 
 type rankType struct{}
 
-func (rankType) Name() string    { return "rank_ideas" }
+func (rankType) Name() string { return "rank_ideas" }
+
+// Version stays 1: an ideaflow-style request is the request it was, and
+// keeps its cached ranking. Outputs gained authors_parse; one cached
+// before it has none, and insight_score with parse = "authors" counts it
+// missing.
 func (rankType) Version() string { return "1" }
 
 func (rankType) Params() []stages.Param {
@@ -27,7 +32,8 @@ func (rankType) Params() []stages.Param {
 		{Name: "permutations", Kind: stages.Int, Default: 1, Min: 1, Max: maxPermutations, Doc: "rankings per target, each with its own letter order (position-bias control)"},
 		{Name: "order", Kind: stages.String, Default: "shuffle", Doc: `"shuffle" (seeded letter order per permutation), "target_first" (the original code's fixed order; needs permutations = 1), "target_last" (the ideas in order, then the target; needs permutations = 1) or "rotate" (ideas in order, the target at position p+1 in permutation p, so once at every position; needs permutations = n+1)`},
 		{Name: "seed", Kind: stages.Int, Default: 0, Min: math.MinInt32, Max: math.MaxInt32, Doc: "seed of the letter shuffles"},
-		{Name: "prompt", Kind: stages.Template, Default: DefaultRankPrompt, Doc: "ranking prompt template (data: .Quality .Ideas .Letters .N)"},
+		{Name: "prompt", Kind: stages.Template, Default: DefaultRankPrompt, Doc: `ranking prompt template (data: .Quality .Ideas .Letters .N); left at this default, prompt_style = "authors" sends the authors' prompt instead`},
+		{Name: "prompt_style", Kind: stages.String, Default: "ideaflow", Doc: `"ideaflow" (the prompt with the quality's definition, then instructions asking for a "Ranking: C > A > ..." line) or "authors" (the authors' prompt of llm_ranking_eval.py at 9dbd125, which names the quality and asks for "1. Hypothesis X: rationale" lines, sent alone); either way the answer is parsed strictly, and authors_parse holds what the authors' parser reads`},
 		{Name: "target", Kind: stages.Input, Doc: `a stage whose item output has an "idea" or "abstract" field; default: the dataset record's idea, else its abstract`},
 	}
 }
@@ -54,6 +60,49 @@ type RankOutput struct {
 	TargetRank   int               `json:"target_rank"` // 1..N+1
 	N            int               `json:"n"`           // generated ideas ranked
 	Dropped      bool              `json:"dropped,omitempty"`
+	// AuthorsParse is what the authors' parser reads from the same answer
+	// (their first, before any re-ask): not the strict parse above.
+	AuthorsParse *AuthorsRanking `json:"authors_parse,omitempty"`
+}
+
+// AuthorsRanking is the authors' reading of a ranking answer
+// (format.IdeaBenchRanking): the letters their regular expressions find,
+// in order, repeats included; the target's rank is 1 + the index of its
+// letter's first occurrence (0: not found, and their analysis leaves the
+// target out), and N is len(Order) - 1, the denominator of their relative
+// rank (TargetRank-1)/N, which equals the paper's n only when the parse
+// found every letter once.
+type AuthorsRanking struct {
+	Order        []string `json:"order"`
+	TargetLetter string   `json:"target_letter"`
+	TargetRank   int      `json:"target_rank"`
+	N            int      `json:"n"`
+	// Error says why the authors' code would have recorded no ranking at
+	// all for these texts (their prompt template could not be formatted).
+	Error  string `json:"error,omitempty"`
+	Parser string `json:"parser"`
+}
+
+// authorsRanking reads a's first answer as the authors' code does; nil
+// when the answer's text is not known (stored before answers kept it).
+// templateErr is authorsTemplateError of the candidates' texts.
+func authorsRanking(a *format.Answer, targetLetter, templateErr string) *AuthorsRanking {
+	text, known := a.Unrepaired()
+	if !known {
+		return nil
+	}
+	r := &AuthorsRanking{Order: []string{}, TargetLetter: targetLetter, Parser: format.IdeaBenchRankingParser, Error: templateErr}
+	if templateErr == "" {
+		r.Order = format.IdeaBenchRanking(text)
+	}
+	r.N = max(len(r.Order)-1, 0)
+	for i, l := range r.Order {
+		if l == targetLetter {
+			r.TargetRank = i + 1
+			break
+		}
+	}
+	return r
 }
 
 var droppedRank = []byte(`{"dropped":true}`)
@@ -70,6 +119,7 @@ type ranker struct {
 	prompt      string
 	promptName  string
 	targetInput string
+	authors     bool // prompt_style = "authors": no format instructions
 }
 
 func (rankType) Layout(inst *stages.Instance) ([]stages.Node, error) {
@@ -151,6 +201,13 @@ func newRanker(inst *stages.Instance) (*ranker, int, error) {
 		return nil, 0, stages.ParamErrorf("quality", "quality is required")
 	}
 	r.quality = Quality{Name: q.Name, Definition: strings.TrimSpace(q.Definition)}
+	style := p.String("prompt_style")
+	if err := oneOf("prompt_style", style, "ideaflow", "authors"); err != nil {
+		return nil, 0, err
+	}
+	if r.authors = style == "authors"; r.authors && r.prompt == DefaultRankPrompt {
+		r.prompt = AuthorsRankPrompt
+	}
 	order := p.String("order")
 	if err := oneOf("order", order, "shuffle", "target_first", "target_last", "rotate"); err != nil {
 		return nil, 0, err
@@ -233,14 +290,24 @@ func (r *ranker) prepare(p int) func(in []stages.In) (*stages.Work, error) {
 			return nil, err
 		}
 		spec := format.Spec{Kind: format.Ranking, Letters: data.Letters}
-		msgs := []llm.Message{{Role: "user", Content: stages.UserMessage(prompt, spec)}}
+		content := stages.UserMessage(prompt, spec)
+		if r.authors {
+			content = prompt // as the authors send it: no instructions, not trimmed
+			spec.Style = format.StyleHypothesisList
+		}
+		texts := make([]string, len(cands))
+		for i, c := range cands {
+			texts[i] = c.text
+		}
+		templateErr := authorsTemplateError(texts)
+		msgs := []llm.Message{{Role: "user", Content: content}}
 		return &stages.Work{Call: &stages.Call{
 			Model: r.judge,
 			// The permutation index is the sample index: two permutations that
 			// happen to draw the same order stay two independent rankings.
 			Request: r.judge.Request(msgs, p, spec),
 			Output: func(a *format.Answer) ([]byte, error) {
-				return rankOutput(a.Ranking, labels, targetLetter, n)
+				return rankOutput(a.Ranking, labels, targetLetter, n, authorsRanking(a, targetLetter, templateErr))
 			},
 		}}, nil
 	}
@@ -252,7 +319,7 @@ func (r *ranker) prepare(p int) func(in []stages.In) (*stages.Work, error) {
 // node where a parse error gets a repair re-ask. The one check left guards the
 // benchmark against an answer that did not come from the parser: a target
 // rank of 0 would otherwise be recorded as data.
-func rankOutput(ranking []string, labels map[string]string, targetLetter string, n int) ([]byte, error) {
+func rankOutput(ranking []string, labels map[string]string, targetLetter string, n int, authors *AuthorsRanking) ([]byte, error) {
 	rank := 0
 	for i, l := range ranking {
 		if l == targetLetter {
@@ -263,7 +330,7 @@ func rankOutput(ranking []string, labels map[string]string, targetLetter string,
 	if rank == 0 {
 		return nil, fmt.Errorf("ranking %s lacks the target's letter %s, which the ranking parser guarantees (an internal error)", strings.Join(ranking, " > "), targetLetter)
 	}
-	return stages.EncodeOutput(RankOutput{Order: ranking, Labels: labels, TargetLetter: targetLetter, TargetRank: rank, N: n})
+	return stages.EncodeOutput(RankOutput{Order: ranking, Labels: labels, TargetLetter: targetLetter, TargetRank: rank, N: n, AuthorsParse: authors})
 }
 
 // letterOrder returns the candidate shown under each letter in ranking p of

@@ -365,7 +365,7 @@ func TestRankLayoutRefusesMoreIdeasThanLetters(t *testing.T) {
 	judge := &stages.Model{Name: "judge"}
 	_, err := rankType{}.Layout(&stages.Instance{Address: "stage.rank_ideas.x", Params: stages.Params{
 		"ideas": ideas, "judge": judge, "quality": &stages.Quality{Name: "q", Definition: "d"},
-		"permutations": 1, "order": "shuffle", "seed": 0, "prompt": DefaultRankPrompt,
+		"permutations": 1, "order": "shuffle", "seed": 0, "prompt": DefaultRankPrompt, "prompt_style": "ideaflow",
 	}})
 	checkParamError(t, err, "ideas", "ideas gives 26 ideas per target; a ranking letters the target and the ideas A-Z, so n can be at most 25")
 }

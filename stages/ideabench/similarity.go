@@ -58,15 +58,25 @@ func (similarityType) Params() []stages.Param {
 		{Name: "model", Kind: stages.ModelRef, Service: true, Doc: "the embedding model; required by bertscore and embedding, unused by rouge_l"},
 		{Name: "against", Kind: stages.String, Default: "abstract", Doc: `the target text ideas are compared with: "abstract" (the paper) or "idea" (the target's summarised idea)`},
 		{Name: "upper_limit", Kind: stages.Bool, Default: false, Doc: "compare the target abstract with the target idea instead of the generated ideas: the paper's practical upper limit (0.718 BERTScore F1)"},
+		{Name: "layer", Kind: stages.Int, Default: -1, Min: -1, Max: maxLayer, Doc: "bertscore: the model's hidden layer whose token embeddings are matched (0: the embedding output); -1: bert_score's default layer for the model (its table: 40 for microsoft/deberta-xlarge-mnli, the IdeaBench authors' model; 17 for roberta-large), served by a transformers provider (tools/token_embeddings_server.py)"},
+		{Name: "final_layer", Kind: stages.Bool, Default: false, Doc: "bertscore: the model's final layer instead of layer, what text-embeddings-inference serves (the choice with a tei model)"},
+		{Name: "special_tokens", Kind: stages.String, Default: "bert_score", Doc: `bertscore: "bert_score" ([CLS] and [SEP], <s> and </s>, stay in the matching as tokens to match and weigh 0, as bert_score handles them) or "drop" (removed before matching)`},
 	}
 }
 
-// ServiceOps: bertscore asks its model for token matchings, embedding for
+// maxLayer bounds layer: far past any model's depth, so only a typo meets it.
+const maxLayer = 1000
+
+// ServiceOps: bertscore asks its model for token matchings (of a chosen
+// layer, or with final_layer of the last, which tei serves), embedding for
 // sentence embeddings; rouge_l asks nothing.
 func (similarityType) ServiceOps(p stages.Params) map[string][]string {
 	switch p.String("method") {
 	case "bertscore":
-		return map[string][]string{"model": {llm.OpTokenMatching}}
+		if p.Bool("final_layer") {
+			return map[string][]string{"model": {llm.OpTokenMatching}}
+		}
+		return map[string][]string{"model": {llm.OpLayerTokenMatching}}
 	case "embedding":
 		return map[string][]string{"model": {llm.OpEmbeddings}}
 	}
@@ -87,7 +97,10 @@ type SimilarityOutput struct {
 	// idf weighting needs without the vectors.
 	RefTokens []string     `json:"reference_tokens,omitempty"`
 	Matches   []TokenMatch `json:"matches,omitempty"`
-	Dropped   bool         `json:"dropped,omitempty"`
+	// RefSpecial flags the reference's special tokens when they were kept
+	// (special_tokens = "bert_score"); each match's Special its own.
+	RefSpecial []bool `json:"reference_special,omitempty"`
+	Dropped    bool   `json:"dropped,omitempty"`
 }
 
 // DecodeSimilarity reads a similarity node's output: ok is false for the
@@ -114,7 +127,7 @@ func decodeSimilarity(b []byte) (*SimilarityOutput, error) {
 		o.Method = "bertscore"
 		o.Scores = make([]similarity.PRF, len(o.Matches))
 		for i, m := range o.Matches {
-			o.Scores[i] = m.Score(nil, nil)
+			o.Scores[i] = m.ScoreSpecial(nil, nil, m.Special, o.RefSpecial)
 		}
 	}
 	return &o, nil
@@ -124,6 +137,7 @@ func decodeSimilarity(b []byte) (*SimilarityOutput, error) {
 type TokenMatch struct {
 	Tokens []string `json:"tokens"`
 	similarity.Matching
+	Special []bool `json:"special,omitempty"`
 }
 
 var droppedSimilarity = []byte(`{"dropped":true}`)
@@ -143,6 +157,8 @@ type similarityLayout struct {
 	model      *stages.Model
 	against    string
 	upperLimit bool
+	layer      *int // bertscore's layer (nil: the final layer)
+	keep       bool // bertscore keeps special tokens, as bert_score does
 }
 
 func newSimilarityLayout(p stages.Params) (*similarityLayout, error) {
@@ -153,14 +169,40 @@ func newSimilarityLayout(p stages.Params) (*similarityLayout, error) {
 	if err := oneOf("against", s.against, "abstract", "idea"); err != nil {
 		return nil, err
 	}
+	special := p.String("special_tokens")
+	if err := oneOf("special_tokens", special, "bert_score", "drop"); err != nil {
+		return nil, err
+	}
+	layer, final := p.Int("layer"), p.Bool("final_layer")
 	switch s.method {
 	case "bertscore":
 		s.op = llm.OpTokenMatching
+		s.keep = special == "bert_score"
 	case "embedding":
 		s.op = llm.OpEmbeddings
 	}
 	if s.op != "" && s.model == nil {
 		return nil, stages.ParamErrorf("model", "method = %q needs model, the embedding model", s.method)
+	}
+	switch {
+	case s.method != "bertscore" && (layer != -1 || final):
+		name := "layer"
+		if final {
+			name = "final_layer"
+		}
+		return nil, stages.ParamErrorf(name, "%s applies to method = \"bertscore\" only (method = %q)", name, s.method)
+	case s.method != "bertscore":
+	case final && layer != -1:
+		return nil, stages.ParamErrorf("final_layer", "final_layer matches the model's last layer, so layer must be left unset (got layer = %d)", layer)
+	case final:
+	case layer == -1:
+		l, ok := similarity.BERTScoreLayer(s.model.Name)
+		if !ok {
+			return nil, stages.ParamErrorf("layer", "model %q has no default layer in bert_score's table, so set layer = N, the hidden layer to match (0: the embedding output; the model's number of layers: its last), or final_layer = true for the last layer (what a tei provider serves)", s.model.Name)
+		}
+		s.layer, s.op = &l, llm.OpLayerTokenMatching
+	default:
+		s.layer, s.op = &layer, llm.OpLayerTokenMatching
 	}
 	if s.upperLimit && s.against == "idea" {
 		return nil, stages.ParamErrorf("upper_limit", `upper_limit compares the target abstract with the target idea, so against must be "abstract" (got "idea")`)
@@ -211,7 +253,7 @@ func (similarityType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 				}
 			}
 			prepare := s.prepareRouge
-			if s.op == llm.OpTokenMatching {
+			if s.method == "bertscore" {
 				prepare = s.prepareMatching
 			}
 			nodes = append(nodes, stages.Node{Item: item, Deps: deps, Prepare: prepare})
@@ -398,10 +440,18 @@ func (s *similarityLayout) prepareMatching(in []stages.In) (*stages.Work, error)
 	case isDropped:
 		return dropped(droppedSimilarity, "ideas"), nil
 	}
-	body, err := json.Marshal(struct {
-		Reference  string   `json:"reference"`
-		Candidates []string `json:"candidates"`
-	}{ref, cands})
+	// special_tokens is sent only when kept, so a final-layer matching that
+	// drops them is the request it always was, and stays cached.
+	req := struct {
+		Reference     string   `json:"reference"`
+		Candidates    []string `json:"candidates"`
+		Layer         *int     `json:"layer,omitempty"`
+		SpecialTokens string   `json:"special_tokens,omitempty"`
+	}{Reference: ref, Candidates: cands, Layer: s.layer}
+	if s.keep {
+		req.SpecialTokens = llm.SpecialTokensKeep
+	}
+	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
@@ -600,7 +650,7 @@ func (sc *scorer) itemScores(o *SimilarityOutput, idf *similarity.IDF) ([]float6
 		if len(m.Tokens) != len(m.CandBest) || len(o.RefTokens) != len(m.RefBest) {
 			return nil, fmt.Errorf("idea %d: %d tokens for %d matches, reference %d tokens for %d", i, len(m.Tokens), len(m.CandBest), len(o.RefTokens), len(m.RefBest))
 		}
-		out[i] = pick(m.Score(idf.Weights(m.Tokens), refW))
+		out[i] = pick(m.ScoreSpecial(idf.Weights(m.Tokens), refW, m.Special, o.RefSpecial))
 	}
 	return out, nil
 }

@@ -126,14 +126,35 @@ func TestSimilarityServiceRequests(t *testing.T) {
 		t.Fatalf("a dropped target's ideas node is not a compute node (%v)", err)
 	}
 
-	nodes = layout(t, similarityType{}, "stage.similarity.b", stages.Params{"ideas": up, "method": "bertscore", "model": testEmbedder})
-	if len(nodes) != 1 || len(nodes[0].Deps) != 3 {
-		t.Fatalf("bertscore: %d nodes, deps %+v; want one reading the record and 2 ideas nodes", len(nodes), nodes[0].Deps)
-	}
-	m := service(nodes[0], simRecord, []byte(`{"ideas":["one"]}`), []byte(`{"ideas":["two"]}`))
-	if m.Request.Op != llm.OpTokenMatching || m.Request.Model != "emb-model" ||
-		string(m.Request.Body) != `{"reference":"The cat sat on the mat.","candidates":["one","two"]}` {
-		t.Errorf("matching request %+v (%s)", m.Request, m.Request.Body)
+	// bertscore: one matching request per target. The final layer that
+	// drops special tokens is the request it always was; bert_score's
+	// handling keeps them; a named model gets bert_score's layer.
+	deberta := &stages.Model{Address: "model.bert", Provider: "mock", Name: "microsoft/deberta-xlarge-mnli"}
+	for _, tc := range []struct {
+		params stages.Params
+		op     string
+		model  string
+		body   string
+	}{
+		{stages.Params{"final_layer": true, "special_tokens": "drop"}, llm.OpTokenMatching, "emb-model",
+			`{"reference":"The cat sat on the mat.","candidates":["one","two"]}`},
+		{stages.Params{"final_layer": true}, llm.OpTokenMatching, "emb-model",
+			`{"reference":"The cat sat on the mat.","candidates":["one","two"],"special_tokens":"keep"}`},
+		{stages.Params{"layer": 3}, llm.OpLayerTokenMatching, "emb-model",
+			`{"reference":"The cat sat on the mat.","candidates":["one","two"],"layer":3,"special_tokens":"keep"}`},
+		{stages.Params{"model": deberta}, llm.OpLayerTokenMatching, "microsoft/deberta-xlarge-mnli",
+			`{"reference":"The cat sat on the mat.","candidates":["one","two"],"layer":40,"special_tokens":"keep"}`},
+		{stages.Params{"model": deberta, "layer": 0, "special_tokens": "drop"}, llm.OpLayerTokenMatching, "microsoft/deberta-xlarge-mnli",
+			`{"reference":"The cat sat on the mat.","candidates":["one","two"],"layer":0}`},
+	} {
+		nodes = layout(t, similarityType{}, "stage.similarity.b", merge(stages.Params{"ideas": up, "method": "bertscore", "model": testEmbedder}, tc.params))
+		if len(nodes) != 1 || len(nodes[0].Deps) != 3 {
+			t.Fatalf("bertscore: %d nodes, deps %+v; want one reading the record and 2 ideas nodes", len(nodes), nodes[0].Deps)
+		}
+		m := service(nodes[0], simRecord, []byte(`{"ideas":["one"]}`), []byte(`{"ideas":["two"]}`))
+		if m.Request.Op != tc.op || m.Request.Model != tc.model || string(m.Request.Body) != tc.body {
+			t.Errorf("%v: matching request %+v (%s)", tc.params, m.Request, m.Request.Body)
+		}
 	}
 	if w, err := nodes[0].Prepare([]stages.In{{Node: stages.NodeInfo{Item: "a"}, Output: simRecord}, {Output: idea}, {Output: droppedIdeas}}); err != nil || w.Compute == nil {
 		t.Fatalf("a dropped target's matching node is not a compute node (%v)", err)
@@ -337,11 +358,72 @@ func TestSimilarityIDFFromMatchingsEqualsVectors(t *testing.T) {
 	}
 }
 
-// What Build checks the embedding model's provider kind against.
+// What Build checks the embedding model's provider kind against: a chosen
+// layer (tei cannot serve it), or the final layer.
 func TestSimilarityServiceOps(t *testing.T) {
-	for method, want := range map[string]string{"bertscore": `{"model":["token_matching"]}`, "embedding": `{"model":["embeddings"]}`, "rouge_l": `null`} {
-		if got := string(mustJSON(t, similarityType{}.ServiceOps(stages.Params{"method": method}))); got != want {
-			t.Errorf("%s: %s, want %s", method, got, want)
+	for _, tc := range []struct {
+		params stages.Params
+		want   string
+	}{
+		{stages.Params{"method": "bertscore"}, `{"model":["layer_token_matching"]}`},
+		{stages.Params{"method": "bertscore", "final_layer": true}, `{"model":["token_matching"]}`},
+		{stages.Params{"method": "embedding"}, `{"model":["embeddings"]}`},
+		{stages.Params{"method": "rouge_l"}, `null`},
+	} {
+		if got := string(mustJSON(t, similarityType{}.ServiceOps(tc.params))); got != tc.want {
+			t.Errorf("%v: %s, want %s", tc.params, got, tc.want)
+		}
+	}
+}
+
+// The layer params' refusals, at the param to fix.
+func TestSimilarityLayerErrors(t *testing.T) {
+	up := ideasUp(1, "a")
+	for _, tc := range []struct {
+		params stages.Params
+		param  string
+		want   string
+	}{
+		{stages.Params{"method": "bertscore", "model": testEmbedder}, "layer",
+			`model "emb-model" has no default layer in bert_score's table, so set layer = N, the hidden layer to match (0: the embedding output; the model's number of layers: its last), or final_layer = true for the last layer (what a tei provider serves)`},
+		{stages.Params{"method": "bertscore", "model": testEmbedder, "final_layer": true, "layer": 4}, "final_layer",
+			"final_layer matches the model's last layer, so layer must be left unset (got layer = 4)"},
+		{stages.Params{"method": "rouge_l", "layer": 4}, "layer", `layer applies to method = "bertscore" only (method = "rouge_l")`},
+		{stages.Params{"method": "embedding", "model": testEmbedder, "final_layer": true}, "final_layer", `final_layer applies to method = "bertscore" only (method = "embedding")`},
+		{stages.Params{"method": "bertscore", "model": testEmbedder, "final_layer": true, "special_tokens": "cls"}, "special_tokens", `special_tokens = "cls" is not one of "bert_score", "drop"`},
+	} {
+		_, err := similarityType{}.Layout(&stages.Instance{Address: "stage.similarity.s", Params: stages.WithDefaults(similarityType{}, merge(stages.Params{"ideas": up}, tc.params))})
+		checkParamError(t, err, tc.param, tc.want)
+	}
+}
+
+// Scores from a matching that kept the special tokens weigh them 0 but
+// match against them, as bert_score does; with idf as without.
+func TestSimilaritySpecialTokenScores(t *testing.T) {
+	cls, sep := []float64{1, 0, 0}, []float64{0, 0, 1}
+	ref := tt([]string{"[CLS]", "tau", "glia", "[SEP]"}, cls, []float64{0, 1, 0}, []float64{0.6, 0.8, 0}, sep)
+	cand := tt([]string{"[CLS]", "tau", "[SEP]"}, []float64{0.9, 0.1, 0}, []float64{0.95, 0.05, 0.1}, sep)
+	m := similarity.Match(cand.vecs, ref.vecs)
+	o := SimilarityOutput{RefTokens: ref.toks, RefSpecial: []bool{true, false, false, true},
+		Matches: []TokenMatch{{Tokens: cand.toks, Matching: m, Special: []bool{true, false, true}}}}
+	in := []stages.In{{Node: stages.NodeInfo{Item: "t0"}, Output: mustJSON(t, o)}}
+	want := m.ScoreSpecial(nil, nil, []bool{true, false, true}, []bool{true, false, false, true})
+	if plain := m.Score(nil, nil); plain.F1 == want.F1 {
+		t.Fatalf("the crafted vectors do not tell the handlings apart: %+v", plain)
+	}
+	for _, idf := range []bool{false, true} {
+		nodes := layout(t, similarityScoreType{}, "stage.similarity_score.s", stages.Params{"similarity": simUp(1, "t0"), "idf": idf})
+		var s stages.Score
+		if err := json.Unmarshal(compute(t, nodes[0], in), &s); err != nil {
+			t.Fatal(err)
+		}
+		w := want.F1
+		if idf {
+			f := similarity.NewIDF([][]string{ref.toks})
+			w = m.ScoreSpecial(f.Weights(cand.toks), f.Weights(ref.toks), []bool{true, false, true}, []bool{true, false, false, true}).F1
+		}
+		if s.PerItem["t0"] != w {
+			t.Errorf("idf %v: F1 %v, want %v", idf, s.PerItem["t0"], w)
 		}
 	}
 }

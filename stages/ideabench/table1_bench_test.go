@@ -72,8 +72,8 @@ func peakRSSMiB() float64 {
 }
 
 // BenchmarkTable1FullSize is the full-size Table 1 (experiments/ideabench/
-// main.hcl on 2,374 targets: 7 generators x 2 scenarios, n = 3 in one
-// request, novelty and feasibility, similarity, overlap) on the mock
+// main.hcl on 2,374 targets: 7 generators x 2 scenarios, n = 3 independent
+// requests, novelty and feasibility, similarity, overlap, both parses) on the mock
 // provider. make bench runs each sub-benchmark in a process of its own, so
 // peak-MiB (the process's peak resident memory, loading included) is that
 // sub-benchmark's:

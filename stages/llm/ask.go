@@ -89,6 +89,10 @@ func Ask(ctx context.Context, c Client, req Request, accept func(*format.Answer)
 		if perr == nil {
 			out.Attempts = append(out.Attempts, at)
 			ans.Refusal = refusal
+			ans.Raw = resp.Text
+			if i > 0 {
+				ans.Reasked, ans.FirstRaw = true, out.Attempts[0].Raw
+			}
 			out.Answer = ans
 			return out, nil
 		}
@@ -97,7 +101,8 @@ func Ask(ctx context.Context, c Client, req Request, accept func(*format.Answer)
 		isRefusal := phrases && errors.Is(perr, format.ErrRefusal)
 		if isRefusal && refusal != "" {
 			// Refused again: an answer, not a failure, for the stage to count.
-			out.Answer = &format.Answer{Text: strings.TrimSpace(resp.Text), Refusal: refusal, Refused: true}
+			out.Answer = &format.Answer{Text: strings.TrimSpace(resp.Text), Refusal: refusal, Refused: true,
+				Raw: resp.Text, Reasked: true, FirstRaw: out.Attempts[0].Raw}
 			return out, nil
 		}
 		if isRefusal {

@@ -22,15 +22,16 @@ func TestAskRefusalPhrasesReaskedOnce(t *testing.T) {
 		wantAttempts int
 		want         format.Answer
 	}{
-		{"no refusal", []string{"An idea."}, 2, 1, format.Answer{Text: "An idea."}},
+		{"no refusal", []string{"An idea."}, 2, 1, format.Answer{Text: "An idea.", Raw: "An idea."}},
 		{"refused, then answered", []string{"I cannot do that.", "An idea."}, 2, 2,
-			format.Answer{Text: "An idea.", Refusal: "I cannot do that."}},
+			format.Answer{Text: "An idea.", Refusal: "I cannot do that.", Raw: "An idea.", Reasked: true, FirstRaw: "I cannot do that."}},
 		{"refused twice: an answer marked refused", []string{"I cannot do that.", "Sorry, I cannot."}, 2, 2,
-			format.Answer{Text: "Sorry, I cannot.", Refusal: "I cannot do that.", Refused: true}},
+			format.Answer{Text: "Sorry, I cannot.", Refusal: "I cannot do that.", Refused: true, Raw: "Sorry, I cannot.", Reasked: true, FirstRaw: "I cannot do that."}},
 		{"re-asked even with no repairs", []string{"I cannot do that.", "An idea."}, 0, 2,
-			format.Answer{Text: "An idea.", Refusal: "I cannot do that."}},
+			format.Answer{Text: "An idea.", Refusal: "I cannot do that.", Raw: "An idea.", Reasked: true, FirstRaw: "I cannot do that."}},
 		{"an empty answer is repaired, the refusal re-asked", []string{"", "I cannot do that.", "An idea."}, 1, 3,
-			format.Answer{Text: "An idea.", Refusal: "I cannot do that."}},
+			// The first answer was empty: Unrepaired gives "", known.
+			format.Answer{Text: "An idea.", Refusal: "I cannot do that.", Raw: "An idea.", Reasked: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,5 +63,40 @@ func TestAskRefusalPhrasesReaskedOnce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An answer re-asked after a parse error keeps the first answer's text, so
+// a compatibility parse can read what an original benchmark (which never
+// re-asked) would have read; an answer accepted at once keeps its own.
+func TestAskKeepsTheFirstAnswer(t *testing.T) {
+	srv := llmtest.New()
+	defer srv.Close()
+	answers := []string{"I prefer the second idea.", "Ranking: B > A"}
+	n := 0
+	srv.SetResponder(func(*openai.ChatCompletionRequest) string {
+		a := answers[min(n, len(answers)-1)]
+		n++
+		return a
+	})
+	c := newTestClient(t, srv, testProvider(srv), llmtest.NewFakeClock(time.Time{}))
+	req := userRequest("judge", "Rank A and B.")
+	req.Format = format.Spec{Kind: format.Ranking, Letters: "AB"}
+	out, err := Ask(bg, c, req, nil, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := out.Answer
+	if !reflect.DeepEqual(a.Ranking, []string{"B", "A"}) || a.Raw != "Ranking: B > A" || !a.Reasked || a.FirstRaw != "I prefer the second idea." {
+		t.Errorf("answer %+v", a)
+	}
+	if text, known := a.Unrepaired(); text != "I prefer the second idea." || !known {
+		t.Errorf("Unrepaired = %q, %v", text, known)
+	}
+	if text, known := (&format.Answer{Raw: "Ranking: A > B"}).Unrepaired(); text != "Ranking: A > B" || !known {
+		t.Errorf("an answer accepted at once: %q, %v", text, known)
+	}
+	if _, known := (&format.Answer{Ranking: []string{"A", "B"}}).Unrepaired(); known {
+		t.Error("an answer stored without its text is known")
 	}
 }

@@ -8,7 +8,7 @@ import (
 // TestKinds: the registry lists every kind sorted; each declares documented
 // settings, and New gives a client that serves what the kind declares.
 func TestKinds(t *testing.T) {
-	if got := strings.Join(KindNames(), ","); got != "baseline,embeddings,mock,openai,tei" {
+	if got := strings.Join(KindNames(), ","); got != "baseline,embeddings,mock,openai,tei,transformers" {
 		t.Fatalf("kinds = %s", got)
 	}
 	env := testEnv(map[string]string{"K": "sk-registry-key"})
@@ -78,7 +78,7 @@ func TestProviderSet(t *testing.T) {
 		{"tei", "org_env", "ORG", `kind "tei" has no setting "org_env" (it has: base_url, api_key_env, headers, header_env, max_concurrency, requests_per_minute, tokens_per_minute, max_retries, timeout_seconds, max_reply_bytes, breaker_failures, breaker_seconds, max_batch)`},
 		{"mock", "max_batch", 2, `kind "mock" has no setting "max_batch"`},
 		{"tei", "max_batch", "8", "max_batch: a int setting cannot hold string"},
-		{"nope", "seed", 1, `unknown kind "nope" (registered kinds: baseline, embeddings, mock, openai, tei)`},
+		{"nope", "seed", 1, `unknown kind "nope" (registered kinds: baseline, embeddings, mock, openai, tei, transformers)`},
 	}
 	for _, tt := range tests {
 		p := NewProvider("p", tt.kind)

@@ -210,17 +210,7 @@ func (m *mockClient) Call(ctx context.Context, req ServiceRequest) (*ServiceResp
 		resp.Body = encodeBody(vectorsBody{Vectors: vecs})
 		return resp, nil
 	}
-	body := tokenVectorsBody{Inputs: make([]tokenEntry, len(inputs))}
-	for i, in := range inputs {
-		e := tokenEntry{Tokens: strings.Fields(in), Vectors: [][]float32{}}
-		if e.Tokens == nil {
-			e.Tokens = []string{}
-		}
-		for _, tok := range e.Tokens {
-			e.Vectors = append(e.Vectors, mockVector(req.Model, tok))
-		}
-		body.Inputs[i] = e
-	}
+	body := tokenVectorsBody{Inputs: mockEntries(req.Model, nil, inputs, req.Op == OpTokenMatching && keepsSpecial(req))}
 	if req.Op == OpTokenMatching {
 		resp.Body = encodeBody(matchTokens(body.Inputs))
 		return resp, nil

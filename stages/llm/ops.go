@@ -22,6 +22,9 @@ type vectorsBody struct {
 type tokenEntry struct {
 	Tokens  []string    `json:"tokens"`
 	Vectors [][]float32 `json:"vectors"`
+	// Special flags the special tokens ([CLS], [SEP], <s>, ...) when a
+	// request keeps them (SpecialTokensKeep); nil when they were dropped.
+	Special []bool `json:"special,omitempty"`
 }
 
 type tokenVectorsBody struct {
@@ -31,16 +34,22 @@ type tokenVectorsBody struct {
 type matchingRequest struct {
 	Reference  string   `json:"reference"`
 	Candidates []string `json:"candidates"`
+	// Layer is the hidden layer (OpLayerTokenMatching only) and
+	// SpecialTokens "keep" or "" (dropped): see OpLayerTokenMatching.
+	Layer         *int   `json:"layer,omitempty"`
+	SpecialTokens string `json:"special_tokens,omitempty"`
 }
 
 type tokenMatch struct {
 	Tokens []string `json:"tokens"`
 	similarity.Matching
+	Special []bool `json:"special,omitempty"`
 }
 
 type tokenMatchingBody struct {
-	ReferenceTokens []string     `json:"reference_tokens"`
-	Matches         []tokenMatch `json:"matches"`
+	ReferenceTokens  []string     `json:"reference_tokens"`
+	ReferenceSpecial []bool       `json:"reference_special,omitempty"`
+	Matches          []tokenMatch `json:"matches"`
 }
 
 // decodeMatching reads an OpTokenMatching body as the texts to embed: the
@@ -67,9 +76,9 @@ func matchTokens(entries []tokenEntry) tokenMatchingBody {
 		return out
 	}
 	ref := widen(entries[0].Vectors)
-	body := tokenMatchingBody{ReferenceTokens: nonNil(entries[0].Tokens), Matches: make([]tokenMatch, 0, len(entries)-1)}
+	body := tokenMatchingBody{ReferenceTokens: nonNil(entries[0].Tokens), ReferenceSpecial: entries[0].Special, Matches: make([]tokenMatch, 0, len(entries)-1)}
 	for _, c := range entries[1:] {
-		body.Matches = append(body.Matches, tokenMatch{Tokens: nonNil(c.Tokens), Matching: similarity.Match(widen(c.Vectors), ref)})
+		body.Matches = append(body.Matches, tokenMatch{Tokens: nonNil(c.Tokens), Matching: similarity.Match(widen(c.Vectors), ref), Special: c.Special})
 	}
 	return body
 }

@@ -24,7 +24,10 @@ const (
 	OpTokenEmbeddings = "token_embeddings"
 	// OpTokenMatching: BERTScore's greedy matching of candidates with a
 	// reference (similarity.Match), computed by the client from the
-	// server's token embeddings, special tokens dropped, so that what is
+	// server's token embeddings of the model's final layer, special tokens
+	// dropped (with "special_tokens": "keep" in the body they are kept as
+	// tokens to match and flagged, as bert_score keeps [CLS] and [SEP]: see
+	// OpLayerTokenMatching for the reply's flags), so that what is
 	// cached is two numbers per token and never the vectors (hundreds per
 	// token: at IdeaBench Table 1's full size, tens of GB). Body
 	// {"reference": "text", "candidates": ["text", ...]}; reply body

@@ -19,8 +19,9 @@ const DefaultTEIBatch = 32
 func init() {
 	register(KindInfo{
 		Name: "tei",
-		Doc: "Hugging Face text-embeddings-inference: contextual token embeddings through POST {base_url}/tokenize " +
-			"and POST {base_url}/embed_all, special tokens dropped; token_matching reduces them to BERTScore's matching before caching.",
+		Doc: "Hugging Face text-embeddings-inference: contextual token embeddings of the model's final layer through POST {base_url}/tokenize " +
+			"and POST {base_url}/embed_all, special tokens dropped (kept, flagged, when a token_matching request says so); token_matching reduces them to BERTScore's matching before caching. " +
+			"For another layer (bert_score's defaults) use the transformers kind.",
 		Ops:                []string{OpTokenEmbeddings, OpTokenMatching},
 		DefaultConcurrency: DefaultMaxConcurrency,
 		Settings: withSettings(httpSettings(DefaultMaxConcurrency), requiredBaseURL("http://localhost:8080"),
@@ -75,6 +76,7 @@ type teiEmbedRequest struct {
 
 type teiResult struct {
 	entries          []tokenEntry
+	keepSpecial      bool // the request keeps special tokens, flagged
 	usage            Usage
 	status, attempts int
 }
@@ -93,7 +95,7 @@ func (t *teiClient) Call(ctx context.Context, req ServiceRequest) (*ServiceRespo
 	if err != nil {
 		return nil, err
 	}
-	r := &teiResult{entries: make([]tokenEntry, 0, len(inputs))}
+	r := &teiResult{entries: make([]tokenEntry, 0, len(inputs)), keepSpecial: keepsSpecial(req)}
 	if err := t.run(ctx, req.Model, inputs, r); err != nil {
 		return nil, err
 	}
@@ -141,7 +143,8 @@ func (t *teiClient) run(ctx context.Context, model string, inputs []string, r *t
 }
 
 // runBatch tokenizes and embeds one batch and keeps the vectors of the
-// tokens that are not special.
+// tokens that are not special (of every token, flagged, when the request
+// keeps them).
 func (t *teiClient) runBatch(ctx context.Context, model string, batch []string, r *teiResult) error {
 	var est int64
 	for _, in := range batch {
@@ -178,12 +181,18 @@ func (t *teiClient) runBatch(ctx context.Context, model string, batch []string, 
 				"input %d has %d tokens but %d token vectors came back; is the server truncating inputs (--auto-truncate)?", i, len(tokens[i]), len(vectors[i]))}
 		}
 		e := tokenEntry{Tokens: []string{}, Vectors: [][]float32{}}
+		if r.keepSpecial {
+			e.Special = []bool{}
+		}
 		for j, tok := range tokens[i] {
-			if tok.Special {
+			if tok.Special && !r.keepSpecial {
 				continue
 			}
 			e.Tokens = append(e.Tokens, tok.Text)
 			e.Vectors = append(e.Vectors, vectors[i][j])
+			if r.keepSpecial {
+				e.Special = append(e.Special, tok.Special)
+			}
 		}
 		r.entries = append(r.entries, e)
 	}

@@ -276,3 +276,39 @@ func (f *IDF) Weights(tokens []string) []float64 {
 func Rescale(s, b float64) float64 {
 	return (s - b) / (1 - b)
 }
+
+// ScoreSpecial is Score as bert_score weighs its tokenizer's special tokens
+// ([CLS] and [SEP], RoBERTa's <s> and </s>), flagged in candSpecial and
+// refSpecial (nil: none): they stay in the matching, as tokens another
+// token may match best, but weigh 0 on their own side, with or without idf
+// weights (bert_score sets their weight to 0; under idf it is 0 anyway, as
+// they are in every text). A side with no token but special ones scores 0,
+// as bert_score scores an empty text.
+func (m Matching) ScoreSpecial(candW, refW []float64, candSpecial, refSpecial []bool) PRF {
+	cw, cOK := zeroSpecial(candW, candSpecial, len(m.CandBest))
+	rw, rOK := zeroSpecial(refW, refSpecial, len(m.RefBest))
+	if !cOK || !rOK {
+		return PRF{}
+	}
+	return m.Score(cw, rw)
+}
+
+// zeroSpecial returns w (nil: every weight 1) with the special tokens'
+// weights set to 0, and whether any token is not special.
+func zeroSpecial(w []float64, special []bool, n int) ([]float64, bool) {
+	if special == nil {
+		return w, n > 0
+	}
+	out := make([]float64, n)
+	ordinary := false
+	for i := range out {
+		switch {
+		case i < len(special) && special[i]:
+		case w != nil:
+			out[i], ordinary = w[i], true
+		default:
+			out[i], ordinary = 1, true
+		}
+	}
+	return out, ordinary
+}

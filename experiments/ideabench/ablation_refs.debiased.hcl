@@ -1,0 +1,234 @@
+# IdeaBench Table 2 and Figure 4 under ideaflow's protocol:
+# ablation_refs.hcl with the ranking order shuffled (seeded), ideaflow's
+# prompts (each followed by answer-format instructions; the overlap on the
+# paper's 0-10 scale), the strict parse, and the judge at temperature 0.
+# Everything else is ablation_refs.hcl's: see main.debiased.hcl for what
+# each change does.
+#
+#   ideaflow run experiments/ideabench/ablation_refs.debiased.hcl   # offline, SYNTHETIC
+
+variable "offline" {
+  description = "answer every call with the mock provider; false: the gateway and the token-embeddings sidecar below"
+  default     = true
+}
+variable "dataset" {
+  description = "the targets, ideabench JSONL with references"
+  default     = "data/ablation_targets.jsonl"
+}
+variable "gateway_url" {
+  description = "an OpenAI-compatible gateway serving the generator and the judge"
+  default     = "http://localhost:8000/v1"
+}
+variable "gateway_rpm" {
+  description = "the gateway's requests per minute (0: unlimited)"
+  default     = 500
+}
+variable "bert_url" {
+  description = "the token-embeddings sidecar (tools/token_embeddings_server.py) serving microsoft/deberta-xlarge-mnli"
+  default     = "http://localhost:8090"
+}
+variable "seed" {
+  description = "the seed of every arm's random draw of references (the authors' random.sample, unseeded)"
+  default     = 0
+}
+variable "rank_seed" {
+  description = "the seed of the rankings' letter orders"
+  default     = 0
+}
+variable "subset" {
+  description = "the ablation's targets: \"at_least_15\" (the paper's text, and the published 461: at least 15 filtered references) or \"at_most_15\" (the authors' ablation_study code: at most 15 filtered references)"
+  default     = "at_least_15"
+}
+
+provider "mock" {
+  kind = "mock"
+  seed = 1
+}
+provider "gateway" {
+  kind                = "openai"
+  base_url            = var.gateway_url
+  api_key_env         = "GATEWAY_API_KEY"
+  requests_per_minute = var.gateway_rpm
+  max_concurrency     = 32
+}
+provider "bert" {
+  kind     = "transformers"
+  base_url = var.bert_url
+}
+
+# ChatOpenAI's defaults, as the authors used it: temperature 0.7, no
+# maximum length.
+model "gpt4o_mini" {
+  provider    = var.offline ? provider.mock : provider.gateway
+  name        = "openai/gpt-4o-mini"
+  family      = "openai-gpt4"
+  temperature = 0.7
+  # trained on data before this date (the paper: every generator before 2024-01-01)
+  knowledge_cutoff = "2024-01-01"
+}
+model "judge" {
+  provider    = var.offline ? provider.mock : provider.gateway
+  name        = "openai/gpt-4o"
+  family      = "openai-gpt4"
+  temperature = 0
+}
+model "bert" {
+  provider = var.offline ? provider.mock : provider.bert
+  name     = "microsoft/deberta-xlarge-mnli"
+}
+
+dataset "targets" {
+  format = "ideabench"
+  path   = var.dataset
+}
+
+quality "novelty" {
+  definition = "how new the idea is relative to what is known: a new hypothesis, mechanism, method or combination rather than a restatement of the background"
+}
+quality "feasibility" {
+  definition = "how readily the idea can be tested with existing methods, data and resources in a reasonable time"
+}
+
+locals {
+  counts = ["1", "3", "5", "7", "10", "13", "15", "all"]
+  arms = { for p in setproduct(["filtered", "unfiltered"], local.counts) : "${p[0]} ${p[1]}" => {
+    mode  = p[0] == "filtered" ? "filtered" : "all"
+    limit = p[1] == "all" ? 0 : tonumber(p[1])
+  } }
+  # The subset, by references passing the filter; the code's also keeps
+  # only targets with at least 3 of them (its main filter ran first).
+  subset = {
+    at_least_15 = { min = 15, max = 0 }
+    at_most_15  = { min = 3, max = 15 }
+  }[var.subset]
+}
+
+stage "filter_references" "arms" {
+  for_each       = local.arms
+  dataset        = dataset.targets
+  mode           = each.value.mode
+  limit          = each.value.limit
+  pick           = "random"
+  seed           = var.seed
+  min_filtered   = local.subset.min
+  max_filtered   = local.subset.max
+  min_references = 1 # one reference is an arm of its own
+}
+
+stage "generate_ideas" "arms" {
+  model        = model.gpt4o_mini
+  references   = stage.filter_references.arms
+  n            = 3
+  mode         = "independent"
+  prompt_style = "ideaflow"
+}
+
+stage "similarity" "bertscore" {
+  ideas          = stage.generate_ideas.arms
+  method         = "bertscore"
+  model          = model.bert
+  special_tokens = "bert_score"
+}
+stage "similarity_score" "similarity" {
+  similarity = stage.similarity.bertscore
+  summary    = "mean"
+}
+
+stage "best_idea" "most_similar" {
+  ideas      = stage.generate_ideas.arms
+  similarity = stage.similarity.bertscore
+}
+stage "overlap_rating" "overlap" {
+  ideas        = stage.generate_ideas.arms
+  judge        = model.judge
+  similarity   = stage.best_idea.most_similar
+  prompt_style = "ideaflow"
+  scale        = "0-10"
+}
+stage "overlap_score" "idea_overlap" {
+  ratings = stage.overlap_rating.overlap
+  summary = "mean"
+  parse   = "strict"
+}
+
+stage "rank_ideas" "novelty" {
+  ideas        = stage.generate_ideas.arms
+  judge        = model.judge
+  quality      = quality.novelty
+  prompt_style = "ideaflow"
+  order        = "shuffle"
+  seed         = var.rank_seed
+}
+stage "rank_ideas" "feasibility" {
+  ideas        = stage.generate_ideas.arms
+  judge        = model.judge
+  quality      = quality.feasibility
+  prompt_style = "ideaflow"
+  order        = "shuffle"
+  seed         = var.rank_seed
+}
+stage "insight_score" "novelty_insight_score" {
+  ranks = stage.rank_ideas.novelty
+  parse = "strict"
+}
+stage "insight_score" "feasibility_insight_score" {
+  ranks = stage.rank_ideas.feasibility
+  parse = "strict"
+}
+
+report "table2" {
+  title = "IdeaBench Table 2 / Figure 4: GPT-4o Mini by number of references, filtered and unfiltered (means; ideaflow's protocol)"
+  rows  = stage.generate_ideas.arms
+  columns = [
+    stage.similarity_score.similarity,
+    stage.overlap_score.idea_overlap,
+    stage.insight_score.novelty_insight_score,
+    stage.insight_score.feasibility_insight_score,
+  ]
+  # Keys are "MODE COUNT": the paper puts the number of references in rows
+  # and filtered / unfiltered in columns.
+  row_dims      = ["mode", "references"]
+  key_separator = " "
+  pivot         = "mode"
+  row_order     = concat(["filtered", "unfiltered"], local.counts)
+  labels = {
+    references                                = "# References"
+    filtered                                  = "Filtered"
+    unfiltered                                = "Unfiltered"
+    all                                       = "All"
+    "similarity_score.similarity"             = "Semantic Similarity"
+    "overlap_score.idea_overlap"              = "Idea Overlap"
+    "insight_score.novelty_insight_score"     = "Novelty Insight Score"
+    "insight_score.feasibility_insight_score" = "Feasibility Insight Score"
+  }
+  better = {
+    "similarity_score.similarity"             = "higher"
+    "overlap_score.idea_overlap"              = "higher"
+    "insight_score.novelty_insight_score"     = "higher"
+    "insight_score.feasibility_insight_score" = "higher"
+  }
+  formats = ["markdown", "csv", "latex"]
+}
+
+# Figure 4 as a figure: the number of references on x, a line each for
+# filtered and unfiltered. Keys are "MODE COUNT".
+stage "plot" "figure4_novelty" {
+  kind      = "line"
+  data      = [stage.insight_score.novelty_insight_score]
+  x         = "key[1]"
+  series    = "key[0]"
+  separator = " "
+  title     = "Figure 4: novelty Insight Score by number of references"
+  x_label   = "references given"
+  y_label   = "novelty Insight Score"
+}
+stage "plot" "figure4_feasibility" {
+  kind      = "line"
+  data      = [stage.insight_score.feasibility_insight_score]
+  x         = "key[1]"
+  series    = "key[0]"
+  separator = " "
+  title     = "Figure 4: feasibility Insight Score by number of references"
+  x_label   = "references given"
+  y_label   = "feasibility Insight Score"
+}
