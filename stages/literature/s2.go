@@ -144,9 +144,12 @@ func (c *S2Client) Call(ctx context.Context, req llm.ServiceRequest) (*llm.Servi
 		if errors.As(err, &un) {
 			return nil, err
 		}
-		return nil, &llm.APIError{Provider: c.Provider().Name, Message: err.Error(), Attempts: cl.attempts}
+		// A paging error may quote what the server sent (a token).
+		return nil, &llm.APIError{Provider: c.Provider().Name, Message: c.Scrubber().Scrub(err.Error()), Attempts: cl.attempts}
 	}
-	return &llm.ServiceResponse{Body: body, Status: cl.status, Attempts: cl.attempts}, nil
+	// The transport masked the replies' bytes; the body is what they
+	// decoded to, encoded again: masked again, whatever decoding made of them.
+	return &llm.ServiceResponse{Body: c.Scrubber().ScrubBytes(body), Status: cl.status, Attempts: cl.attempts}, nil
 }
 
 func (c *S2Client) serve(ctx context.Context, req llm.ServiceRequest, cl *call) (json.RawMessage, error) {

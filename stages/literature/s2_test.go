@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ideaflow/ideaflow/stages/internal/httpcall"
 	"github.com/ideaflow/ideaflow/stages/literature/s2fake"
 	"github.com/ideaflow/ideaflow/stages/llm"
 	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
@@ -374,5 +375,42 @@ func TestS2RequestErrors(t *testing.T) {
 	}
 	if n := len(e.srv.Requests()); n != 0 {
 		t.Errorf("%d requests made for refused queries", n)
+	}
+}
+
+// TestS2EscapedKeyEchoes: a server that repeats the x-api-key in every
+// paper title, and in an error message, in each spelling a JSON encoder
+// can give it: the client's replies and errors hold no 8 bytes of the key
+// and show the mask where it was.
+func TestS2EscapedKeyEchoes(t *testing.T) {
+	const key = "s2-b64/Zm9v+YmFy='x<y"
+	for _, sp := range llmtest.Spellings {
+		t.Run(sp.String(), func(t *testing.T) {
+			e := newS2(t, fakePapers(3), key, func(p *llm.Provider) { p.Set("requests_per_second", 1000.0) })
+			e.srv.EchoKey, e.srv.EchoSpelling = true, sp
+			var texts []string
+			var ps Papers
+			resp := e.call(t, OpSearch, SearchQuery{Snapshot: snap0, Query: "graph", Limit: 3}, &ps)
+			texts = append(texts, string(resp.Body))
+			for _, p := range ps.Papers {
+				texts = append(texts, p.Title)
+				if !strings.HasPrefix(p.Title, httpcall.Redacted+" Graph paper") {
+					t.Errorf("title %q: the echo should read %s", p.Title, httpcall.Redacted)
+				}
+			}
+			e.srv.FailNext(s2fake.Failure{Status: 400, EchoKey: true})
+			_, err := e.try(OpBatch, BatchQuery{Snapshot: snap0, IDs: []string{"f1"}})
+			if err == nil || !strings.Contains(err.Error(), "for key "+httpcall.Redacted) {
+				t.Fatalf("echoing 400: %v", err)
+			}
+			texts = append(texts, err.Error())
+			for _, s := range texts {
+				for i := 0; i+8 <= len(key); i++ {
+					if strings.Contains(s, key[i:i+8]) {
+						t.Fatalf("text holds %q of the key: %s", key[i:i+8], s)
+					}
+				}
+			}
+		})
 	}
 }

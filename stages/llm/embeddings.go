@@ -148,7 +148,7 @@ func (e *embedder) embed(ctx context.Context, model string, inputs []string) (em
 			if in == 0 { // the server reported no usage: estimate it
 				in = est
 			}
-			out.model = reply.Model
+			out.model = e.cred.scrub.Scrub(reply.Model) // decoded: see openAIClient.scrubDecoded
 			out.usage.InputTokens += in
 			return httpcall.Tokens{In: in}, nil
 		}, e.classify(model))

@@ -89,6 +89,7 @@ func (c *openAIClient) Complete(ctx context.Context, req Request) (*Response, er
 		}
 		out = &Response{Text: text, Reasoning: reasoning, Model: resp.Model, SystemFingerprint: resp.SystemFingerprint,
 			Usage: Usage{InputTokens: int64(resp.Usage.PromptTokens), OutputTokens: int64(resp.Usage.CompletionTokens)}}
+		c.scrubDecoded(out)
 		if out.Usage == (Usage{}) {
 			// Some local servers report no usage; estimate it so cost and
 			// token budgets still see the call.
@@ -139,6 +140,7 @@ func (c *openAIClient) CompleteChoices(ctx context.Context, req Request, samples
 				reasoning = ch.Message.ReasoningContent
 			}
 			r := &Response{Text: text, Reasoning: reasoning, Model: resp.Model, SystemFingerprint: resp.SystemFingerprint}
+			c.scrubDecoded(r)
 			r.Usage.OutputTokens = int64(resp.Usage.CompletionTokens) * (int64(len(ch.Message.Content)) + 1) / chars
 			if i == 0 {
 				r.Usage.InputTokens = int64(resp.Usage.PromptTokens)
@@ -161,6 +163,14 @@ func (c *openAIClient) CompleteChoices(ctx context.Context, req Request, samples
 		r.Status, r.Attempts = status, attempts
 	}
 	return out, nil
+}
+
+// scrubDecoded masks secrets in the decoded fields of an answer. The
+// transport masked the reply's bytes in every JSON spelling already; this
+// checks what decoding made of them, so a secret cannot reach an answer by
+// a path the byte-level search did not foresee.
+func (c *openAIClient) scrubDecoded(r *Response) {
+	c.cred.scrub.ScrubStrings(&r.Text, &r.Reasoning, &r.Model, &r.SystemFingerprint)
 }
 
 func completionBudget(req Request) int64 {

@@ -182,7 +182,7 @@ func (t *teiClient) runBatch(ctx context.Context, model string, batch []string, 
 			if tok.Special {
 				continue
 			}
-			e.Tokens = append(e.Tokens, tok.Text)
+			e.Tokens = append(e.Tokens, t.cred.scrub.Scrub(tok.Text)) // decoded: see openAIClient.scrubDecoded
 			e.Vectors = append(e.Vectors, vectors[i][j])
 		}
 		r.entries = append(r.entries, e)

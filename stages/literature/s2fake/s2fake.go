@@ -10,6 +10,7 @@
 package s2fake
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +22,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
 )
 
 // Paths of the two APIs on the fake server: give the client
@@ -81,6 +84,9 @@ type Failure struct {
 	Status     int
 	RetryAfter string // sent as Retry-After when not ""
 	Body       string // default {"message": "<status text>"}
+	// EchoKey makes the default body's message repeat the x-api-key the
+	// request carried, spelled as the server's EchoSpelling says.
+	EchoKey bool
 }
 
 // Request is one request the server received.
@@ -106,6 +112,12 @@ type Server struct {
 	APIKey        string
 	Now           func() time.Time
 	TotalAsString bool // bulk search sends total as a string ("1234")
+	// EchoKey makes every paper title a reply carries start with the
+	// x-api-key the request carried, written in EchoSpelling (a server
+	// that logs into its data, or a proxy that rewrites it): clients must
+	// mask the key in every spelling a JSON encoder can give it.
+	EchoKey      bool
+	EchoSpelling llmtest.Spelling
 
 	mu         sync.Mutex
 	papers     []Paper
@@ -188,12 +200,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	rec := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Body: body, APIKey: r.Header.Get("x-api-key"), At: s.Now()}
 	status, reply := s.answer(w, r, &rec)
+	if s.EchoKey && status == http.StatusOK {
+		reply = bytes.ReplaceAll(reply, []byte(`"title":"`), []byte(`"title":"`+llmtest.Spell(rec.APIKey, s.EchoSpelling)+` `))
+	}
 	rec.Status = status
 	s.requests = append(s.requests, rec)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(reply)
 }
+
+// echoMarker stands where an echo is spliced into an encoded body: a JSON
+// encoder would escape a spelling again.
+const echoMarker = "@@ECHO@@"
 
 func errBody(msg string) []byte {
 	b, _ := json.Marshal(map[string]string{"error": msg})
@@ -208,8 +227,12 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, rec *Request) (i
 			w.Header().Set("Retry-After", f.RetryAfter)
 		}
 		if f.Body == "" {
-			b, _ := json.Marshal(map[string]string{"message": http.StatusText(f.Status)})
-			f.Body = string(b)
+			msg := http.StatusText(f.Status)
+			if f.EchoKey {
+				msg += " for key " + echoMarker
+			}
+			b, _ := json.Marshal(map[string]string{"message": msg})
+			f.Body = strings.ReplaceAll(string(b), echoMarker, llmtest.Spell(rec.APIKey, s.EchoSpelling))
 		}
 		return f.Status, []byte(f.Body)
 	}

@@ -43,7 +43,16 @@ type Fault struct {
 	// EchoHeaders: a 200 that repeats the request's headers, Authorization
 	// included, in the answer text (embeddings: in the reported model), as
 	// debugging proxies do; clients must mask the key in what they return.
+	// With Status, the error message repeats the Authorization header
+	// instead, as 401 messages do.
 	EchoHeaders bool
+	// EchoSpelling is how the echo is written in the reply's JSON: every
+	// spelling decodes to the same headers (see Spelling).
+	EchoSpelling Spelling
+	// Type is the error object's "type" (default: the status's usual
+	// one); a quota error may come with type "insufficient_quota" and no
+	// code.
+	Type string
 
 	Text           string        // answer text instead of the Responder's
 	Reasoning      string        // reasoning text sent beside the answer
