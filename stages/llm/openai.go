@@ -298,13 +298,12 @@ func (c *openAIClient) classify(model string) httpcall.Classify {
 			e.Message = httpcall.Excerpt(string(reqErr.Body), httpcall.ErrorExcerpt)
 			if errors.As(reqErr.Err, &apiErr) {
 				e.Message = apiErr.Message
+				e.Code = apiCode(apiErr)
 			}
 		case errors.As(err, &apiErr):
 			e.Status = apiErr.HTTPStatusCode
 			e.Message = apiErr.Message
-			if apiErr.Code != nil {
-				e.Code = fmt.Sprint(apiErr.Code)
-			}
+			e.Code = apiCode(apiErr)
 		case errors.Is(err, errEmptyChoices):
 			return &httpcall.Error{Status: cp.Status, Message: err.Error(), Retryable: true}
 		default:
@@ -320,4 +319,21 @@ func (c *openAIClient) classify(model string) httpcall.Classify {
 		e.Message = c.explain(e.Status, e.Code, e.Message, model)
 		return e
 	}
+}
+
+// apiCode is the code of an OpenAI-style error object (an exhausted quota
+// also by its type alone; see httpcall.ErrorCode). go-openai decodes
+// "code": null as the number 0: no code.
+func apiCode(e *openai.APIError) string {
+	code := ""
+	switch c := e.Code.(type) {
+	case nil:
+	case int:
+		if c != 0 {
+			code = fmt.Sprint(c)
+		}
+	default:
+		code = fmt.Sprint(c)
+	}
+	return httpcall.ErrorCode(code, e.Type)
 }

@@ -91,7 +91,7 @@ func ErrorMessage(body []byte) (msg, code string) {
 			if nested.Code != nil {
 				code = fmt.Sprint(nested.Code)
 			}
-			return Excerpt(nested.Message, ErrorExcerpt), code
+			return Excerpt(nested.Message, ErrorExcerpt), ErrorCode(code, nested.Type)
 		case v.Message != "":
 			return Excerpt(v.Message, ErrorExcerpt), ""
 		}
