@@ -152,6 +152,10 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, rec *Request, res
 	if f.EchoHeaders {
 		b = splice(b, echo(rec.Header), f.EchoSpelling)
 	}
+	if rec.Embed != nil && len(rec.Embed.Input) > 0 {
+		last := rec.Embed.Input[len(rec.Embed.Input)-1]
+		b = spliceVector(b, Vector(rec.Embed.Model, last), f.Vectors)
+	}
 	if f.CutBody {
 		settle(http.StatusOK, false)
 		cutBody(w, b)
@@ -243,9 +247,9 @@ func (s *Server) chatReply(rec *Request, respond Responder) chatResponse {
 }
 
 type embeddingDatum struct {
-	Object    string    `json:"object"`
-	Embedding []float32 `json:"embedding"`
-	Index     int       `json:"index"`
+	Object    string          `json:"object"`
+	Embedding json.RawMessage `json:"embedding"`
+	Index     int             `json:"index"`
 }
 
 type embeddingResponse struct {
@@ -260,10 +264,15 @@ func embedReply(rec *Request, reversed bool) embeddingResponse {
 	if rec.Fault.EchoHeaders {
 		out.Model = echoMarker
 	}
+	vecs := make([][]float32, len(rec.Embed.Input))
+	for i, in := range rec.Embed.Input {
+		vecs[i] = Vector(rec.Embed.Model, in)
+	}
+	raw := vectorsJSON(vecs, rec.Fault.Vectors)
 	for i, in := range rec.Embed.Input {
 		out.Usage.PromptTokens += Tokens(in)
 		if !rec.Fault.EmptyChoices {
-			out.Data = append(out.Data, embeddingDatum{Object: "embedding", Embedding: Vector(rec.Embed.Model, in), Index: i})
+			out.Data = append(out.Data, embeddingDatum{Object: "embedding", Embedding: raw[i], Index: i})
 		}
 	}
 	out.Usage.TotalTokens = out.Usage.PromptTokens

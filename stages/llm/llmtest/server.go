@@ -36,6 +36,9 @@ type Fault struct {
 
 	ServedModel string // model name to report instead of the requested one (an endpoint that re-routed)
 
+	// Vectors puts a bad vector in an embeddings reply: the last input's.
+	Vectors VectorFault
+
 	CutBody      bool // 200 whose body stops halfway through the JSON, then the connection closes
 	Malformed    bool // 200 whose body is not valid JSON
 	EmptyChoices bool // 200 with "choices": [] (embeddings: "data": [])

@@ -28,6 +28,9 @@ type TEIFault struct {
 	EchoHeaders bool   // a 200 whose token texts repeat the request's Authorization header (with Status: its error message)
 	// EchoSpelling is how the echo is written in the reply's JSON.
 	EchoSpelling Spelling
+	// Vectors puts a bad vector in an embed_all reply: the last input's
+	// last token vector.
+	Vectors VectorFault
 }
 
 // TEIRequest is one request a TEIServer received.
@@ -238,17 +241,27 @@ func (s *TEIServer) reply(w http.ResponseWriter, rec *TEIRequest, f TEIFault) in
 		}
 		out = toks
 	} else {
-		vecs := make([][][]float32, len(rec.Inputs))
+		vecs := make([][]json.RawMessage, len(rec.Inputs))
 		for i, in := range rec.Inputs {
+			var vs [][]float32
 			for j := range TEITokenize(in) {
-				vecs[i] = append(vecs[i], TEIVector(in, j))
+				vs = append(vs, TEIVector(in, j))
 			}
+			fault := VectorsOK
+			if i == len(rec.Inputs)-1 {
+				fault = f.Vectors
+			}
+			vecs[i] = vectorsJSON(vs, fault)
 		}
 		out = vecs
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
 		return fail(http.StatusInternalServerError, err.Error(), "backend")
+	}
+	if rec.Path == TEIEmbedAllPath {
+		last := rec.Inputs[len(rec.Inputs)-1]
+		b = spliceVector(b, TEIVector(last, len(TEITokenize(last))-1), f.Vectors)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(splice(b, rec.Header.Get("Authorization"), f.EchoSpelling))
