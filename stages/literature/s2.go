@@ -397,7 +397,9 @@ func (c *S2Client) search(ctx context.Context, cl *call, q SearchQuery, keep fun
 	params.Set("fields", s2PaperFields)
 	var out []*Paper
 	total := 0
-	for offset := 0; len(out) < q.Limit && offset < s2SearchMax; {
+	seen := map[string]bool{} // paper ids received
+	var stalled stall
+	for offset, page := 0, 1; len(out) < q.Limit && offset < s2SearchMax; page++ {
 		limit := min(s2SearchPage, q.Limit-len(out), s2SearchMax-offset)
 		params.Set("offset", strconv.Itoa(offset))
 		params.Set("limit", strconv.Itoa(limit))
@@ -406,7 +408,11 @@ func (c *S2Client) search(ctx context.Context, cl *call, q SearchQuery, keep fun
 			return nil, 0, err
 		}
 		total = int(r.Total)
+		fresh := false
 		for _, p := range r.Data {
+			if id := p.identity(); id == "" || !seen[id] {
+				seen[id], fresh = true, true
+			}
 			if pp := p.paper(); keep(pp) && len(out) < q.Limit {
 				out = append(out, pp)
 			}
@@ -417,7 +423,10 @@ func (c *S2Client) search(ctx context.Context, cl *call, q SearchQuery, keep fun
 		if err := pageStep(cl.op, offset, *r.Next, len(r.Data)); err != nil {
 			return nil, 0, err
 		}
-		offset = *r.Next
+		if err := stalled.page(cl.op, page, fresh); err != nil {
+			return nil, 0, err
+		}
+		offset = *r.Next // the API serves no offset past s2SearchMax: the loop's own bound
 	}
 	return out, total, nil
 }
@@ -488,7 +497,7 @@ func (c *S2Client) bulk(ctx context.Context, cl *call, q SearchQuery, keep func(
 			return out, total, nil
 		}
 		if first, ok := tokens[*r.Token]; ok {
-			return nil, 0, fmt.Errorf("%s: page %d named continuation token %q, which page %d named already: the server's pages loop; stopped", cl.op, page, *r.Token, first)
+			return nil, 0, fmt.Errorf("%s: page %d named continuation token %q, which page %d named already: the server's pages loop; stopped", cl.op, page, httpcall.Excerpt(*r.Token, 40), first)
 		}
 		if err := stalled.page(cl.op, page, fresh); err != nil {
 			return nil, 0, err

@@ -81,14 +81,18 @@ func (e *UnavailableError) Unwrap() error { return e.Cause }
 // tripped for the Client's life: credentials are read once, and a run
 // stopped this way resumes from the cache when rerun.
 //
-// Until the provider's first good reply, attempts go one at a time: the
-// first request probes the key and the endpoint, so a wrong key costs one
-// request, not one per concurrent caller. A 429 does not prove the
-// endpoint (a quota spent answers nothing else), and while it is unproven
-// the wait a 429 asked for holds every call's next attempt, not only its
-// own: an endpoint answering only 429 costs RateLimitRefusals requests
-// however many calls wait on it. Once proven, an isolated 429 delays only
-// its own call (the Limiter slows the provider when 429s are congestion).
+// Until the provider's first good reply, attempts go one at a time (the
+// probe): the first request probes the key and the endpoint, so a wrong key
+// costs one request, not one per concurrent caller. A 429 does not prove
+// the endpoint (a spent quota answers nothing else), and while probing the
+// wait the last counted 429 asked for holds every call's next attempt, not
+// only its own: an endpoint answering only 429 costs RateLimitRefusals
+// requests however many calls wait on it. Once proven, an isolated 429
+// delays only its own call (the Limiter slows the provider when 429s are
+// congestion); but probeAfterRefusals counted 429s in a row send the
+// provider back to probing until its next success, and an attempt that was
+// admitted freely and is still queued for the limits then queues for the
+// probe instead (Admission.Current).
 type Breaker struct {
 	clock    Clock
 	provider string

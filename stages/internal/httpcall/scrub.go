@@ -80,14 +80,14 @@ func (s *Scrubber) ScrubBytes(b []byte) []byte {
 	return out
 }
 
-// scrub replaces every span of raw that spells a secret. Replacing one span
-// cannot make another appear (Redacted holds no backslash and no secret),
-// but spans found under different layers may overlap; they are merged, and
-// the search runs again on the result until it finds nothing, so the
-// output holds no secret at any layer.
+// scrub replaces every span of raw that spells a secret. Spans found under
+// different layers may overlap; they are merged, and the search runs again
+// on the result until it finds nothing, so the output holds no secret at
+// any layer. Replacing a span can make another appear only for a secret
+// spelled around Redacted itself; the rounds are bounded all the same.
 func (s *Scrubber) scrub(raw []byte) ([]byte, bool) {
 	changed := false
-	for {
+	for round := 0; round < 8; round++ {
 		spans := s.find(raw)
 		if len(spans) == 0 {
 			return raw, changed
@@ -103,6 +103,7 @@ func (s *Scrubber) scrub(raw []byte) ([]byte, bool) {
 		out.Write(raw[at:])
 		raw, changed = out.Bytes(), true
 	}
+	return raw, changed
 }
 
 type span struct{ lo, hi int }
