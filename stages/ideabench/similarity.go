@@ -369,9 +369,12 @@ func (s *similarityLayout) scores(in []stages.In) (*SimilarityOutput, error) {
 		return nil, fmt.Errorf("the reference has %d sentence vectors, want 1", len(ref.Vectors))
 	}
 	out := &SimilarityOutput{Method: s.method}
-	for _, c := range replies[1:] {
-		for _, v := range c.Vectors {
-			cos := similarity.Cosine(v, ref.Vectors[0])
+	for k, c := range replies[1:] {
+		for i, v := range c.Vectors {
+			cos, err := similarity.CosineOf(v, ref.Vectors[0])
+			if err != nil {
+				return nil, fmt.Errorf("idea %d of %s against the reference: %w", i, in[k+1].Node.Label, err)
+			}
 			out.Scores = append(out.Scores, similarity.PRF{Precision: cos, Recall: cos, F1: cos})
 		}
 	}

@@ -427,3 +427,24 @@ func TestSimilaritySpecialTokenScores(t *testing.T) {
 		}
 	}
 }
+
+// TestSimilarityScoresRefuseMismatchedVectors: an idea's vector and the
+// reference's from replies of different lengths (cached apart, from a
+// server that changed models) fail the scores node; no cosine over the
+// shorter one.
+func TestSimilarityScoresRefuseMismatchedVectors(t *testing.T) {
+	nodes := layout(t, similarityType{}, "stage.similarity.s", stages.Params{"ideas": ideasUp(1, "x"), "method": "embedding", "model": testEmbedder})
+	last := nodes[len(nodes)-1]
+	in := []stages.In{
+		{Dep: last.Deps[0], Node: stages.NodeInfo{Item: "x", Label: nodes[0].Label}, Output: []byte(`{"vectors":[[1,0]]}`)},
+		{Dep: last.Deps[1], Node: stages.NodeInfo{Item: "x", Slot: 1, Label: nodes[1].Label}, Output: []byte(`{"vectors":[[3,4,0]]}`)},
+	}
+	w, err := last.Prepare(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.Compute()
+	if err == nil || !strings.Contains(err.Error(), "vectors of 3 and 2 dimensions cannot be compared") {
+		t.Fatalf("mismatched vectors: %v", err)
+	}
+}

@@ -27,6 +27,27 @@ const (
 	s2RecommendMx = 500  // recommendations: limit <= 500
 )
 
+// Bounds on following a server's pages. A buggy or hostile server that
+// never stops paging (the same continuation token again, a next offset that
+// creeps, pages of papers already received) costs a bounded number of
+// requests, and the call fails saying why: never a silently short answer,
+// never a loop.
+const (
+	// s2BulkMaxPages bounds a bulk search: 1,000 pages of up to 1,000
+	// papers is ten times the most targets a query may ask for
+	// (MaxTargetsPerQuery), room for what the cutoff and excluded venues
+	// drop client-side.
+	s2BulkMaxPages = 1000
+	// s2RefsMax and s2RefsMaxPages bound a references list: the longest
+	// bibliographies (review articles) run to a few thousand entries, and
+	// 10,000 in pages of at least 100 (the API's default page) is 100 pages.
+	s2RefsMax      = 10000
+	s2RefsMaxPages = 100
+	// s2StalledPages is how many pages in a row may bring nothing not
+	// received already while naming a next page.
+	s2StalledPages = 3
+)
+
 // Defaults of the semantic_scholar kind.
 const (
 	// S2GraphURL and S2RecommendationsURL are the public API's bases.
@@ -144,9 +165,12 @@ func (c *S2Client) Call(ctx context.Context, req llm.ServiceRequest) (*llm.Servi
 		if errors.As(err, &un) {
 			return nil, err
 		}
-		return nil, &llm.APIError{Provider: c.Provider().Name, Message: err.Error(), Attempts: cl.attempts}
+		// A paging error may quote what the server sent (a token).
+		return nil, &llm.APIError{Provider: c.Provider().Name, Message: c.Scrubber().Scrub(err.Error()), Attempts: cl.attempts}
 	}
-	return &llm.ServiceResponse{Body: body, Status: cl.status, Attempts: cl.attempts}, nil
+	// The transport masked the replies' bytes; the body is what they
+	// decoded to, encoded again: masked again, whatever decoding made of them.
+	return &llm.ServiceResponse{Body: c.Scrubber().ScrubBytes(body), Status: cl.status, Attempts: cl.attempts}, nil
 }
 
 func (c *S2Client) serve(ctx context.Context, req llm.ServiceRequest, cl *call) (json.RawMessage, error) {
@@ -264,6 +288,20 @@ type s2Paper struct {
 	CorpusID json.Number `json:"corpusId"`
 }
 
+// identity tells papers apart for the paging checks: the paper id, else
+// (an unresolved reference) its title and year; "" for none.
+func (p *s2Paper) identity() string {
+	switch {
+	case p == nil:
+		return ""
+	case p.PaperID != "":
+		return p.PaperID
+	case p.Title != "":
+		return fmt.Sprintf("title %q %d", p.Title, p.Year)
+	}
+	return ""
+}
+
 func (p *s2Paper) paper() *Paper {
 	if p == nil {
 		return nil
@@ -359,7 +397,9 @@ func (c *S2Client) search(ctx context.Context, cl *call, q SearchQuery, keep fun
 	params.Set("fields", s2PaperFields)
 	var out []*Paper
 	total := 0
-	for offset := 0; len(out) < q.Limit && offset < s2SearchMax; {
+	seen := map[string]bool{} // paper ids received
+	var stalled stall
+	for offset, page := 0, 1; len(out) < q.Limit && offset < s2SearchMax; page++ {
 		limit := min(s2SearchPage, q.Limit-len(out), s2SearchMax-offset)
 		params.Set("offset", strconv.Itoa(offset))
 		params.Set("limit", strconv.Itoa(limit))
@@ -368,7 +408,11 @@ func (c *S2Client) search(ctx context.Context, cl *call, q SearchQuery, keep fun
 			return nil, 0, err
 		}
 		total = int(r.Total)
+		fresh := false
 		for _, p := range r.Data {
+			if id := p.identity(); id == "" || !seen[id] {
+				seen[id], fresh = true, true
+			}
 			if pp := p.paper(); keep(pp) && len(out) < q.Limit {
 				out = append(out, pp)
 			}
@@ -376,9 +420,40 @@ func (c *S2Client) search(ctx context.Context, cl *call, q SearchQuery, keep fun
 		if r.Next == nil || *r.Next <= offset || len(r.Data) == 0 {
 			break
 		}
-		offset = *r.Next
+		if err := pageStep(cl.op, offset, *r.Next, len(r.Data)); err != nil {
+			return nil, 0, err
+		}
+		if err := stalled.page(cl.op, page, fresh); err != nil {
+			return nil, 0, err
+		}
+		offset = *r.Next // the API serves no offset past s2SearchMax: the loop's own bound
 	}
 	return out, total, nil
+}
+
+// pageStep checks an offset-paged reply's next offset: a next page that
+// starts inside the page just received would send its entries again, and a
+// server that does so pages forever (one entry further each time).
+func pageStep(op string, offset, next, entries int) error {
+	if next < offset+entries {
+		return fmt.Errorf("%s: the server's next page (offset %d) starts inside the page it just sent (offset %d, %d entries): its paging repeats entries; stopped", op, next, offset, entries)
+	}
+	return nil
+}
+
+// stall counts pages in a row that bring nothing new while naming a next
+// page, and fails the call once there are s2StalledPages of them.
+type stall struct{ n int }
+
+func (s *stall) page(op string, page int, fresh bool) error {
+	if fresh {
+		s.n = 0
+		return nil
+	}
+	if s.n++; s.n >= s2StalledPages {
+		return fmt.Errorf("%s: pages %d to %d brought nothing not received already, yet each named a next page: the server's paging does not advance; stopped", op, page-s.n+1, page)
+	}
+	return nil
 }
 
 type s2BulkReply struct {
@@ -400,13 +475,20 @@ func (c *S2Client) bulk(ctx context.Context, cl *call, q SearchQuery, keep func(
 	params.Set("fields", s2PaperFields)
 	var out []*Paper
 	total := 0
-	for {
+	tokens := map[string]int{} // token -> the page that sent it
+	seen := map[string]bool{}  // paper ids received
+	var stalled stall
+	for page := 1; ; page++ {
 		var r s2BulkReply
 		if err := c.get(ctx, cl, c.graph+"/paper/search/bulk", params, &r); err != nil {
 			return nil, 0, err
 		}
 		total = int(r.Total)
+		fresh := false
 		for _, p := range r.Data {
+			if id := p.identity(); id == "" || !seen[id] {
+				seen[id], fresh = true, true
+			}
 			if pp := p.paper(); keep(pp) && (q.Limit == 0 || len(out) < q.Limit) {
 				out = append(out, pp)
 			}
@@ -414,6 +496,16 @@ func (c *S2Client) bulk(ctx context.Context, cl *call, q SearchQuery, keep func(
 		if r.Token == nil || *r.Token == "" || (q.Limit > 0 && len(out) >= q.Limit) {
 			return out, total, nil
 		}
+		if first, ok := tokens[*r.Token]; ok {
+			return nil, 0, fmt.Errorf("%s: page %d named continuation token %q, which page %d named already: the server's pages loop; stopped", cl.op, page, httpcall.Excerpt(*r.Token, 40), first)
+		}
+		if err := stalled.page(cl.op, page, fresh); err != nil {
+			return nil, 0, err
+		}
+		if page == s2BulkMaxPages {
+			return nil, 0, fmt.Errorf("%s: %d pages (%d papers kept) and the server names another: more than a bulk search is followed for (%d pages); narrow the query or give it a limit", cl.op, page, len(out), s2BulkMaxPages)
+		}
+		tokens[*r.Token] = page
 		params.Set("token", *r.Token)
 	}
 }
@@ -497,12 +589,20 @@ func (c *S2Client) references(ctx context.Context, cl *call, q ReferencesQuery, 
 	params := url.Values{"fields": {s2RefFields}}
 	u := c.graph + "/paper/" + url.PathEscape(q.PaperID) + "/references"
 	out := []Reference{}
-	for offset := 0; ; {
+	seen := map[string]bool{} // cited paper ids received
+	var stalled stall
+	for offset, page := 0, 1; ; page++ {
 		params.Set("offset", strconv.Itoa(offset))
 		params.Set("limit", strconv.Itoa(s2RefsPage))
 		var r s2RefReply
 		if err := c.get(ctx, cl, u, params, &r); err != nil {
 			return nil, err
+		}
+		fresh := false
+		for _, d := range r.Data {
+			if id := d.CitedPaper.identity(); id == "" || !seen[id] {
+				seen[id], fresh = true, true
+			}
 		}
 		for _, d := range r.Data {
 			ref := Reference{Contexts: d.Contexts, Intents: d.Intents, IsInfluential: d.IsInfluential}
@@ -534,6 +634,16 @@ func (c *S2Client) references(ctx context.Context, cl *call, q ReferencesQuery, 
 		}
 		if r.Next == nil || *r.Next <= offset || len(r.Data) == 0 {
 			return out, nil
+		}
+		if err := pageStep(cl.op, offset, *r.Next, len(r.Data)); err != nil {
+			return nil, err
+		}
+		if err := stalled.page(cl.op, page, fresh); err != nil {
+			return nil, err
+		}
+		if *r.Next >= s2RefsMax || page == s2RefsMaxPages {
+			return nil, fmt.Errorf("%s: paper %s: the server names a next page (offset %d) after %d pages and %d references kept: past what a reference list is followed for (%d references, %d pages); give the query a limit",
+				cl.op, q.PaperID, *r.Next, page, len(out), s2RefsMax, s2RefsMaxPages)
 		}
 		offset = *r.Next
 	}

@@ -3,11 +3,13 @@ package literature
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ideaflow/ideaflow/stages/internal/httpcall"
 	"github.com/ideaflow/ideaflow/stages/literature/s2fake"
 	"github.com/ideaflow/ideaflow/stages/llm"
 	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
@@ -374,5 +376,108 @@ func TestS2RequestErrors(t *testing.T) {
 	}
 	if n := len(e.srv.Requests()); n != 0 {
 		t.Errorf("%d requests made for refused queries", n)
+	}
+}
+
+// TestS2EscapedKeyEchoes: a server that repeats the x-api-key in every
+// paper title, and in an error message, in each spelling a JSON encoder
+// can give it: the client's replies and errors hold no 8 bytes of the key
+// and show the mask where it was.
+func TestS2EscapedKeyEchoes(t *testing.T) {
+	const key = "s2-b64/Zm9v+YmFy='x<y"
+	for _, sp := range llmtest.Spellings {
+		t.Run(sp.String(), func(t *testing.T) {
+			e := newS2(t, fakePapers(3), key, func(p *llm.Provider) { p.Set("requests_per_second", 1000.0) })
+			e.srv.EchoKey, e.srv.EchoSpelling = true, sp
+			var texts []string
+			var ps Papers
+			resp := e.call(t, OpSearch, SearchQuery{Snapshot: snap0, Query: "graph", Limit: 3}, &ps)
+			texts = append(texts, string(resp.Body))
+			for _, p := range ps.Papers {
+				texts = append(texts, p.Title)
+				if !strings.HasPrefix(p.Title, httpcall.Redacted+" Graph paper") {
+					t.Errorf("title %q: the echo should read %s", p.Title, httpcall.Redacted)
+				}
+			}
+			e.srv.FailNext(s2fake.Failure{Status: 400, EchoKey: true})
+			_, err := e.try(OpBatch, BatchQuery{Snapshot: snap0, IDs: []string{"f1"}})
+			if err == nil || !strings.Contains(err.Error(), "for key "+httpcall.Redacted) {
+				t.Fatalf("echoing 400: %v", err)
+			}
+			texts = append(texts, err.Error())
+			for _, s := range texts {
+				for i := 0; i+8 <= len(key); i++ {
+					if strings.Contains(s, key[i:i+8]) {
+						t.Fatalf("text holds %q of the key: %s", key[i:i+8], s)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestS2HostilePaging: a server whose paging never ends (the same
+// continuation token again, pages with nothing new, a next offset that
+// creeps, fresh pages forever) costs a bounded, exact number of requests,
+// and the call fails saying why.
+func TestS2HostilePaging(t *testing.T) {
+	refs := make([]s2fake.Reference, 25)
+	for i := range refs {
+		refs[i] = s2fake.Reference{CitedPaper: s2fake.Paper{PaperID: sp(fmt.Sprintf("r%d", i)), Title: fmt.Sprintf("Ref %d", i)}}
+	}
+	bulk := SearchQuery{Snapshot: snap0, Query: "graph", Limit: 500}
+	for _, tc := range []struct {
+		mode     s2fake.Paging
+		op       string
+		body     any
+		requests int
+		want     string
+	}{
+		{s2fake.BulkSameToken, OpBulkSearch, bulk, 2, `page 2 named continuation token "tok-same", which page 1 named already: the server's pages loop; stopped`},
+		{s2fake.BulkEmptyPages, OpBulkSearch, bulk, s2StalledPages, "pages 1 to 3 brought nothing not received already, yet each named a next page"},
+		{s2fake.BulkRepeatPages, OpBulkSearch, bulk, 1 + s2StalledPages, "pages 2 to 4 brought nothing not received already"},
+		{s2fake.BulkEndless, OpBulkSearch, SearchQuery{Snapshot: snap0, Query: "graph"}, s2BulkMaxPages,
+			"1000 pages (1000 papers kept) and the server names another: more than a bulk search is followed for (1000 pages)"},
+		{s2fake.RefsCreep, OpReferences, ReferencesQuery{Snapshot: snap0, PaperID: "f0"}, 1,
+			"the server's next page (offset 1) starts inside the page it just sent (offset 0, 10 entries): its paging repeats entries; stopped"},
+		{s2fake.RefsRepeatPages, OpReferences, ReferencesQuery{Snapshot: snap0, PaperID: "f0"}, 1 + s2StalledPages, "pages 2 to 4 brought nothing not received already"},
+		{s2fake.RefsEndless, OpReferences, ReferencesQuery{Snapshot: snap0, PaperID: "f0"}, s2RefsMaxPages,
+			"paper f0: the server names a next page (offset 100) after 100 pages and 100 references kept: past what a reference list is followed for (10000 references, 100 pages)"},
+		{s2fake.SearchCreep, OpSearch, SearchQuery{Snapshot: snap0, Query: "graph", Limit: 250}, 1,
+			"the server's next page (offset 1) starts inside the page it just sent (offset 0, 100 entries)"},
+	} {
+		e := newS2(t, fakePapers(300), "", func(p *llm.Provider) { p.Set("requests_per_second", 1000.0) })
+		e.srv.SetReferences("f0", refs)
+		e.srv.RefPageMax = 10
+		e.srv.Paging = tc.mode
+		_, err := e.try(tc.op, tc.body)
+		var api *llm.APIError
+		if !errors.As(err, &api) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("mode %d: %v, want an error saying %q", tc.mode, err, tc.want)
+		}
+		if n := len(e.srv.Requests()); n != tc.requests || api == nil || api.Attempts != tc.requests {
+			t.Errorf("mode %d: %d requests (error counts %v), want %d", tc.mode, n, api, tc.requests)
+		}
+	}
+}
+
+// TestS2RateLimitOnly: a Semantic Scholar endpoint answering only 429 (the
+// shared pool taken by others for good, a key's quota spent) is declared
+// unavailable after RateLimitRefusals requests; later calls make none.
+func TestS2RateLimitOnly(t *testing.T) {
+	e := newS2(t, fakePapers(5), "k-123", nil)
+	fs := make([]s2fake.Failure, 3*llm.RateLimitRefusals)
+	for i := range fs {
+		fs[i] = s2fake.Failure{Status: 429}
+	}
+	e.srv.FailNext(fs...)
+	for i := 0; i < 3; i++ {
+		_, err := e.try(OpBatch, BatchQuery{Snapshot: snap0, IDs: []string{"f1"}})
+		if !errors.Is(err, llm.ErrProviderUnavailable) {
+			t.Fatalf("call %d: %v, want the provider unavailable", i+1, err)
+		}
+	}
+	if n := len(e.srv.Requests()); n != llm.RateLimitRefusals {
+		t.Errorf("%d requests, want %d", n, llm.RateLimitRefusals)
 	}
 }

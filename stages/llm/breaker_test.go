@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -315,5 +316,233 @@ func TestTEIAuthFailureStopsProvider(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 1 {
 		t.Fatalf("server saw %d requests, want 1", n)
+	}
+}
+
+// rateLimitReason is the breaker's reason once 429s persist.
+var rateLimitReason = fmt.Sprintf("rate limited: %d requests in a row answered 429, each sent after the wait the one before asked for, and none succeeded", RateLimitRefusals)
+
+// TestRateLimitOnlyEndpoint: an endpoint that answers nothing but 429 (a
+// spent quota sent as a plain rate limit) is declared unavailable after
+// RateLimitRefusals requests, each sent once the wait the one before asked
+// for was over, however many calls wait on it and whether or not they may
+// retry; every call then fails with ErrProviderUnavailable without a
+// request. An exhausted quota the server names as such (by code, or by
+// type alone) costs one request.
+func TestRateLimitOnlyEndpoint(t *testing.T) {
+	tests := []struct {
+		name       string
+		fault      llmtest.Fault
+		callers    int
+		maxRetries int // -1: the default
+		want       int // requests
+		reason     string
+		waits      string // the waits the fake clock was asked for; "" to skip
+	}{
+		{"50 callers, Retry-After: 1", llmtest.Fault{Status: 429, RetryAfter: "1"}, 50, -1, RateLimitRefusals, rateLimitReason, ""},
+		{"one caller, no Retry-After: the back-off", llmtest.Fault{Status: 429}, 1, -1, RateLimitRefusals, rateLimitReason, "[1s 2s 4s 8s 16s 32s]"},
+		{"calls without retries wait for each other", llmtest.Fault{Status: 429, RetryAfter: "3"}, 1, 0, RateLimitRefusals, rateLimitReason, "[3s 3s 3s 3s 3s 3s]"},
+		{"quota exhausted, by code", llmtest.Fault{Status: 429, Code: "insufficient_quota", Message: "You exceeded your current quota"}, 50, -1, 1, "quota exhausted", "[]"},
+		{"quota exhausted, by type only", llmtest.Fault{Status: 429, Type: "insufficient_quota", Message: "You exceeded your current quota"}, 50, -1, 1, "quota exhausted", "[]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := llmtest.NewFakeClock(time.Time{})
+			srv := llmtest.New(llmtest.WithClock(clock.Now))
+			defer srv.Close()
+			srv.SetHook(func(*llmtest.Request) (llmtest.Fault, bool) { return tt.fault, true })
+			p := testProvider(srv)
+			p.MaxConcurrency = 32
+			p.MaxRetries = tt.maxRetries
+			c := newTestClient(t, srv, p, clock)
+			var errs []error
+			if tt.callers > 1 {
+				errs = concurrently(tt.callers, func(i int) error {
+					_, err := c.Complete(bg, userRequest("m1", fmt.Sprint(i)))
+					return err
+				})
+			} else {
+				for i := 0; i < 20 && c.Unavailable() == nil; i++ {
+					_, err := c.Complete(bg, userRequest("m1", fmt.Sprint(i)))
+					errs = append(errs, err)
+				}
+			}
+			if got := srv.Count(); got != tt.want {
+				t.Fatalf("server saw %d requests, want %d", got, tt.want)
+			}
+			sent := 0
+			for i, err := range errs {
+				var apiErr *APIError
+				if !errors.As(err, &apiErr) || apiErr.Status != 429 {
+					t.Fatalf("call %d: %v, want an HTTP 429", i+1, err)
+				}
+				sent += apiErr.Attempts
+				if tt.callers > 1 || i == len(errs)-1 {
+					unavailable(t, err, 429)
+				} else if errors.Is(err, ErrProviderUnavailable) {
+					t.Fatalf("call %d of %d tripped the breaker: %v", i+1, len(errs), err)
+				}
+			}
+			if sent != tt.want {
+				t.Errorf("the calls' errors count %d requests, want %d", sent, tt.want)
+			}
+			if u := unavailable(t, c.Unavailable(), 429); u.Reason != tt.reason {
+				t.Errorf("reason %q, want %q", u.Reason, tt.reason)
+			}
+			if _, err := c.Complete(bg, userRequest("m1", "later")); unavailable(t, err, 429).Cause.Attempts != 0 || srv.Count() != tt.want {
+				t.Errorf("a later call: %v, server count %d; want no request", err, srv.Count())
+			}
+			if tt.waits != "" && fmt.Sprint(clock.Sleeps()) != tt.waits {
+				t.Errorf("waits %v, want %s", clock.Sleeps(), tt.waits)
+			}
+			// Each request went once the wait before it was over.
+			reqs := srv.Requests()
+			for i := 1; i < len(reqs) && tt.fault.RetryAfter == "1"; i++ {
+				if d := reqs[i].Time.Sub(reqs[i-1].Time); d < time.Second {
+					t.Errorf("request %d went %v after the one before, inside its Retry-After", i+1, d)
+				}
+			}
+			if s := c.Limits(); s.InFlight != 0 || s.Waiting != 0 {
+				t.Errorf("slots leaked: %+v", s)
+			}
+		})
+	}
+}
+
+// TestRateLimitedAfterSuccess: a provider that answered, then only answers
+// 429 (its quota spent in the middle of a run). One call at a time: the
+// success, then RateLimitRefusals requests of the next call. Fifty callers
+// at once on 8 slots: the first 429s arrive together and count once; once
+// two counted 429s show the provider refusing everyone, attempts go one at
+// a time again, so the cost is the first wave plus the bound, not the
+// bound per caller (7 x 49 requests).
+func TestRateLimitedAfterSuccess(t *testing.T) {
+	t.Run("one call at a time", func(t *testing.T) {
+		clock := llmtest.NewFakeClock(time.Time{})
+		srv := llmtest.New(llmtest.WithClock(clock.Now))
+		defer srv.Close()
+		srv.SetHook(func(r *llmtest.Request) (llmtest.Fault, bool) {
+			return llmtest.Fault{Status: 429, RetryAfter: "2"}, r.Seq > 1
+		})
+		p := testProvider(srv)
+		p.MaxConcurrency = 1
+		c := newTestClient(t, srv, p, clock)
+		if _, err := c.Complete(bg, userRequest("m1", "first")); err != nil {
+			t.Fatal(err)
+		}
+		_, err := c.Complete(bg, userRequest("m1", "second"))
+		if u := unavailable(t, err, 429); u.Cause.Attempts != RateLimitRefusals || u.Reason != rateLimitReason {
+			t.Fatalf("%v after %d attempts", err, u.Cause.Attempts)
+		}
+		if srv.Count() != 1+RateLimitRefusals || clock.Slept() != time.Duration(RateLimitRefusals-1)*2*time.Second {
+			t.Errorf("%d requests, %v waited; want %d, %v", srv.Count(), clock.Slept(), 1+RateLimitRefusals, time.Duration(RateLimitRefusals-1)*2*time.Second)
+		}
+	})
+	t.Run("50 callers", func(t *testing.T) {
+		srv := llmtest.New()
+		defer srv.Close()
+		srv.SetHook(func(r *llmtest.Request) (llmtest.Fault, bool) {
+			return llmtest.Fault{Status: 429, RetryAfter: "1"}, r.Seq > 1
+		})
+		synctest.Test(t, func(t *testing.T) {
+			p := testProvider(srv)
+			p.MaxConcurrency = 8
+			c, err := New(p, testEnv(map[string]string{"TEST_KEY": testKey}), WithHTTPClient(&http.Client{Transport: srv.Transport()}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Complete(bg, userRequest("m1", "first")); err != nil {
+				t.Fatal(err)
+			}
+			errs := concurrently(49, func(i int) error {
+				_, err := c.Complete(bg, userRequest("m1", fmt.Sprint(i)))
+				return err
+			})
+			for _, err := range errs {
+				unavailable(t, err, 429)
+			}
+			// The success, the 49 first attempts, at most one wave of
+			// retries in the 8 slots before the second counted 429, then
+			// one probe at a time up to the bound.
+			if got, most := srv.Count(), 1+49+8+RateLimitRefusals; got > most {
+				t.Errorf("server saw %d requests, want at most %d", got, most)
+			}
+			t.Logf("%d requests", srv.Count())
+		})
+	})
+}
+
+// TestRateLimitStreakEndsAtSuccess: 429 streaks one short of the bound,
+// each ended by a success, never trip the breaker; the bound counts from
+// the last success.
+func TestRateLimitStreakEndsAtSuccess(t *testing.T) {
+	clock := llmtest.NewFakeClock(time.Time{})
+	srv := llmtest.New(llmtest.WithClock(clock.Now))
+	defer srv.Close()
+	for i := 0; i < 3; i++ {
+		srv.Enqueue(repeat(llmtest.Fault{Status: 429, RetryAfter: "1"}, RateLimitRefusals-1)...)
+		srv.Enqueue(llmtest.Fault{})
+	}
+	srv.SetHook(func(*llmtest.Request) (llmtest.Fault, bool) { return llmtest.Fault{Status: 429, RetryAfter: "1"}, true })
+	p := testProvider(srv)
+	p.MaxRetries = 20
+	c := newTestClient(t, srv, p, clock)
+	for i := 0; i < 3; i++ {
+		if _, err := c.Complete(bg, userRequest("m1", fmt.Sprint(i))); err != nil {
+			t.Fatalf("call %d: %v", i+1, err)
+		}
+	}
+	_, err := c.Complete(bg, userRequest("m1", "last"))
+	if u := unavailable(t, err, 429); u.Cause.Attempts != RateLimitRefusals || srv.Count() != 3*RateLimitRefusals+RateLimitRefusals {
+		t.Fatalf("%v after %d attempts, %d requests", err, u.Cause.Attempts, srv.Count())
+	}
+}
+
+// TestRateLimitOnlyServices: the embeddings and tei kinds share the
+// plumbing: an endpoint answering only 429 costs RateLimitRefusals requests
+// there too, and a quota error in an embeddings error body one.
+func TestRateLimitOnlyServices(t *testing.T) {
+	emb := llmtest.New()
+	defer emb.Close()
+	emb.SetHook(func(*llmtest.Request) (llmtest.Fault, bool) { return llmtest.Fault{Status: 429, RetryAfter: "1"}, true })
+	ec := serviceClient(t, provider(t, "emb", "embeddings", emb.URL, nil), WithHTTPClient(emb.HTTPClient(8)), WithClock(llmtest.NewFakeClock(time.Time{})))
+	errs := concurrently(20, func(i int) error {
+		_, err := ec.Call(bg, ServiceRequest{Op: OpEmbeddings, Model: "e", Body: inputBodyOf(fmt.Sprint(i))})
+		return err
+	})
+	for _, err := range errs {
+		if !errors.Is(err, ErrProviderUnavailable) {
+			t.Fatalf("embeddings: %v", err)
+		}
+	}
+	if emb.Count() != RateLimitRefusals {
+		t.Errorf("embeddings: %d requests, want %d", emb.Count(), RateLimitRefusals)
+	}
+
+	quota := llmtest.New()
+	defer quota.Close()
+	quota.SetHook(func(*llmtest.Request) (llmtest.Fault, bool) {
+		return llmtest.Fault{Status: 429, Type: "insufficient_quota", Message: "You exceeded your current quota"}, true
+	})
+	qc := serviceClient(t, provider(t, "emb", "embeddings", quota.URL, nil), WithHTTPClient(quota.HTTPClient(8)), WithClock(llmtest.NewFakeClock(time.Time{})))
+	_, err := qc.Call(bg, ServiceRequest{Op: OpEmbeddings, Model: "e", Body: inputBodyOf("a")})
+	var u *UnavailableError
+	if !errors.As(err, &u) || u.Reason != "quota exhausted" || quota.Count() != 1 || !strings.Contains(err.Error(), "quota exhausted (not retried)") {
+		t.Errorf("embeddings quota: %v after %d requests", err, quota.Count())
+	}
+
+	tei := llmtest.NewTEI()
+	defer tei.Close()
+	for i := 0; i < 3*RateLimitRefusals; i++ {
+		tei.Enqueue(llmtest.TEIFault{Status: 429, RetryAfter: "1"})
+	}
+	tc := serviceClient(t, teiProvider(t, tei, 0), WithHTTPClient(tei.Client()), WithClock(llmtest.NewFakeClock(time.Time{})))
+	for i := 0; i < 3; i++ {
+		if _, _, err := tokenCall(t, tc, "graph neural networks"); !errors.Is(err, ErrProviderUnavailable) {
+			t.Fatalf("tei call %d: %v", i+1, err)
+		}
+	}
+	if n := tei.Count(""); n != RateLimitRefusals {
+		t.Errorf("tei: %d requests, want %d", n, RateLimitRefusals)
 	}
 }

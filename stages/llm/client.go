@@ -143,6 +143,7 @@ type conn struct {
 	cred   credentials
 	caller *httpcall.Caller
 	http   *http.Client
+	dims   dimensions // the vector length of each model, once it has answered
 }
 
 func newConn(k KindInfo, p Provider, o options) (*conn, error) {

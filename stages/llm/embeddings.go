@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -109,8 +110,8 @@ type embeddingRequest struct {
 
 type embeddingReply struct {
 	Data []struct {
-		Index     int       `json:"index"`
-		Embedding []float32 `json:"embedding"`
+		Index     int             `json:"index"`
+		Embedding json.RawMessage `json:"embedding"` // decoded by decodeVector, which refuses nulls
 	} `json:"data"`
 	Model string `json:"model"`
 	Usage struct {
@@ -121,14 +122,17 @@ type embeddingReply struct {
 // embed sends inputs in batches of max_batch, one after the other (the
 // engine runs calls in parallel; one call's batches share its slot
 // fairly this way), and puts each batch's vectors back in input order by
-// their index.
+// their index. Every vector is checked on arrival (see vectorShape): one
+// length across the call's batches and the model's earlier replies,
+// finite, not all zeros; a reply that fails is retried.
 func (e *embedder) embed(ctx context.Context, model string, inputs []string) (embedResult, error) {
 	var out embedResult
 	if len(inputs) == 0 {
 		return out, nil
 	}
 	out.vectors = make([][]float32, 0, len(inputs))
-	for _, batch := range chunks(inputs, e.batch) {
+	shape := e.dims.shape(OpEmbeddings, model)
+	for b, batch := range chunks(inputs, e.batch) {
 		var est int64
 		for _, in := range batch {
 			est += textTokens(in)
@@ -143,12 +147,16 @@ func (e *embedder) embed(ctx context.Context, model string, inputs []string) (em
 			if err != nil {
 				return httpcall.Tokens{}, err
 			}
-			vecs = got
+			s := shape // kept only if the whole batch passes
+			if err := s.checkAll(got, func(i int) string { return fmt.Sprintf("the vector of input %d", b*e.batch+i) }); err != nil {
+				return httpcall.Tokens{}, err
+			}
+			vecs, shape = got, s
 			in := reply.Usage.PromptTokens
 			if in == 0 { // the server reported no usage: estimate it
 				in = est
 			}
-			out.model = reply.Model
+			out.model = e.cred.scrub.Scrub(reply.Model) // decoded: see openAIClient.scrubDecoded
 			out.usage.InputTokens += in
 			return httpcall.Tokens{In: in}, nil
 		}, e.classify(model))
@@ -159,6 +167,7 @@ func (e *embedder) embed(ctx context.Context, model string, inputs []string) (em
 		}
 		out.vectors = append(out.vectors, vecs...)
 	}
+	e.dims.learn(OpEmbeddings, model, shape)
 	return out, nil
 }
 
@@ -169,11 +178,16 @@ func byIndex(reply embeddingReply, n int) ([][]float32, error) {
 		return nil, fmt.Errorf("%w: %d vectors for %d inputs", errIncompleteEmbeddings, len(reply.Data), n)
 	}
 	out := make([][]float32, n)
+	filled := make([]bool, n)
 	for _, d := range reply.Data {
-		if d.Index < 0 || d.Index >= n || out[d.Index] != nil {
+		if d.Index < 0 || d.Index >= n || filled[d.Index] {
 			return nil, fmt.Errorf("%w: index %d", errIncompleteEmbeddings, d.Index)
 		}
-		out[d.Index] = d.Embedding
+		v, err := decodeVector(d.Embedding, fmt.Sprintf("the vector at index %d", d.Index))
+		if err != nil {
+			return nil, err
+		}
+		out[d.Index], filled[d.Index] = v, true
 	}
 	return out, nil
 }
@@ -190,7 +204,7 @@ func (e *embedder) classify(model string) httpcall.Classify {
 			}
 			return &httpcall.Error{Status: se.Status, Code: code, Message: e.explain(se.Status, code, msg, model),
 				Retryable: httpcall.RetryableStatus(se.Status) && code != httpcall.CodeInsufficientQuota}
-		case errors.Is(err, errIncompleteEmbeddings):
+		case errors.Is(err, errIncompleteEmbeddings), errors.Is(err, errBadVectors):
 			return &httpcall.Error{Status: cp.Status, Message: err.Error(), Retryable: true}
 		}
 		return nil

@@ -13,8 +13,9 @@ type APIError = httpcall.Error
 
 // ErrProviderUnavailable is matched (errors.Is) by the error of every call
 // to a provider declared unavailable: refused credentials (401, 403), an
-// exhausted quota, or a breaker tripped by server failures (see
-// breaker_failures and breaker_seconds). The call that tripped it made its
+// exhausted quota, a breaker tripped by server failures (see
+// breaker_failures and breaker_seconds), or RateLimitRefusals 429s in a row
+// each sent after the wait the one before asked for. The call that tripped it made its
 // requests; every later call on the same Client fails at once without one.
 // errors.As with *UnavailableError gives the provider's name, the reason
 // and the failure that tripped it (an *APIError, also reachable by

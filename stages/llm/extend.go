@@ -55,6 +55,11 @@ func (c *Conn) HTTP() *http.Client { return c.http }
 // It is for a request header only: never log it, never put it in a body.
 func (c *Conn) APIKey() string { return c.cred.key }
 
+// Scrubber masks the provider's secrets, in every JSON spelling. The
+// transport applies it to every reply body; a client applies it again to
+// what it decoded from one before returning it.
+func (c *Conn) Scrubber() *httpcall.Scrubber { return c.cred.scrub }
+
 // Provider is the block the connection was built from.
 func (c *Conn) Provider() Provider { return c.p }
 

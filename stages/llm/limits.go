@@ -15,6 +15,10 @@ const (
 	// breaker_failures and breaker_seconds.
 	DefaultBreakerFailures = httpcall.DefaultBreakerFailures
 	DefaultBreakerWindow   = httpcall.DefaultBreakerWindow
+	// RateLimitRefusals is how many 429s in a row, each sent after the
+	// wait the one before asked for, declare a provider unavailable (see
+	// httpcall.RateLimitRefusals).
+	RateLimitRefusals = httpcall.RateLimitRefusals
 )
 
 const (

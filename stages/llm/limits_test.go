@@ -203,19 +203,22 @@ func TestTokenBudgetCorrection(t *testing.T) {
 	}
 }
 
-// TestAdaptiveBackoff: 17 429s in a row (more than a quarter of the last
-// 64 attempts) are congestion and halve the effective concurrency and rate
+// TestAdaptiveBackoff: 17 429s among 19 attempts (more than a quarter of
+// the last 64) are congestion and halve the effective concurrency and rate
 // once; each success then adds 1/limit to the concurrency and 2% to the
-// rate, back to the configured limits.
+// rate, back to the configured limits. (A success every 6 429s keeps the
+// breaker from declaring the provider rate-limited for good.)
 func TestAdaptiveBackoff(t *testing.T) {
 	clock := llmtest.NewFakeClock(time.Time{})
 	srv := llmtest.New(llmtest.WithClock(clock.Now))
 	defer srv.Close()
-	srv.Enqueue(repeat(llmtest.Fault{Status: 429, RetryAfter: "1"}, 17)...)
+	for _, n := range []int{6, 6, 5} {
+		srv.Enqueue(repeat(llmtest.Fault{Status: 429, RetryAfter: "1"}, n)...)
+		srv.Enqueue(llmtest.Fault{})
+	}
 	p := testProvider(srv)
 	p.MaxConcurrency = 8
 	p.RequestsPerMinute = 600
-	p.MaxRetries = 17
 	c := newTestClient(t, srv, p, clock)
 	call := func() {
 		t.Helper()
@@ -223,7 +226,12 @@ func TestAdaptiveBackoff(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	call() // seventeen 429s, then a success
+	call() // six 429s, then a success
+	call() // six more, then a success
+	call() // five more, the last of them congestion, then a success
+	if s := c.caller.Breaker.State(); s.Refused != 0 || s.Unavailable != nil {
+		t.Fatalf("breaker after the successes: %+v", s)
+	}
 	steps := []struct {
 		conc, factor float64
 	}{
@@ -255,6 +263,10 @@ func TestAdaptiveBackoff(t *testing.T) {
 // retry by exactly the second the server asked for and nothing else: the
 // simulated waits total one second per 429, no call waits for another's
 // Retry-After, and the 32 slots are never cut.
+//
+// The fake clock makes every wait exact, and the server's in-memory
+// transport takes sockets (connection reuse, resets under load) out of the
+// request count.
 func TestIsolated429sDelayOnlyTheirCall(t *testing.T) {
 	clock := llmtest.NewFakeClock(time.Time{})
 	srv := llmtest.New(llmtest.WithClock(clock.Now))
@@ -264,7 +276,7 @@ func TestIsolated429sDelayOnlyTheirCall(t *testing.T) {
 	})
 	p := testProvider(srv)
 	p.MaxConcurrency = 32
-	c := newTestClient(t, srv, p, clock)
+	c := newTestClient(t, srv, p, clock, WithHTTPClient(&http.Client{Transport: srv.Transport()}))
 	runCalls(t, c, 400, 32, func(i int) Request { return userRequest("m1", fmt.Sprint(i)) })
 	throttled := srv.Count() / 10
 	s := c.Limits()

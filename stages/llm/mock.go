@@ -169,6 +169,10 @@ func (m *mockClient) Embed(ctx context.Context, model string, inputs []string) (
 		out[i] = mockVector(model, in)
 		usage.InputTokens += textTokens(in)
 	}
+	var shape vectorShape // the same checks as a server's vectors meet
+	if err := shape.checkAll(out, func(i int) string { return fmt.Sprintf("the vector of input %d", i) }); err != nil {
+		return nil, Usage{}, &APIError{Provider: m.p.Name, Message: err.Error()}
+	}
 	return out, usage, nil
 }
 
@@ -211,6 +215,12 @@ func (m *mockClient) Call(ctx context.Context, req ServiceRequest) (*ServiceResp
 		return resp, nil
 	}
 	body := tokenVectorsBody{Inputs: mockEntries(req.Model, nil, inputs, req.Op == OpTokenMatching && keepsSpecial(req))}
+	var shape vectorShape // the same checks as a server's vectors meet
+	for i, e := range body.Inputs {
+		if err := shape.checkAll(e.Vectors, func(j int) string { return fmt.Sprintf("input %d, token %d", i, j) }); err != nil {
+			return nil, &APIError{Provider: m.p.Name, Message: err.Error()}
+		}
+	}
 	if req.Op == OpTokenMatching {
 		resp.Body = encodeBody(matchTokens(body.Inputs))
 		return resp, nil

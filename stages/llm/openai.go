@@ -89,6 +89,7 @@ func (c *openAIClient) Complete(ctx context.Context, req Request) (*Response, er
 		}
 		out = &Response{Text: text, Reasoning: reasoning, Model: resp.Model, SystemFingerprint: resp.SystemFingerprint,
 			Usage: Usage{InputTokens: int64(resp.Usage.PromptTokens), OutputTokens: int64(resp.Usage.CompletionTokens)}}
+		c.scrubDecoded(out)
 		if out.Usage == (Usage{}) {
 			// Some local servers report no usage; estimate it so cost and
 			// token budgets still see the call.
@@ -139,6 +140,7 @@ func (c *openAIClient) CompleteChoices(ctx context.Context, req Request, samples
 				reasoning = ch.Message.ReasoningContent
 			}
 			r := &Response{Text: text, Reasoning: reasoning, Model: resp.Model, SystemFingerprint: resp.SystemFingerprint}
+			c.scrubDecoded(r)
 			r.Usage.OutputTokens = int64(resp.Usage.CompletionTokens) * (int64(len(ch.Message.Content)) + 1) / chars
 			if i == 0 {
 				r.Usage.InputTokens = int64(resp.Usage.PromptTokens)
@@ -161,6 +163,14 @@ func (c *openAIClient) CompleteChoices(ctx context.Context, req Request, samples
 		r.Status, r.Attempts = status, attempts
 	}
 	return out, nil
+}
+
+// scrubDecoded masks secrets in the decoded fields of an answer. The
+// transport masked the reply's bytes in every JSON spelling already; this
+// checks what decoding made of them, so a secret cannot reach an answer by
+// a path the byte-level search did not foresee.
+func (c *openAIClient) scrubDecoded(r *Response) {
+	c.cred.scrub.ScrubStrings(&r.Text, &r.Reasoning, &r.Model, &r.SystemFingerprint)
 }
 
 func completionBudget(req Request) int64 {
@@ -288,13 +298,12 @@ func (c *openAIClient) classify(model string) httpcall.Classify {
 			e.Message = httpcall.Excerpt(string(reqErr.Body), httpcall.ErrorExcerpt)
 			if errors.As(reqErr.Err, &apiErr) {
 				e.Message = apiErr.Message
+				e.Code = apiCode(apiErr)
 			}
 		case errors.As(err, &apiErr):
 			e.Status = apiErr.HTTPStatusCode
 			e.Message = apiErr.Message
-			if apiErr.Code != nil {
-				e.Code = fmt.Sprint(apiErr.Code)
-			}
+			e.Code = apiCode(apiErr)
 		case errors.Is(err, errEmptyChoices):
 			return &httpcall.Error{Status: cp.Status, Message: err.Error(), Retryable: true}
 		default:
@@ -310,4 +319,21 @@ func (c *openAIClient) classify(model string) httpcall.Classify {
 		e.Message = c.explain(e.Status, e.Code, e.Message, model)
 		return e
 	}
+}
+
+// apiCode is the code of an OpenAI-style error object (an exhausted quota
+// also by its type alone; see httpcall.ErrorCode). go-openai decodes
+// "code": null as the number 0: no code.
+func apiCode(e *openai.APIError) string {
+	code := ""
+	switch c := e.Code.(type) {
+	case nil:
+	case int:
+		if c != 0 {
+			code = fmt.Sprint(c)
+		}
+	default:
+		code = fmt.Sprint(c)
+	}
+	return httpcall.ErrorCode(code, e.Type)
 }

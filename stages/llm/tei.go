@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -76,7 +77,8 @@ type teiEmbedRequest struct {
 
 type teiResult struct {
 	entries          []tokenEntry
-	keepSpecial      bool // the request keeps special tokens, flagged
+	keepSpecial      bool        // the request keeps special tokens, flagged
+	shape            vectorShape // every token vector of the call, checked on arrival
 	usage            Usage
 	status, attempts int
 }
@@ -95,10 +97,11 @@ func (t *teiClient) Call(ctx context.Context, req ServiceRequest) (*ServiceRespo
 	if err != nil {
 		return nil, err
 	}
-	r := &teiResult{entries: make([]tokenEntry, 0, len(inputs)), keepSpecial: keepsSpecial(req)}
+	r := &teiResult{entries: make([]tokenEntry, 0, len(inputs)), keepSpecial: keepsSpecial(req), shape: t.dims.shape(OpTokenEmbeddings, req.Model)}
 	if err := t.run(ctx, req.Model, inputs, r); err != nil {
 		return nil, err
 	}
+	t.dims.learn(OpTokenEmbeddings, req.Model, r.shape)
 	var body any = tokenVectorsBody{Inputs: r.entries}
 	if req.Op == OpTokenMatching {
 		body = matchTokens(r.entries)
@@ -152,7 +155,9 @@ func (t *teiClient) runBatch(ctx context.Context, model string, batch []string, 
 	}
 	var tokens [][]teiToken
 	var counted int64
-	err := t.post(ctx, model, est, t.tokenizeURL, teiTokenizeRequest{Inputs: batch, AddSpecialTokens: true}, &tokens, r, func() (int64, error) {
+	err := t.post(ctx, model, est, t.tokenizeURL, teiTokenizeRequest{Inputs: batch, AddSpecialTokens: true}, func(b []byte) error {
+		return httpcall.Decode(b, &tokens)
+	}, r, func() (int64, error) {
 		if len(tokens) != len(batch) {
 			return 0, fmt.Errorf("%w: tokenization of %d inputs for %d", errIncompleteEmbeddings, len(tokens), len(batch))
 		}
@@ -166,10 +171,28 @@ func (t *teiClient) runBatch(ctx context.Context, model string, batch []string, 
 		return err
 	}
 	var vectors [][][]float32
-	err = t.post(ctx, model, counted, t.embedURL, teiEmbedRequest{Inputs: batch}, &vectors, r, func() (int64, error) {
+	base := len(r.entries) // the batch's first input, counted over the call
+	err = t.post(ctx, model, counted, t.embedURL, teiEmbedRequest{Inputs: batch}, func(b []byte) error {
+		// The reply is numbers and brackets only: a null anywhere is a
+		// vector or a component missing, which decoding would make 0.
+		if bytes.Contains(b, null) {
+			return fmt.Errorf("%w: the reply holds null where a vector or a number belongs", errBadVectors)
+		}
+		return httpcall.Decode(b, &vectors)
+	}, r, func() (int64, error) {
 		if len(vectors) != len(batch) {
 			return 0, fmt.Errorf("%w: %d inputs embedded for %d", errIncompleteEmbeddings, len(vectors), len(batch))
 		}
+		s := r.shape // kept only if the whole batch passes
+		for i, vs := range vectors {
+			if len(vs) == 0 && len(tokens[i]) > 0 {
+				return 0, fmt.Errorf("%w: input %d has %d tokens and no token vectors", errBadVectors, base+i, len(tokens[i]))
+			}
+			if err := s.checkAll(vs, func(j int) string { return fmt.Sprintf("input %d, token %d", base+i, j) }); err != nil {
+				return 0, err
+			}
+		}
+		r.shape = s
 		return counted, nil
 	})
 	if err != nil {
@@ -188,7 +211,7 @@ func (t *teiClient) runBatch(ctx context.Context, model string, batch []string, 
 			if tok.Special && !r.keepSpecial {
 				continue
 			}
-			e.Tokens = append(e.Tokens, tok.Text)
+			e.Tokens = append(e.Tokens, t.cred.scrub.Scrub(tok.Text)) // decoded: see openAIClient.scrubDecoded
 			e.Vectors = append(e.Vectors, vectors[i][j])
 			if r.keepSpecial {
 				e.Special = append(e.Special, tok.Special)
@@ -201,12 +224,16 @@ func (t *teiClient) runBatch(ctx context.Context, model string, batch []string, 
 	return nil
 }
 
-// post makes one retried request; check validates the decoded reply and
-// returns the tokens it used.
-func (t *teiClient) post(ctx context.Context, model string, est int64, url string, in, out any, r *teiResult, check func() (int64, error)) error {
+// post makes one retried request; decode reads the reply's body, check
+// validates what it decoded and returns the tokens it used.
+func (t *teiClient) post(ctx context.Context, model string, est int64, url string, in any, decode func([]byte) error, r *teiResult, check func() (int64, error)) error {
 	op := OpTokenEmbeddings + " " + url[strings.LastIndexByte(url, '/'):]
 	attempts, status, err := t.caller.Do(ctx, op, model, est, false, func(ctx context.Context, _ *httpcall.Capture) (httpcall.Tokens, error) {
-		if err := httpcall.PostJSON(ctx, t.http, url, t.auth, in, out); err != nil {
+		b, err := httpcall.DoJSONRaw(ctx, t.http, http.MethodPost, url, t.auth, in)
+		if err != nil {
+			return httpcall.Tokens{}, err
+		}
+		if err := decode(b); err != nil {
 			return httpcall.Tokens{}, err
 		}
 		n, err := check()
@@ -243,7 +270,7 @@ func (t *teiClient) classify(model string) httpcall.Classify {
 				e.Message = t.explain(se.Status, kind, msg, model)
 			}
 			return e
-		case errors.Is(err, errIncompleteEmbeddings):
+		case errors.Is(err, errIncompleteEmbeddings), errors.Is(err, errBadVectors):
 			return &httpcall.Error{Status: cp.Status, Message: err.Error(), Retryable: true}
 		}
 		return nil

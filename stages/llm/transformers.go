@@ -145,10 +145,11 @@ func (t *transformersClient) Call(ctx context.Context, req ServiceRequest) (*Ser
 	if err != nil {
 		return nil, err
 	}
-	r := &teiResult{entries: make([]tokenEntry, 0, len(inputs)), keepSpecial: keep}
+	r := &teiResult{entries: make([]tokenEntry, 0, len(inputs)), keepSpecial: keep, shape: t.dims.shape(OpLayerTokenMatching, req.Model)}
 	if err := t.run(ctx, req.Model, layer, inputs, r); err != nil {
 		return nil, err
 	}
+	t.dims.learn(OpLayerTokenMatching, req.Model, r.shape)
 	return &ServiceResponse{Body: encodeBody(matchTokens(r.entries)), Model: req.Model, Usage: r.usage, Status: r.status, Attempts: r.attempts}, nil
 }
 
@@ -200,12 +201,20 @@ func (t *transformersClient) runBatch(ctx context.Context, model string, layer *
 			return httpcall.Tokens{}, fmt.Errorf("%w: %d inputs embedded for %d", errIncompleteEmbeddings, len(reply.Inputs), len(batch))
 		}
 		counted = 0
+		s := r.shape // kept only if the whole batch passes
 		for i, e := range reply.Inputs {
 			if len(e.Tokens) != len(e.Vectors) || len(e.Tokens) != len(e.Special) {
 				return httpcall.Tokens{}, fmt.Errorf("%w: input %d has %d tokens, %d special flags and %d vectors", errIncompleteEmbeddings, i, len(e.Tokens), len(e.Special), len(e.Vectors))
 			}
+			// The vectors are checked on arrival like TEI's and the
+			// embeddings kind's (vectors.go), so a bad reply is retried,
+			// never scored.
+			if err := s.checkAll(e.Vectors, func(j int) string { return fmt.Sprintf("input %d, token %d", i, j) }); err != nil {
+				return httpcall.Tokens{}, err
+			}
 			counted += int64(len(e.Tokens))
 		}
+		r.shape = s
 		return httpcall.Tokens{In: counted}, nil
 	}, t.classify(model))
 	r.attempts += attempts
@@ -231,7 +240,7 @@ func (t *transformersClient) runBatch(ctx context.Context, model string, layer *
 			if e.Special[j] && !r.keepSpecial {
 				continue
 			}
-			out.Tokens = append(out.Tokens, tok)
+			out.Tokens = append(out.Tokens, t.cred.scrub.Scrub(tok)) // decoded: see openAIClient.scrubDecoded
 			out.Vectors = append(out.Vectors, e.Vectors[j])
 			if r.keepSpecial {
 				out.Special = append(out.Special, e.Special[j])

@@ -7,8 +7,9 @@
 package similarity
 
 import (
+	"errors"
+	"fmt"
 	"math"
-
 	"strings"
 	"unicode"
 
@@ -99,6 +100,33 @@ func Cosine(a, b []float64) float64 {
 		return 0
 	}
 	return dot / (math.Sqrt(na) * math.Sqrt(nb))
+}
+
+// CosineOf is Cosine for two vectors that must be comparable: it fails
+// where Cosine would still give a number no comparison produced, for
+// vectors of different lengths (compared over the shorter one), empty, with
+// a component that is not a finite number, or all zeros (0 by definition).
+// Service replies are checked so on arrival; this holds the line for
+// vectors that met in a stage from different replies, cached apart.
+func CosineOf(a, b []float64) (float64, error) {
+	if len(a) != len(b) {
+		return 0, fmt.Errorf("vectors of %d and %d dimensions cannot be compared (were they made by different models?)", len(a), len(b))
+	}
+	if len(a) == 0 {
+		return 0, errors.New("empty vectors cannot be compared")
+	}
+	for _, v := range [][]float64{a, b} {
+		for d, x := range v {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return 0, fmt.Errorf("a vector has %v at dimension %d", x, d)
+			}
+		}
+	}
+	c := Cosine(a, b)
+	if c == 0 && (dot(a, a) == 0 || dot(b, b) == 0) {
+		return 0, errors.New("an all-zero vector has no direction to compare")
+	}
+	return c, nil
 }
 
 // BERTScore greedily matches the candidate's token vectors with the

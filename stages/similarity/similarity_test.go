@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -257,5 +258,29 @@ func BenchmarkMatch(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		Match(cand, ref)
+	}
+}
+
+// TestCosineOf: vectors that cannot be compared are an error, where Cosine
+// gives a number no comparison made.
+func TestCosineOf(t *testing.T) {
+	tests := []struct {
+		a, b []float64
+		want float64
+		err  string
+	}{
+		{[]float64{3, 4}, []float64{1, 0}, 0.6, ""},
+		{[]float64{1, 0, 5}, []float64{1, 0}, 0, "vectors of 3 and 2 dimensions cannot be compared"},
+		{[]float64{}, []float64{}, 0, "empty vectors"},
+		{[]float64{0, 0}, []float64{1, 0}, 0, "an all-zero vector has no direction"},
+		{[]float64{math.NaN(), 1}, []float64{1, 0}, 0, "a vector has NaN at dimension 0"},
+		{[]float64{1, 0}, []float64{1, math.Inf(1)}, 0, "a vector has +Inf at dimension 1"},
+		{[]float64{1, 0}, []float64{0, 1}, 0, ""}, // orthogonal: a real 0
+	}
+	for _, tt := range tests {
+		got, err := CosineOf(tt.a, tt.b)
+		if (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) || math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("CosineOf(%v, %v) = %v, %v; want %v, %q", tt.a, tt.b, got, err, tt.want, tt.err)
+		}
 	}
 }

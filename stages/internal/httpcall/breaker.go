@@ -20,11 +20,32 @@ const (
 	// single success before the provider is declared unavailable, however
 	// few they were: slow failures (timeouts) never reach the count.
 	DefaultBreakerWindow = 2 * time.Minute
+	// RateLimitRefusals is how many requests in a row answered 429, each
+	// sent once the wait the previous one asked for (Retry-After, the
+	// reset headers, else the back-off) was over, with no success between
+	// them, declare a provider unavailable: a quota spent, or a limit the
+	// server never lifts. It is one call's default retry budget
+	// (DefaultMaxRetries + 1 attempts), so with the default back-off a
+	// provider is given at least a minute (1+2+4+8+16+32 s; half that with
+	// jitter) to lift its limit. 429s that arrive while a counted one's
+	// wait is running (a burst of calls refused together, new calls
+	// refused in passing) do not count: one wait honoured is one refusal.
+	RateLimitRefusals = DefaultMaxRetries + 1
 )
 
 // CodeInsufficientQuota is the error code of an exhausted account quota
 // (OpenAI sends it with a 429): no retry and no later call can succeed.
 const CodeInsufficientQuota = "insufficient_quota"
+
+// ErrorCode is the code an *Error carries for an error object's code and
+// type: the code, except that an exhausted quota is recognised by either
+// (OpenAI sends both; some gateways only the type).
+func ErrorCode(code, typ string) string {
+	if code == "" && typ == CodeInsufficientQuota {
+		return CodeInsufficientQuota
+	}
+	return code
+}
 
 // ErrUnavailable is the sentinel every *UnavailableError matches with
 // errors.Is: the provider was declared unavailable and the call was failed
@@ -53,31 +74,51 @@ func (e *UnavailableError) Unwrap() error { return e.Cause }
 
 // Breaker declares one provider unavailable, for every caller sharing it,
 // once its failures show that no call can succeed: at once on refused
-// credentials or an exhausted quota, and after Failures consecutive failed
+// credentials or an exhausted quota; after Failures consecutive failed
 // attempts, or Window of attempts failing without a success, when the
-// server is down. It stays tripped for the Client's life: credentials are
-// read once, and a run stopped this way resumes from the cache when rerun.
+// server is down; and after RateLimitRefusals 429s in a row, each sent
+// after the previous one's wait, when it only ever rate-limits. It stays
+// tripped for the Client's life: credentials are read once, and a run
+// stopped this way resumes from the cache when rerun.
 //
-// Until the provider's first good reply, attempts go one at a time: the
-// first request probes the key and the endpoint, so a wrong key costs one
-// request, not one per concurrent caller.
+// Until the provider's first good reply, attempts go one at a time (the
+// probe): the first request probes the key and the endpoint, so a wrong key
+// costs one request, not one per concurrent caller. A 429 does not prove
+// the endpoint (a spent quota answers nothing else), and while probing the
+// wait the last counted 429 asked for holds every call's next attempt, not
+// only its own: an endpoint answering only 429 costs RateLimitRefusals
+// requests however many calls wait on it. Once proven, an isolated 429
+// delays only its own call (the Limiter slows the provider when 429s are
+// congestion); but probeAfterRefusals counted 429s in a row send the
+// provider back to probing until its next success, and an attempt that was
+// admitted freely and is still queued for the limits then queues for the
+// probe instead (Admission.Current).
 type Breaker struct {
 	clock    Clock
 	provider string
 	failures int
 	window   time.Duration
 
-	probe   chan struct{}   // held by the one attempt in flight before the first good reply
-	proven  chan struct{}   // closed at the first good reply
+	probe   chan struct{}   // held by the one attempt in flight while probing
 	downCtx context.Context // done when tripped
 	trip    context.CancelFunc
 
-	mu       sync.Mutex
-	isProven bool
-	failed   int       // consecutive failed attempts
-	since    time.Time // when the first of them failed
-	err      *UnavailableError
+	mu      sync.Mutex
+	probing bool          // attempts go one at a time: before the first good reply, and in a rate-limit streak
+	open    chan struct{} // closed when probing ends; a new one each time it starts
+	gen     uint64        // bumped each time probing starts again
+	failed  int           // consecutive failed attempts
+	since   time.Time     // when the first of them failed
+	refused int           // 429s counted since the last success
+	waitEnd time.Time     // when the wait of the last counted 429 ends
+	err     *UnavailableError
 }
+
+// probeAfterRefusals is how many counted 429s in a row send a proven
+// provider back to one attempt at a time: a 429, its wait honoured, and
+// another 429 with nothing succeeding meanwhile is the provider refusing
+// everyone, not one request.
+const probeAfterRefusals = 2
 
 // NewBreaker makes the breaker of one provider; failures and window of 0
 // take the defaults.
@@ -89,37 +130,93 @@ func NewBreaker(clock Clock, provider string, failures int, window time.Duration
 		window = DefaultBreakerWindow
 	}
 	b := &Breaker{clock: clock, provider: provider, failures: failures, window: window,
-		probe: make(chan struct{}, 1), proven: make(chan struct{})}
+		probe: make(chan struct{}, 1), probing: true, open: make(chan struct{})}
 	b.downCtx, b.trip = context.WithCancel(context.Background())
 	return b
 }
 
 func noop() {}
 
-// Admit waits for an attempt's turn: at once once the provider has given a
-// good reply, else for the probe. It fails with ErrUnavailable once the
-// breaker has tripped, or with ctx's error. release must be called once the
-// attempt's outcome is recorded.
-func (b *Breaker) Admit(ctx context.Context) (release func(), err error) {
+// Admission is an attempt's turn, from Admit. Release it once the
+// attempt's outcome is recorded (or the attempt is given up).
+type Admission struct {
+	b     *Breaker
+	probe bool   // holds the probe
+	gen   uint64 // the probing generation it was admitted in, when admitted freely
+}
+
+// Release gives the turn back.
+func (a Admission) Release() {
+	if a.probe {
+		<-a.b.probe
+	}
+}
+
+// Current reports whether the turn still stands: a probe's always does; a
+// free one only while the provider has not gone back to probing since it
+// was given. An attempt that queued for the rate limits meanwhile must not
+// go: the provider refuses everyone, and one probe at a time asks.
+func (a Admission) Current() bool {
+	if a.b == nil || a.probe {
+		return true
+	}
+	a.b.mu.Lock()
+	defer a.b.mu.Unlock()
+	return !a.b.probing && a.b.gen == a.gen
+}
+
+// Admit waits for an attempt's turn: at once while the provider is proven
+// and not in a rate-limit streak, else for the probe and for the end of the
+// last counted 429's wait. It fails with ErrUnavailable once the breaker
+// has tripped, or with ctx's error.
+func (b *Breaker) Admit(ctx context.Context) (Admission, error) {
 	if b == nil {
-		return noop, nil
+		return Admission{}, nil
 	}
-	select {
-	case <-b.downCtx.Done():
-		return nil, ErrUnavailable
-	case <-b.proven:
-		return noop, nil
-	default:
+	for {
+		b.mu.Lock()
+		probing, open, gen := b.probing, b.open, b.gen
+		b.mu.Unlock()
+		select {
+		case <-b.downCtx.Done():
+			return Admission{}, ErrUnavailable
+		default:
+		}
+		if !probing {
+			return Admission{b: b, gen: gen}, nil
+		}
+		select {
+		case <-b.downCtx.Done():
+			return Admission{}, ErrUnavailable
+		case <-open:
+			// Probing ended meanwhile: take a free turn.
+		case b.probe <- struct{}{}:
+			a := Admission{b: b, probe: true}
+			if err := b.honourWait(ctx); err != nil {
+				a.Release()
+				return Admission{}, err
+			}
+			return a, nil
+		case <-ctx.Done():
+			return Admission{}, ctx.Err()
+		}
 	}
-	select {
-	case <-b.downCtx.Done():
-		return nil, ErrUnavailable
-	case <-b.proven:
-		return noop, nil
-	case b.probe <- struct{}{}:
-		return func() { <-b.probe }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+}
+
+// honourWait holds the probe until the wait of the last counted 429 is
+// over, unless probing ends meanwhile.
+func (b *Breaker) honourWait(ctx context.Context) error {
+	for {
+		b.mu.Lock()
+		end, probing := b.waitEnd, b.probing
+		b.mu.Unlock()
+		now := b.clock.Now()
+		if !probing || !now.Before(end) {
+			return nil
+		}
+		if err := b.clock.Sleep(ctx, end.Sub(now)); err != nil {
+			return err
+		}
 	}
 }
 
@@ -152,17 +249,20 @@ func (b *Breaker) Err(attempts int) error {
 	return &UnavailableError{Provider: b.err.Provider, Reason: b.err.Reason, Cause: &cause}
 }
 
-// Record takes one attempt's outcome (nil: a success). It returns the
-// *UnavailableError to fail the call with when this attempt tripped the
-// breaker, else nil.
+// Record takes one attempt's outcome (nil: a success), the time it was
+// sent and the wait its caller honours before the next attempt (the
+// server's, else the back-off). It returns the *UnavailableError to fail
+// the call with when this attempt tripped the breaker, else nil.
 //
 // Refused credentials (401, 403) and an exhausted quota trip it at once.
 // Server-side failures (5xx, timeouts, connection failures, cut replies:
 // the transient failures other than 429) count towards Failures and Window;
-// only a success resets them. A 429 or another client error is neither: the
-// server answered, so it proves the endpoint and the key for the probe, but
-// it is no success.
-func (b *Breaker) Record(e *Error) *UnavailableError {
+// only a success resets them. A 429 sent once the last counted one's wait
+// was over counts towards RateLimitRefusals, and starts a wait of its own;
+// only a success resets them too. Another client error is neither: the
+// server answered, so it proves the endpoint and the key for the probe,
+// but it is no success.
+func (b *Breaker) Record(e *Error, sent time.Time, wait time.Duration) *UnavailableError {
 	if b == nil {
 		return nil
 	}
@@ -174,13 +274,26 @@ func (b *Breaker) Record(e *Error) *UnavailableError {
 	}
 	switch {
 	case e == nil:
-		b.failed = 0
-		b.prove()
+		b.failed, b.refused, b.waitEnd = 0, 0, time.Time{}
+		b.stopProbing()
 	case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden:
 		return b.tripLocked("credentials refused", e)
 	case e.Code == CodeInsufficientQuota:
 		return b.tripLocked("quota exhausted", e)
-	case e.Retryable && e.Status != http.StatusTooManyRequests:
+	case e.Status == http.StatusTooManyRequests:
+		if sent.Before(b.waitEnd) {
+			return nil // refused while a counted refusal's wait ran: the same refusal
+		}
+		b.refused++
+		b.waitEnd = now.Add(wait)
+		if b.refused >= RateLimitRefusals {
+			return b.tripLocked(fmt.Sprintf("rate limited: %d requests in a row answered 429, each sent after the wait the one before asked for, and none succeeded", b.refused), e)
+		}
+		if b.refused >= probeAfterRefusals && !b.probing {
+			b.probing, b.open = true, make(chan struct{})
+			b.gen++
+		}
+	case e.Retryable:
 		if b.failed == 0 {
 			b.since = now
 		}
@@ -192,16 +305,16 @@ func (b *Breaker) Record(e *Error) *UnavailableError {
 			return b.tripLocked(fmt.Sprintf("no success in %s while requests kept failing (%d failed)", d.Round(time.Second), b.failed), e)
 		}
 	default:
-		b.prove()
+		b.stopProbing()
 	}
 	return nil
 }
 
-// prove opens the probe gate; b.mu must be held.
-func (b *Breaker) prove() {
-	if !b.isProven {
-		b.isProven = true
-		close(b.proven)
+// stopProbing lets attempts go freely again; b.mu must be held.
+func (b *Breaker) stopProbing() {
+	if b.probing {
+		b.probing = false
+		close(b.open)
 	}
 }
 
@@ -215,6 +328,7 @@ func (b *Breaker) tripLocked(reason string, e *Error) *UnavailableError {
 // BreakerState is a snapshot of a provider's breaker.
 type BreakerState struct {
 	Failed      int   // consecutive failed attempts
+	Refused     int   // 429s counted towards RateLimitRefusals since the last success
 	Unavailable error // the *UnavailableError once tripped, else nil
 }
 
@@ -224,7 +338,7 @@ func (b *Breaker) State() BreakerState {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := BreakerState{Failed: b.failed}
+	s := BreakerState{Failed: b.failed, Refused: b.refused}
 	if b.err != nil {
 		s.Unavailable = b.err
 	}

@@ -63,15 +63,26 @@ func (c *Caller) Do(ctx context.Context, op, model string, est int64, keepBody b
 	wctx, stop := c.Breaker.Bind(ctx)
 	defer stop()
 	for n := 1; ; n++ {
-		release, err := c.Breaker.Admit(wctx)
-		if err != nil {
-			return c.stopped(n-1, 0, op, model, "waiting for the provider's first reply", err)
+		var adm Admission
+		var t Ticket
+		for {
+			var err error
+			if adm, err = c.Breaker.Admit(wctx); err != nil {
+				return c.stopped(n-1, 0, op, model, "waiting for the provider's turn", err)
+			}
+			if t, err = c.Limiter.Acquire(wctx, est); err != nil {
+				adm.Release()
+				return c.stopped(n-1, 0, op, model, "waiting for the rate limits", err)
+			}
+			if adm.Current() {
+				break
+			}
+			// The provider went back to one attempt at a time while this
+			// one queued for the limits: queue for the probe instead.
+			c.Limiter.Cancel()
+			adm.Release()
 		}
-		t, err := c.Limiter.Acquire(wctx, est)
-		if err != nil {
-			release()
-			return c.stopped(n-1, 0, op, model, "waiting for the rate limits", err)
-		}
+		release := adm.Release
 		if err := c.Breaker.Err(n - 1); err != nil { // tripped while this attempt waited for its turn
 			c.Limiter.Cancel()
 			release()
@@ -86,7 +97,7 @@ func (c *Caller) Do(ctx context.Context, op, model string, est int64, keepBody b
 		if callErr == nil {
 			c.Limiter.Done(true)
 			c.Limiter.Correct(t, used.In+used.Out)
-			c.Breaker.Record(nil)
+			c.Breaker.Record(nil, start, 0)
 			release()
 			c.Log.Debug().Str("op", op).Str("model", model).Int("attempt", n).Int("status", cp.Status).
 				Dur("latency", c.Clock.Now().Sub(start)).Int64("tokens_in", used.In).Int64("tokens_out", used.Out).Msg("model call done")
@@ -99,21 +110,24 @@ func (c *Caller) Do(ctx context.Context, op, model string, est int64, keepBody b
 		}
 		e := c.classify(callErr, cp, timedOut, classify)
 		e.Attempts = n
-		var wait time.Duration
+		var serverWait, wait time.Duration
 		if e.Retryable {
-			wait, _ = ServerWait(cp.Header, e.Status, c.Clock.Now(), est)
+			serverWait, _ = ServerWait(cp.Header, e.Status, c.Clock.Now(), est)
+			if wait = serverWait; wait == 0 {
+				wait = c.Jitter(Backoff(n, c.Base, c.Cap))
+			}
 		}
 		// The server's wait delays this call's retry (below); only
 		// congestion slows the provider for every call (see Limiter).
 		if e.Retryable && e.Status == http.StatusTooManyRequests { // an exhausted quota (not retryable) is no congestion
-			if c.Limiter.Throttled(t, wait) {
+			if c.Limiter.Throttled(t, serverWait) {
 				c.Log.Warn().Str("op", op).Str("model", model).Float64("concurrency", c.Limiter.State().Concurrency).
-					Dur("pause", wait).Msg("congestion: more than a quarter of recent requests answered 429; limits lowered")
+					Dur("pause", serverWait).Msg("congestion: more than a quarter of recent requests answered 429; limits lowered")
 			}
 		} else {
 			c.Limiter.Done(false)
 		}
-		unavailable := c.Breaker.Record(e)
+		unavailable := c.Breaker.Record(e, start, wait)
 		release()
 		if unavailable != nil {
 			c.Log.Error().Str("op", op).Str("model", model).Int("attempt", n).Int("status", e.Status).
@@ -124,9 +138,6 @@ func (c *Caller) Do(ctx context.Context, op, model string, est int64, keepBody b
 			c.Log.Debug().Str("op", op).Str("model", model).Int("attempt", n).Int("status", e.Status).
 				Bool("retryable", e.Retryable).Str("error", e.Message).Msg("model call failed")
 			return n, e.Status, e
-		}
-		if wait == 0 {
-			wait = c.Jitter(Backoff(n, c.Base, c.Cap))
 		}
 		c.Log.Warn().Str("op", op).Str("model", model).Int("attempt", n).Int("status", e.Status).
 			Dur("wait", wait).Str("error", e.Message).Msg("retrying model call")

@@ -30,17 +30,40 @@ func PostJSON(ctx context.Context, hc *http.Client, url string, header http.Head
 // and decodes a 2xx reply into out. A non-2xx reply is a *StatusError; a
 // reply that does not decode is an error wrapping the decoder's.
 func DoJSON(ctx context.Context, hc *http.Client, method, url string, header http.Header, in, out any) error {
+	b, err := DoJSONRaw(ctx, hc, method, url, header, in)
+	if err != nil {
+		return err
+	}
+	return Decode(b, out)
+}
+
+// Decode decodes a reply body into out, saying so when the body holds
+// NaN or Infinity: some servers' encoders (Python's json) write non-finite
+// numbers so, and JSON cannot carry them.
+func Decode(b []byte, out any) error {
+	if err := json.Unmarshal(b, out); err != nil {
+		if bytes.Contains(b, []byte("NaN")) || bytes.Contains(b, []byte("Infinity")) {
+			return fmt.Errorf("decode reply: %w (it holds NaN or Infinity, which JSON cannot carry: the server computed values that are not finite numbers)", err)
+		}
+		return fmt.Errorf("decode reply: %w", err)
+	}
+	return nil
+}
+
+// DoJSONRaw is DoJSON returning the 2xx reply's body undecoded, for a
+// client that checks the bytes before decoding them.
+func DoJSONRaw(ctx context.Context, hc *http.Client, method, url string, header http.Header, in any) ([]byte, error) {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
-			return fmt.Errorf("encode request: %w", err)
+			return nil, fmt.Errorf("encode request: %w", err)
 		}
 		body = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, url, body)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for k, v := range header {
 		req.Header[k] = v
@@ -51,20 +74,17 @@ func DoJSON(ctx context.Context, hc *http.Client, method, url string, header htt
 	req.Header.Set("Accept", "application/json")
 	resp, err := hc.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return &StatusError{Status: resp.StatusCode, Body: b}
+		return nil, &StatusError{Status: resp.StatusCode, Body: b}
 	}
 	if err != nil {
-		return fmt.Errorf("read reply: %w", err)
+		return nil, fmt.Errorf("read reply: %w", err)
 	}
-	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("decode reply: %w", err)
-	}
-	return nil
+	return b, nil
 }
 
 // ErrorMessage finds the message in an error body: OpenAI-style
@@ -91,7 +111,7 @@ func ErrorMessage(body []byte) (msg, code string) {
 			if nested.Code != nil {
 				code = fmt.Sprint(nested.Code)
 			}
-			return Excerpt(nested.Message, ErrorExcerpt), code
+			return Excerpt(nested.Message, ErrorExcerpt), ErrorCode(code, nested.Type)
 		case v.Message != "":
 			return Excerpt(v.Message, ErrorExcerpt), ""
 		}

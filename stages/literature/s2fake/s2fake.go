@@ -5,11 +5,14 @@
 // real API does (offset/next, continuation tokens), returns only the fields
 // asked for, answers null for unknown batch ids and 404 for an unmatched
 // title, and can be told to fail the next requests (429 with or without
-// Retry-After, 5xx). Every request is recorded with the time of the clock
-// it was given, so a test can measure the request rate at the server.
+// Retry-After, 5xx), to page as a buggy or hostile server does (Paging),
+// and to echo the API key in its replies (EchoKey). Every request is
+// recorded with the time of the clock it was given, so a test can measure
+// the request rate at the server.
 package s2fake
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +24,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
 )
 
 // Paths of the two APIs on the fake server: give the client
@@ -76,11 +81,45 @@ type Snippet struct {
 	CorpusID int
 }
 
+// Paging makes the server page as a buggy or hostile one does, for the
+// tests that a client's paging loops end.
+type Paging int
+
+const (
+	// PagingNormal pages as the API documents.
+	PagingNormal Paging = iota
+	// BulkSameToken: bulk search names the same continuation token on
+	// every page, with no papers.
+	BulkSameToken
+	// BulkEmptyPages: bulk search names a fresh token on every page, with
+	// no papers.
+	BulkEmptyPages
+	// BulkRepeatPages: bulk search names a fresh token on every page, with
+	// the first page's papers again.
+	BulkRepeatPages
+	// BulkEndless: bulk search names a fresh token on every page, with a
+	// paper never sent before.
+	BulkEndless
+	// RefsCreep: references name next = offset + 1 after a full page.
+	RefsCreep
+	// RefsRepeatPages: references name a next page after every page, with
+	// the first page's entries again.
+	RefsRepeatPages
+	// RefsEndless: references name a next page after every page, each with
+	// an entry never sent before.
+	RefsEndless
+	// SearchCreep: relevance search names next = offset + 1.
+	SearchCreep
+)
+
 // Failure is an answer forced on one upcoming request.
 type Failure struct {
 	Status     int
 	RetryAfter string // sent as Retry-After when not ""
 	Body       string // default {"message": "<status text>"}
+	// EchoKey makes the default body's message repeat the x-api-key the
+	// request carried, spelled as the server's EchoSpelling says.
+	EchoKey bool
 }
 
 // Request is one request the server received.
@@ -106,6 +145,13 @@ type Server struct {
 	APIKey        string
 	Now           func() time.Time
 	TotalAsString bool // bulk search sends total as a string ("1234")
+	Paging        Paging
+	// EchoKey makes every paper title a reply carries start with the
+	// x-api-key the request carried, written in EchoSpelling (a server
+	// that logs into its data, or a proxy that rewrites it): clients must
+	// mask the key in every spelling a JSON encoder can give it.
+	EchoKey      bool
+	EchoSpelling llmtest.Spelling
 
 	mu         sync.Mutex
 	papers     []Paper
@@ -188,12 +234,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	rec := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Body: body, APIKey: r.Header.Get("x-api-key"), At: s.Now()}
 	status, reply := s.answer(w, r, &rec)
+	if s.EchoKey && status == http.StatusOK {
+		reply = bytes.ReplaceAll(reply, []byte(`"title":"`), []byte(`"title":"`+llmtest.Spell(rec.APIKey, s.EchoSpelling)+` `))
+	}
 	rec.Status = status
 	s.requests = append(s.requests, rec)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(reply)
 }
+
+// echoMarker stands where an echo is spliced into an encoded body: a JSON
+// encoder would escape a spelling again.
+const echoMarker = "@@ECHO@@"
 
 func errBody(msg string) []byte {
 	b, _ := json.Marshal(map[string]string{"error": msg})
@@ -208,8 +261,12 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, rec *Request) (i
 			w.Header().Set("Retry-After", f.RetryAfter)
 		}
 		if f.Body == "" {
-			b, _ := json.Marshal(map[string]string{"message": http.StatusText(f.Status)})
-			f.Body = string(b)
+			msg := http.StatusText(f.Status)
+			if f.EchoKey {
+				msg += " for key " + echoMarker
+			}
+			b, _ := json.Marshal(map[string]string{"message": msg})
+			f.Body = strings.ReplaceAll(string(b), echoMarker, llmtest.Spell(rec.APIKey, s.EchoSpelling))
 		}
 		return f.Status, []byte(f.Body)
 	}
@@ -425,12 +482,15 @@ func (s *Server) search(q url.Values) (int, []byte) {
 	if next := offset + limit; next < len(ps) && next < 1000 {
 		out["next"] = next
 	}
+	if s.Paging == SearchCreep {
+		out["next"] = offset + 1
+	}
 	return reply(out)
 }
 
 func (s *Server) bulk(q url.Values) (int, []byte) {
 	start := 0
-	if t := q.Get("token"); t != "" {
+	if t := q.Get("token"); t != "" && s.Paging != BulkSameToken {
 		n, err := strconv.Atoi(strings.TrimPrefix(t, "tok"))
 		if err != nil || !strings.HasPrefix(t, "tok") {
 			return http.StatusBadRequest, errBody("invalid token")
@@ -440,6 +500,19 @@ func (s *Server) bulk(q url.Values) (int, []byte) {
 	ps, err := s.filtered(q)
 	if err != nil {
 		return http.StatusBadRequest, errBody(err.Error())
+	}
+	switch s.Paging {
+	case BulkSameToken:
+		return reply(map[string]any{"total": len(ps), "data": []any{}, "token": "tok-same"})
+	case BulkEmptyPages:
+		return reply(map[string]any{"total": len(ps), "data": []any{}, "token": fmt.Sprintf("tok%d", start+1)})
+	case BulkRepeatPages:
+		return reply(map[string]any{"total": len(ps), "data": []any{fields(ps[0], fieldList(q))}, "token": fmt.Sprintf("tok%d", start+1)})
+	case BulkEndless:
+		p := ps[0]
+		id := fmt.Sprintf("endless-%d", start)
+		p.PaperID = &id
+		return reply(map[string]any{"total": len(ps), "data": []any{fields(p, fieldList(q))}, "token": fmt.Sprintf("tok%d", start+1)})
 	}
 	data := []map[string]any{}
 	end := min(start+s.BulkPage, len(ps))
@@ -536,20 +609,34 @@ func (s *Server) refs(id string, q url.Values) (int, []byte) {
 			paperFields = append(paperFields, f)
 		}
 	}
-	data := []map[string]any{}
-	for _, r := range all[min(offset, len(all)):min(offset+limit, len(all))] {
-		var e map[string]any
-		b, _ := json.Marshal(r)
-		json.Unmarshal(b, &e)
-		out := map[string]any{"citedPaper": fields(r.CitedPaper, paperFields)}
-		for _, f := range entryFields {
-			out[f] = e[f]
+	entries := func(from int) []map[string]any {
+		data := []map[string]any{}
+		for _, r := range all[min(from, len(all)):min(from+limit, len(all))] {
+			var e map[string]any
+			b, _ := json.Marshal(r)
+			json.Unmarshal(b, &e)
+			out := map[string]any{"citedPaper": fields(r.CitedPaper, paperFields)}
+			for _, f := range entryFields {
+				out[f] = e[f]
+			}
+			data = append(data, out)
 		}
-		data = append(data, out)
+		return data
 	}
+	data := entries(offset)
 	out := map[string]any{"offset": offset, "data": data}
 	if offset+limit < len(all) {
 		out["next"] = offset + limit
+	}
+	switch s.Paging {
+	case RefsCreep:
+		out["next"] = offset + 1
+	case RefsRepeatPages:
+		first := entries(0)
+		out["data"], out["next"] = first, offset+len(first)
+	case RefsEndless:
+		e := map[string]any{"citedPaper": map[string]any{"paperId": fmt.Sprintf("endless-%d", offset), "title": "Endless reference"}}
+		out["data"], out["next"] = []any{e}, offset+1
 	}
 	return reply(out)
 }

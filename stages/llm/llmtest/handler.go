@@ -30,7 +30,7 @@ func Tokens(s string) int { return (len(s) + 3) / 4 }
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "read body: "+err.Error(), "")
+		writeError(w, http.StatusBadRequest, "read body: "+err.Error(), "", "")
 		return
 	}
 	rec := Request{Path: r.URL.Path, Remote: r.RemoteAddr, Header: r.Header.Clone(), Body: body}
@@ -38,18 +38,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case chatPath:
 		rec.Chat = new(openai.ChatCompletionRequest)
 		if err := json.Unmarshal(body, rec.Chat); err != nil {
-			writeError(w, http.StatusBadRequest, "invalid chat request: "+err.Error(), "invalid_request_error")
+			writeError(w, http.StatusBadRequest, "invalid chat request: "+err.Error(), "", "invalid_request_error")
 			return
 		}
 	case embedPath:
 		e, err := parseEmbedding(body)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "invalid embeddings request: "+err.Error(), "invalid_request_error")
+			writeError(w, http.StatusBadRequest, "invalid embeddings request: "+err.Error(), "", "invalid_request_error")
 			return
 		}
 		rec.Embed = e
 	default:
-		writeError(w, http.StatusNotFound, "unknown path "+r.URL.Path, "not_found")
+		writeError(w, http.StatusNotFound, "unknown path "+r.URL.Path, "not_found", "")
 		return
 	}
 
@@ -105,7 +105,7 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, rec *Request, res
 	if s.apiKey != "" && rec.Header.Get("Authorization") != "Bearer "+s.apiKey {
 		presented := rec.Header.Get("Authorization")
 		settle(http.StatusUnauthorized, false)
-		writeError(w, http.StatusUnauthorized, "Incorrect API key provided: "+presented+".", "invalid_api_key")
+		writeError(w, http.StatusUnauthorized, "Incorrect API key provided: "+presented+".", "invalid_api_key", "")
 		return
 	}
 	setHeader(w, "Retry-After", f.RetryAfter)
@@ -119,7 +119,14 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, rec *Request, res
 			msg = http.StatusText(f.Status)
 		}
 		settle(f.Status, false)
-		writeError(w, f.Status, msg, f.Code)
+		if f.EchoHeaders {
+			body := errorBody(msg+"; you sent: "+echoMarker, f.Code, f.Type, f.Status)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(f.Status)
+			_, _ = w.Write(splice(body, rec.Header.Get("Authorization"), f.EchoSpelling))
+			return
+		}
+		writeError(w, f.Status, msg, f.Code, f.Type)
 		return
 	}
 	if f.Malformed {
@@ -139,8 +146,15 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, rec *Request, res
 	b, err := json.Marshal(payload)
 	if err != nil {
 		settle(http.StatusInternalServerError, false)
-		writeError(w, http.StatusInternalServerError, "encode reply: "+err.Error(), "")
+		writeError(w, http.StatusInternalServerError, "encode reply: "+err.Error(), "", "")
 		return
+	}
+	if f.EchoHeaders {
+		b = splice(b, echo(rec.Header), f.EchoSpelling)
+	}
+	if rec.Embed != nil && len(rec.Embed.Input) > 0 {
+		last := rec.Embed.Input[len(rec.Embed.Input)-1]
+		b = spliceVector(b, Vector(rec.Embed.Model, last), f.Vectors)
 	}
 	if f.CutBody {
 		settle(http.StatusOK, false)
@@ -185,7 +199,7 @@ func (s *Server) chatReply(rec *Request, respond Responder) chatResponse {
 		text = respond(rec.Chat)
 	}
 	if f.EchoHeaders {
-		text += "\nyou sent:\n" + echo(rec.Header)
+		text += "\nyou sent:\n" + echoMarker // spliced in, spelled, once encoded
 	}
 	prompt := 0
 	for _, m := range rec.Chat.Messages {
@@ -233,9 +247,9 @@ func (s *Server) chatReply(rec *Request, respond Responder) chatResponse {
 }
 
 type embeddingDatum struct {
-	Object    string    `json:"object"`
-	Embedding []float32 `json:"embedding"`
-	Index     int       `json:"index"`
+	Object    string          `json:"object"`
+	Embedding json.RawMessage `json:"embedding"`
+	Index     int             `json:"index"`
 }
 
 type embeddingResponse struct {
@@ -248,12 +262,17 @@ type embeddingResponse struct {
 func embedReply(rec *Request, reversed bool) embeddingResponse {
 	out := embeddingResponse{Object: "list", Model: rec.Embed.Model, Data: []embeddingDatum{}}
 	if rec.Fault.EchoHeaders {
-		out.Model = echo(rec.Header)
+		out.Model = echoMarker
 	}
+	vecs := make([][]float32, len(rec.Embed.Input))
+	for i, in := range rec.Embed.Input {
+		vecs[i] = Vector(rec.Embed.Model, in)
+	}
+	raw := vectorsJSON(vecs, rec.Fault.Vectors)
 	for i, in := range rec.Embed.Input {
 		out.Usage.PromptTokens += Tokens(in)
 		if !rec.Fault.EmptyChoices {
-			out.Data = append(out.Data, embeddingDatum{Object: "embedding", Embedding: Vector(rec.Embed.Model, in), Index: i})
+			out.Data = append(out.Data, embeddingDatum{Object: "embedding", Embedding: raw[i], Index: i})
 		}
 	}
 	out.Usage.TotalTokens = out.Usage.PromptTokens
@@ -317,11 +336,23 @@ func parseEmbedding(body []byte) (*EmbeddingRequest, error) {
 	return e, nil
 }
 
-func writeError(w http.ResponseWriter, status int, msg, code string) {
+func writeError(w http.ResponseWriter, status int, msg, code, typ string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	body := map[string]any{"error": map[string]any{"message": msg, "type": errorType(status), "code": code}}
-	_ = json.NewEncoder(w).Encode(body)
+	_, _ = w.Write(errorBody(msg, code, typ, status))
+}
+
+// errorBody is an OpenAI-style error object; typ "" is the status's usual type.
+func errorBody(msg, code, typ string, status int) []byte {
+	if typ == "" {
+		typ = errorType(status)
+	}
+	var c any = code
+	if code == "" {
+		c = nil
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": c}})
+	return append(b, '\n')
 }
 
 func errorType(status int) string {

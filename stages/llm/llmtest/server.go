@@ -36,6 +36,9 @@ type Fault struct {
 
 	ServedModel string // model name to report instead of the requested one (an endpoint that re-routed)
 
+	// Vectors puts a bad vector in an embeddings reply: the last input's.
+	Vectors VectorFault
+
 	CutBody      bool // 200 whose body stops halfway through the JSON, then the connection closes
 	Malformed    bool // 200 whose body is not valid JSON
 	EmptyChoices bool // 200 with "choices": [] (embeddings: "data": [])
@@ -43,7 +46,16 @@ type Fault struct {
 	// EchoHeaders: a 200 that repeats the request's headers, Authorization
 	// included, in the answer text (embeddings: in the reported model), as
 	// debugging proxies do; clients must mask the key in what they return.
+	// With Status, the error message repeats the Authorization header
+	// instead, as 401 messages do.
 	EchoHeaders bool
+	// EchoSpelling is how the echo is written in the reply's JSON: every
+	// spelling decodes to the same headers (see Spelling).
+	EchoSpelling Spelling
+	// Type is the error object's "type" (default: the status's usual
+	// one); a quota error may come with type "insufficient_quota" and no
+	// code.
+	Type string
 
 	Text           string        // answer text instead of the Responder's
 	Reasoning      string        // reasoning text sent beside the answer

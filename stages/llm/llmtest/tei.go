@@ -25,7 +25,12 @@ type TEIFault struct {
 	Status      int    // reply with this status and a TEI-style error body
 	Message     string // error message (default: the status text)
 	RetryAfter  string // Retry-After header
-	EchoHeaders bool   // a 200 whose token texts repeat the request's Authorization header
+	EchoHeaders bool   // a 200 whose token texts repeat the request's Authorization header (with Status: its error message)
+	// EchoSpelling is how the echo is written in the reply's JSON.
+	EchoSpelling Spelling
+	// Vectors puts a bad vector in an embed_all reply: the last input's
+	// last token vector.
+	Vectors VectorFault
 }
 
 // TEIRequest is one request a TEIServer received.
@@ -201,7 +206,11 @@ func (s *TEIServer) reply(w http.ResponseWriter, rec *TEIRequest, f TEIFault) in
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(map[string]string{"error": msg, "error_type": kind})
+		if f.EchoHeaders && status == f.Status {
+			msg += "; you sent: " + echoMarker
+		}
+		b, _ := json.Marshal(map[string]string{"error": msg, "error_type": kind})
+		_, _ = w.Write(splice(b, rec.Header.Get("Authorization"), f.EchoSpelling))
 		return status
 	}
 	switch {
@@ -227,21 +236,35 @@ func (s *TEIServer) reply(w http.ResponseWriter, rec *TEIRequest, f TEIFault) in
 		for i, in := range rec.Inputs {
 			toks[i] = TEITokenize(in)
 			if f.EchoHeaders && len(toks[i]) > 2 {
-				toks[i][1].Text = rec.Header.Get("Authorization")
+				toks[i][1].Text = echoMarker // spliced in, spelled, once encoded
 			}
 		}
 		out = toks
 	} else {
-		vecs := make([][][]float32, len(rec.Inputs))
+		vecs := make([][]json.RawMessage, len(rec.Inputs))
 		for i, in := range rec.Inputs {
+			var vs [][]float32
 			for j := range TEITokenize(in) {
-				vecs[i] = append(vecs[i], TEIVector(in, j))
+				vs = append(vs, TEIVector(in, j))
 			}
+			fault := VectorsOK
+			if i == len(rec.Inputs)-1 {
+				fault = f.Vectors
+			}
+			vecs[i] = vectorsJSON(vs, fault)
 		}
 		out = vecs
 	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return fail(http.StatusInternalServerError, err.Error(), "backend")
+	}
+	if rec.Path == TEIEmbedAllPath {
+		last := rec.Inputs[len(rec.Inputs)-1]
+		b = spliceVector(b, TEIVector(last, len(TEITokenize(last))-1), f.Vectors)
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(out)
+	_, _ = w.Write(splice(b, rec.Header.Get("Authorization"), f.EchoSpelling))
 	return http.StatusOK
 }
 
