@@ -18,6 +18,8 @@ import (
 	"github.com/ideaflow/ideaflow/engine/config"
 	"github.com/ideaflow/ideaflow/stages"
 	_ "github.com/ideaflow/ideaflow/stages/all"
+	"github.com/ideaflow/ideaflow/stages/datasets"
+	"github.com/ideaflow/ideaflow/stages/format"
 	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
 	"github.com/ideaflow/ideaflow/stages/scholareval"
 )
@@ -166,8 +168,33 @@ var (
 	firstCited = regexp.MustCompile(`(?m)^\[(c\d+)\]`)
 	dimLine    = regexp.MustCompile(`(?m)^- dimension_(\d+):`)
 	paperLine  = regexp.MustCompile(`(?m)^Paper: .*$`)
-	rubricHead = regexp.MustCompile(`###Reference statement \((\w+), (\w+), (\w+)\)`)
+	statement  = regexp.MustCompile(`(?s)###Reference Answer \(Score 5\):\n(.*?)\n\n###Score Rubrics`)
 )
+
+// rubricOf finds a judged statement's rubric line in the sample ideas: the
+// authors' prompt names the statement, not its type, axis or severity.
+func rubricOf(prompt string) datasets.RubricLine {
+	m := statement.FindStringSubmatch(prompt)
+	if m == nil {
+		panic("no reference statement in the coverage prompt")
+	}
+	items, err := datasets.Load("scholarideas", sample+"ideas", datasets.Options{})
+	if err != nil {
+		panic(err)
+	}
+	for _, it := range items {
+		var rec datasets.ScholarIdea
+		if err := json.Unmarshal(it.Record, &rec); err != nil {
+			panic(err)
+		}
+		for _, l := range rec.Rubric {
+			if l.Statement == m[1] {
+				return l
+			}
+		}
+	}
+	panic("statement not in the sample: " + m[1])
+}
 
 // responder scripts every prompt of the pipeline by what it asks.
 func responder(req *openai.ChatCompletionRequest) string {
@@ -218,21 +245,21 @@ func responder(req *openai.ChatCompletionRequest) string {
 	case strings.Contains(p, "Review the following research idea"):
 		return "## Strengths\n- clear plan\n## Weaknesses\n- limited novelty\n## Suggestions\n- scale up\n## References\n1. Curriculum learning\n2. \"A survey of imaginary results on everything\" (2021)"
 	case strings.Contains(p, "###Task Description"):
-		m := rubricHead.FindStringSubmatch(p)
+		l := rubricOf(p)
 		score := 1
 		if strings.Contains(p, "# Soundness review") {
 			switch {
-			case m[1] == "strength":
+			case l.Type == "strength":
 				score = 5
-			case m[3] == "major":
+			case l.Severity == "major":
 				score = 3
 			default:
 				score = 2
 			}
-		} else if m[1] == "strength" {
+		} else if l.Type == "strength" {
 			score = 2
 		}
-		return fmt.Sprintf("Feedback: scripted.\n[RESULT] %d", score)
+		return fmt.Sprintf("The review is scripted.\n[RESULT] %d", score)
 	}
 	return "unscripted prompt"
 }
@@ -436,6 +463,17 @@ func TestPipelineOnTheFakeServer(t *testing.T) {
 		}
 	}
 
+	// The scripted judge answers "[RESULT] N" last: the authors' parser
+	// reads the same score, and says whose parser it is.
+	for _, addr := range []string{"stage.coverage.scholareval", "stage.coverage.baseline"} {
+		for _, v := range p.outputs(t, g, addr) {
+			c := decode[scholareval.CoverageOutput](t, v)
+			if a := c.AuthorsParse; a == nil || a.Score == nil || *a.Score != c.Score || a.Parser != format.CompatPrometheusParser || a.Feedback != fmt.Sprintf("The review is scripted.\n[RESULT] %d", c.Score) {
+				t.Errorf("%s %s: authors_parse %+v beside score %d", addr, v.Label, a, c.Score)
+			}
+		}
+	}
+
 	// A re-run sends nothing.
 	calls := p.srv.Count()
 	_, sum = p.run(t)
@@ -477,9 +515,9 @@ func TestChangedExtractionRerunsOnlyThatIdea(t *testing.T) {
 		"stage.contribution_review.se":     1,
 		"stage.llm_review.baseline":        1,
 		"stage.coverage.scholareval":       3, // ai_2's rubric lines
-		// The scripted baseline review does not depend on the plan: its
-		// output is unchanged, so its judgments stay cached (early cutoff).
-		"stage.coverage.baseline": 0,
+		// The scripted baseline review does not depend on the plan, but
+		// the authors' judge prompt holds the plan: ai_2's lines again.
+		"stage.coverage.baseline": 3,
 	} {
 		if got := sum.Stages[addr].Ran; got != want {
 			t.Errorf("%s: %d ran, want %d", addr, got, want)

@@ -1,0 +1,98 @@
+package scholareval
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/format"
+)
+
+// TestCoverageRequestIsTheAuthors: the default prompt and system message
+// render, for a plan, a review and a statement, the very messages
+// ScholarEval's coverage.py has prometheus-eval send (testdata, computed
+// from their sources with Python's str.format), and the default sampling
+// is prometheus-eval's whatever the judge model block says.
+func TestCoverageRequestIsTheAuthors(t *testing.T) {
+	raw, err := os.ReadFile("testdata/coverage_request.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want struct{ Plan, Review, Statement, System, User string }
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	data := coverageData{Plan: want.Plan, Review: want.Review, Statement: want.Statement, Type: "weakness", Axis: "contribution", Severity: "major"}
+	user, err := stages.RenderParam("prompt", "p", DefaultCoveragePrompt, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := 0.0
+	judge := &stages.Model{Name: "openai/gpt-4o", Temperature: &zero, MaxTokens: 300}
+	req := judgeRequest(judge, DefaultCoverageSystem, user, true, SamplingPrometheus)
+	if len(req.Messages) != 2 || req.Messages[0].Role != "system" || req.Messages[0].Content != want.System ||
+		req.Messages[1].Role != "user" || req.Messages[1].Content != want.User {
+		t.Fatalf("messages differ from the authors':\n%+v\nwant system %q\nuser %q", req.Messages, want.System, want.User)
+	}
+	if req.Temperature == nil || *req.Temperature != 1.0 || req.TopP == nil || *req.TopP != 0.9 || req.MaxTokens != 1024 || req.Format.Kind != format.Text {
+		t.Errorf("sampling %v %v %d, format %q; want prometheus-eval's 1.0, 0.9, 1024 and free text", req.Temperature, req.TopP, req.MaxTokens, req.Format.Kind)
+	}
+	// sampling = "model": the block's own; prometheus = false: the rating
+	// instructions follow the prompt; no system message when it is "".
+	req = judgeRequest(judge, "", user, false, SamplingModel)
+	if len(req.Messages) != 1 || req.Temperature == nil || *req.Temperature != 0 || req.TopP != nil || req.MaxTokens != 300 ||
+		req.Format.Kind != format.Rating || req.Messages[0].Content != stages.UserMessage(user, req.Format) {
+		t.Errorf("model sampling, rating format: %+v", req)
+	}
+}
+
+// TestCoverageParsesBothWays: over the golden answer shapes, the strict
+// parse reads what the file says, and the authors' parse stored beside it
+// is what prometheus-eval's parser reads from the same answer.
+func TestCoverageParsesBothWays(t *testing.T) {
+	raw, err := os.ReadFile("../format/testdata/prometheus_compat.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Cases []struct {
+			Shape, Answer   string
+			Strict, Authors *int
+		}
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	differ := 0
+	for _, c := range doc.Cases {
+		a, err := format.Parse(format.Spec{Kind: format.Text}, c.Answer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		score, _, err := ParseResult(a.Text)
+		if c.Strict == nil {
+			if err == nil {
+				t.Errorf("%s: strict parse read %d; the file says it fails", c.Shape, score)
+			}
+			continue
+		}
+		if err != nil || score != *c.Strict {
+			t.Errorf("%s: strict parse %d (%v); want %d", c.Shape, score, err, *c.Strict)
+			continue
+		}
+		p := authorsParse(a.Text)
+		if p.Parser != format.CompatPrometheusParser || (p.Score == nil) != (c.Authors == nil) || p.Score != nil && *p.Score != *c.Authors {
+			t.Errorf("%s: authors_parse %+v; want %v", c.Shape, p, c.Authors)
+		}
+		if p.Score == nil || *p.Score != score {
+			differ++
+		}
+	}
+	// Of the 19 answers the strict parse reads, the authors' parser reads 6
+	// otherwise: nothing for a trailing full stop, bold, feedback after the
+	// score, a remark after it or the bare number; 3 for the restated score.
+	if differ != 6 {
+		t.Errorf("%d answers read differently; want 6", differ)
+	}
+}
