@@ -10,8 +10,9 @@
 //
 //	soundness:    soundness_methods -> literature_search (snippets) -> soundness_evidence
 //	              -> soundness_synthesis -> soundness_review
-//	contribution: contribution_dimensions -> literature_search (search) [-> paper_augment]
-//	              -> contribution_relevance -> contribution_compare -> contribution_review
+//	contribution: contribution_dimensions -> literature_search (search) -> contribution_relevance
+//	              [-> paper_augment -> embedding_filter -> contribution_relevance (the added papers)]
+//	              -> contribution_compare -> contribution_review
 //	baseline:     llm_review -> resolve_references -> reference_validity
 //	citations:    citation_check (any reviews): the share of cited ids not retrieved
 //	metric:       coverage (any of the three reviews) -> coverage_score
@@ -42,7 +43,7 @@ import (
 func init() {
 	for _, t := range []stages.Type{
 		methodsType{}, searchType{}, evidenceType{}, synthesisType{}, soundnessType{},
-		dimensionsType{}, augmentType{}, relevanceType{}, compareType{}, contributionType{},
+		dimensionsType{}, augmentType{}, embedFilterType{}, relevanceType{}, compareType{}, contributionType{},
 		llmReviewType{}, resolveType{}, validityType{}, citationType{},
 		coverageType{}, coverageScoreType{},
 	} {
