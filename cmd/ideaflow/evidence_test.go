@@ -29,7 +29,7 @@ func s2FromSample(t *testing.T) *s2fake.Server {
 	for sc.Scan() {
 		var p struct {
 			PaperID, Title, Abstract, PublicationDate, Venue string
-			Year, CitationCount                             int
+			Year, CitationCount                              int
 		}
 		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
 			t.Fatal(err)
