@@ -1,7 +1,9 @@
 package format
 
 import (
+	"encoding/json"
 	"regexp"
+	"sort"
 	"strings"
 	"unicode"
 )
@@ -101,4 +103,141 @@ func digitValue(r rune) int {
 		}
 	}
 	return 0
+}
+
+// CompatPreferenceParser names the code CompatScholarEvalPreference follows.
+const CompatPreferenceParser = "ScholarEval evaluation/llm_metrics.py parse_judgment_response, with ScholarEval/utils/string_utils.py StringUtils.extract_json_output (skai-research/ScholarEval@b8391a0)"
+
+// PreferenceCriteria are the criteria of ScholarEval's pairwise judge, as
+// its answer names them ("<criterion>-rationale", "<criterion>-winner").
+var PreferenceCriteria = []string{"Evidence-based", "Actionability", "Depth"}
+
+// preferenceFence is extract_json_output's pattern for an answer that
+// starts with "```json".
+var preferenceFence = regexp.MustCompile("(?s)```json\\s*(\\{.*?\\}|\\[.*?\\])\\s*```")
+
+// CompatScholarEvalPreference reads a pairwise judgment as the authors'
+// code does (see CompatPreferenceParser) and returns, per criterion, the
+// winner it records in report letters: "A", "B", "TIE" or "UNCLEAR". ok is
+// false where it reads no judgment at all (and llm_metrics.py counts every
+// criterion UNCLEAR): an answer that starts with anything but "```json" and
+// is not JSON as a whole (prose before a fence, "```JSON", a fence without
+// a tag), JSON that Python's json.loads refuses (a raw newline inside a
+// string), or a winner or rationale field missing. A winner is upper-cased
+// and, unless it is exactly A, B or TIE, read by what it contains, "TIE"
+// first, then "A", then "B": "B (marginally)" and "Both are equal" read A,
+// "Neither" and null read UNCLEAR. Backslashes not followed by a JSON
+// escape letter are doubled first, as its clean_json_string does, which
+// breaks \u escapes ("\u0041" reads UNCLEAR). Python's NaN and Infinity
+// literals are not accepted here.
+func CompatScholarEvalPreference(answer string) (winners map[string]string, ok bool) {
+	var text string
+	if strings.HasPrefix(answer, "```json") {
+		m := preferenceFence.FindStringSubmatch(answer)
+		if m == nil {
+			return nil, false
+		}
+		text = m[1]
+	} else {
+		text = strings.TrimFunc(answer, isPySpace)
+	}
+	var v any
+	clean := pyCleanJSON(text)
+	dec := json.NewDecoder(strings.NewReader(clean))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil || strings.TrimLeft(clean[dec.InputOffset():], " \t\n\r") != "" {
+		return nil, false // json.loads: an error, or "Extra data"
+	}
+	if list, isList := v.([]any); isList {
+		if len(list) == 0 {
+			return nil, false
+		}
+		v = list[0]
+	}
+	obj, isObj := v.(map[string]any)
+	if !isObj {
+		return nil, false
+	}
+	winners = map[string]string{}
+	for _, c := range PreferenceCriteria {
+		if _, has := obj[c+"-rationale"]; !has {
+			return nil, false
+		}
+		w, has := obj[c+"-winner"]
+		if !has {
+			return nil, false
+		}
+		s := strings.ToUpper(strings.TrimFunc(pyStr(w), isPySpace))
+		switch {
+		case s == "A" || s == "B" || s == "TIE":
+		case strings.Contains(s, "TIE"):
+			s = "TIE"
+		case strings.Contains(s, "A"):
+			s = "A"
+		case strings.Contains(s, "B"):
+			s = "B"
+		default:
+			s = "UNCLEAR"
+		}
+		winners[c] = s
+	}
+	return winners, true
+}
+
+// pyCleanJSON doubles each backslash that is neither preceded by a
+// backslash nor followed by one of "\/bfnrt (clean_json_string's
+// (?<!\\)\\(?!["\\/bfnrt]), looked up in the original text).
+func pyCleanJSON(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		b.WriteByte(c)
+		if c == '\\' && (i == 0 || s[i-1] != '\\') && (i+1 == len(s) || !strings.ContainsRune(`"\/bfnrt`, rune(s[i+1]))) {
+			b.WriteByte('\\')
+		}
+	}
+	return b.String()
+}
+
+// pyStr is Python's str() of a JSON value as json.loads returns it: what
+// the authors' code upper-cases and searches for A, B and TIE.
+func pyStr(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "None"
+	case bool:
+		if x {
+			return "True"
+		}
+		return "False"
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = pyRepr(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // Python keeps insertion order; only the letters matter here
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = pyRepr(k) + ": " + pyRepr(x[k])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return ""
+}
+
+func pyRepr(v any) string {
+	if s, isStr := v.(string); isStr {
+		return "'" + s + "'"
+	}
+	return pyStr(v)
 }

@@ -2,6 +2,7 @@ package format
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -80,5 +81,47 @@ func TestCompatPrometheusPythonSpaces(t *testing.T) {
 		if got, _, ok := CompatPrometheusAbsolute(answer); ok {
 			t.Errorf("%q: read %d; Python's parser reads nothing", answer, got)
 		}
+	}
+}
+
+// TestCompatScholarEvalPreference reads every pairwise-judge answer of the
+// golden file as the authors' code does.
+func TestCompatScholarEvalPreference(t *testing.T) {
+	raw, err := os.ReadFile("testdata/preference_compat.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Cases []struct {
+			Shape, Answer string
+			Authors       map[string]string
+		}
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Cases) < 10 {
+		t.Fatalf("%d shapes; the golden file must hold at least 10", len(doc.Cases))
+	}
+	unread := 0
+	for _, c := range doc.Cases {
+		got, ok := CompatScholarEvalPreference(c.Answer)
+		if c.Authors == nil {
+			unread++
+			if ok {
+				t.Errorf("%s: read %v; the authors' code reads nothing", c.Shape, got)
+			}
+			continue
+		}
+		if !ok || fmt.Sprint(got) != fmt.Sprint(c.Authors) {
+			t.Errorf("%s: read %v (%v); the authors' code reads %v", c.Shape, got, ok, c.Authors)
+		}
+	}
+	if unread != 6 {
+		t.Errorf("%d answers unread; the golden file has 6", unread)
+	}
+	// Extra data after the object is json.loads' error, not a reading.
+	if got, ok := CompatScholarEvalPreference(`{"Evidence-based-rationale": "", "Evidence-based-winner": "A", "Actionability-rationale": "", "Actionability-winner": "A", "Depth-rationale": "", "Depth-winner": "A"}}`); ok {
+		t.Errorf("extra data: read %v", got)
 	}
 }

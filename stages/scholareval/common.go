@@ -15,7 +15,9 @@
 //	              -> contribution_compare -> contribution_review
 //	baseline:     llm_review -> resolve_references -> reference_validity
 //	citations:    citation_check (any reviews): the share of cited ids not retrieved
+//	              reference_invalidity (any reviews [, resolve_references]): the paper's Table 2
 //	metric:       coverage (any of the three reviews) -> coverage_score
+//	preference:   pairwise_preference (two systems' reviews) -> preference_score: the paper's Table 3
 //
 // Every expanded child carries what it stands for (a method, a query, a
 // paper's snippets) in its request and depends on no node, so an answer that
@@ -44,8 +46,8 @@ func init() {
 	for _, t := range []stages.Type{
 		methodsType{}, searchType{}, evidenceType{}, synthesisType{}, soundnessType{},
 		dimensionsType{}, augmentType{}, embedFilterType{}, relevanceType{}, compareType{}, contributionType{},
-		llmReviewType{}, resolveType{}, validityType{}, citationType{},
-		coverageType{}, coverageScoreType{},
+		llmReviewType{}, resolveType{}, validityType{}, citationType{}, invalidityType{},
+		coverageType{}, coverageScoreType{}, preferenceType{}, preferenceScoreType{},
 	} {
 		stages.Register(t)
 	}

@@ -111,7 +111,7 @@ func TestQuickRunsOnTheMock(t *testing.T) {
 		// second pass; the papers rated >= 3 of both passes, 3 of ai_1's and
 		// 4 of ai_2's (under the 5 kept per idea), are compared, most
 		// relevant first.
-		{"quick.hcl", quickNodes, 75, 28, map[string]int{
+		{"quick.hcl", quickNodes, 77, 28, map[string]int{
 			"stage.contribution_relevance.search": 10, "stage.paper_augment.se": 14, "stage.embedding_filter.se": 7,
 			"stage.contribution_relevance.augmented": 3, "stage.contribution_compare.se": 7,
 		}},
@@ -120,7 +120,7 @@ func TestQuickRunsOnTheMock(t *testing.T) {
 		// one relevance pass over the searched and the added papers (20
 		// ratings); a sample of the 10 rated >= 3 (below the 5 per idea
 		// sampled) compared.
-		{"quick.ideaflow.hcl", quickIdeaflowNodes, 85, 23, map[string]int{
+		{"quick.ideaflow.hcl", quickIdeaflowNodes, 87, 23, map[string]int{
 			"stage.paper_augment.se": 2 * (1 + 5 + 1), "stage.contribution_relevance.se": 20, "stage.contribution_compare.se": 10,
 		}},
 	} {
@@ -149,9 +149,11 @@ func TestQuickRunsOnTheMock(t *testing.T) {
 	}
 }
 
+// The pipeline, its three tables (coverage; reference invalidity, 2 nodes;
+// preference, a judgment per idea and 9 scores) and their reports.
 const (
-	quickNodes         = 127 // the authors' pipeline and the coverage report
-	quickIdeaflowNodes = 130
+	quickNodes         = 142
+	quickIdeaflowNodes = 145
 )
 
 // coverage.hcl (and its ideaflow ablation) over the real ScholarIdeas on
@@ -160,7 +162,7 @@ const (
 // seeded mock's and the corpus's.
 func TestCoverageOnTheRealIdeas(t *testing.T) {
 	if testing.Short() {
-		t.Skip("8,188 and 7,671 nodes")
+		t.Skip("8,319 and 7,802 nodes")
 	}
 	for _, tc := range []struct {
 		file   string
@@ -171,11 +173,11 @@ func TestCoverageOnTheRealIdeas(t *testing.T) {
 		// 902 nodes (per idea a recommendation and a references request per
 		// seed, and the selection); 576 embeddings and selections; 340
 		// second-pass ratings; 573 comparisons.
-		{"coverage.hcl", 8188, map[string]int{"stage.contribution_relevance.search": 778, "stage.paper_augment.se": 902,
+		{"coverage.hcl", 8319, map[string]int{"stage.contribution_relevance.search": 778, "stage.paper_augment.se": 902,
 			"stage.embedding_filter.se": 576, "stage.contribution_relevance.augmented": 340, "stage.contribution_compare.se": 573}},
 		// ideaflow's: 820 augmentation nodes, one pass of 1,215 ratings,
 		// 617 comparisons.
-		{"coverage.ideaflow.hcl", 7671, map[string]int{"stage.paper_augment.se": 820, "stage.contribution_relevance.se": 1215,
+		{"coverage.ideaflow.hcl", 7802, map[string]int{"stage.paper_augment.se": 820, "stage.contribution_relevance.se": 1215,
 			"stage.contribution_compare.se": 617}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
@@ -192,6 +194,8 @@ func TestCoverageOnTheRealIdeas(t *testing.T) {
 				`stage.coverage.review["scholareval"]`: 1076, `stage.coverage.review["baseline"]`: 1076,
 				`stage.coverage_score.review["scholareval"]`: 11, `stage.coverage_score.review["baseline"]`: 11,
 				"stage.soundness_review.se": 118, "stage.contribution_review.se": 118, "stage.llm_review.baseline": 118,
+				`stage.pairwise_preference.pairs["scholareval_vs_baseline"]`: 118, `stage.preference_score.pairs["scholareval_vs_baseline"]`: 9,
+				`stage.reference_invalidity.review["scholareval"]`: 1, `stage.reference_invalidity.review["baseline"]`: 1,
 			}
 			for addr, n := range tc.stages {
 				want[addr] = n
@@ -202,7 +206,7 @@ func TestCoverageOnTheRealIdeas(t *testing.T) {
 				}
 			}
 			if sum.Nodes.Total != tc.nodes {
-				t.Errorf("%d nodes, want %d (the seeded mock's, and the report)", sum.Nodes.Total, tc.nodes)
+				t.Errorf("%d nodes, want %d (the seeded mock's, and the three reports)", sum.Nodes.Total, tc.nodes)
 			}
 		})
 	}
@@ -252,6 +256,8 @@ func TestReproductionPinsTheAuthorsProtocol(t *testing.T) {
 					"sampling": "prometheus-eval", "prometheus": !tc.offline, "judge.name": "openai/gpt-4o"},
 				`stage.coverage.review["baseline"]`: {"prompt": DefaultCoveragePromptValue, "system": DefaultCoverageSystemValue,
 					"sampling": "prometheus-eval", "prometheus": !tc.offline, "judge.name": "openai/gpt-4o"},
+				`stage.pairwise_preference.pairs["scholareval_vs_baseline"]`: {"prompt": scholareval.DefaultPreferencePrompt,
+					"system": scholareval.DefaultPreferenceSystem, "order": "random", "json_winners": !tc.offline, "judge.temperature": 0.0},
 			}
 			found := map[string]bool{}
 			for _, inst := range g.Instances {

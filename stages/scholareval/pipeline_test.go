@@ -143,6 +143,23 @@ stage "coverage_score" "scholareval" {
 stage "coverage_score" "baseline" {
   coverage = stage.coverage.baseline
 }
+stage "reference_invalidity" "scholareval" {
+  reviews  = [stage.soundness_review.se, stage.contribution_review.se]
+  resolved = []
+}
+stage "reference_invalidity" "baseline" {
+  reviews  = [stage.llm_review.baseline]
+  resolved = [stage.resolve_references.baseline]
+}
+stage "pairwise_preference" "pairs" {
+  ideas = dataset.ideas
+  a     = [stage.soundness_review.se, stage.contribution_review.se]
+  b     = [stage.llm_review.baseline]
+  judge = model.judge
+}
+stage "preference_score" "pairs" {
+  preferences = stage.pairwise_preference.pairs
+}
 `
 
 // The scripted methods: three for ai_1, two for ai_2 (three once its plan
@@ -244,6 +261,15 @@ func responder(req *openai.ChatCompletionRequest) string {
 		return "## Strengths\n- novel curriculum\n## Weaknesses\n- prior curricula exist\n## Suggestions\n- compare with prior curricula"
 	case strings.Contains(p, "Review the following research idea"):
 		return "## Strengths\n- clear plan\n## Weaknesses\n- limited novelty\n## Suggestions\n- scale up\n## References\n1. Curriculum learning\n2. \"A survey of imaginary results on everything\" (2021)"
+	case strings.Contains(p, "Judge the responses based on the criteria"):
+		// ScholarEval's report (the one with a soundness review) has the
+		// evidence; actionability ties; depth is "B (marginally)", which
+		// the strict parse leaves unread and the authors' code reads as A.
+		evidence := "B"
+		if a, _, _ := strings.Cut(p, "Report B:"); strings.Contains(a, "# Soundness review") {
+			evidence = "A"
+		}
+		return "```json\n" + fmt.Sprintf(`{"Evidence-based-rationale": "cites papers", "Evidence-based-winner": %q, "Actionability-rationale": "both suggest", "Actionability-winner": "Tie", "Depth-rationale": "close", "Depth-winner": "B (marginally)"}`, evidence) + "\n```"
 	case strings.Contains(p, "###Task Description"):
 		l := rubricOf(p)
 		score := 1
@@ -347,25 +373,29 @@ func TestPipelineOnTheFakeServer(t *testing.T) {
 	// searches and 6 syntheses; evidence, relevance and comparisons as
 	// counted at wantEvidence.
 	want := map[string]int{
-		"stage.soundness_methods.se":        3,
-		"stage.literature_search.snippets":  6,
-		"stage.soundness_evidence.se":       wantEvidence,
-		"stage.soundness_synthesis.se":      6,
-		"stage.soundness_review.se":         3,
-		"stage.contribution_dimensions.se":  3,
-		"stage.literature_search.papers":    9, // 3 queries per idea
-		"stage.contribution_relevance.se":   wantRelevance,
-		"stage.contribution_compare.se":     wantCompare,
-		"stage.contribution_review.se":      3,
-		"stage.llm_review.baseline":         3,
-		"stage.resolve_references.baseline": 6, // 2 references per review
-		"stage.reference_validity.baseline": 1,
-		"stage.citation_check.scholareval":  1,
-		"stage.citation_check.baseline":     1,
-		"stage.coverage.scholareval":        10, // the sample's rubric lines
-		"stage.coverage.baseline":           10,
-		"stage.coverage_score.scholareval":  9, // overall, 2 domains, 2 axes, 2 types, 2 severities
-		"stage.coverage_score.baseline":     9,
+		"stage.soundness_methods.se":             3,
+		"stage.literature_search.snippets":       6,
+		"stage.soundness_evidence.se":            wantEvidence,
+		"stage.soundness_synthesis.se":           6,
+		"stage.soundness_review.se":              3,
+		"stage.contribution_dimensions.se":       3,
+		"stage.literature_search.papers":         9, // 3 queries per idea
+		"stage.contribution_relevance.se":        wantRelevance,
+		"stage.contribution_compare.se":          wantCompare,
+		"stage.contribution_review.se":           3,
+		"stage.llm_review.baseline":              3,
+		"stage.resolve_references.baseline":      6, // 2 references per review
+		"stage.reference_validity.baseline":      1,
+		"stage.citation_check.scholareval":       1,
+		"stage.citation_check.baseline":          1,
+		"stage.coverage.scholareval":             10, // the sample's rubric lines
+		"stage.coverage.baseline":                10,
+		"stage.coverage_score.scholareval":       9, // overall, 2 domains, 2 axes, 2 types, 2 severities
+		"stage.coverage_score.baseline":          9,
+		"stage.reference_invalidity.scholareval": 1,
+		"stage.reference_invalidity.baseline":    1,
+		"stage.pairwise_preference.pairs":        3,
+		"stage.preference_score.pairs":           9, // 3 criteria x 3 outcomes
 	}
 	total := 0
 	for addr, n := range want {
@@ -460,6 +490,46 @@ func TestPipelineOnTheFakeServer(t *testing.T) {
 			if v.Label == "overall" && (s.Count != 10 || len(s.PerItem) != 10 || s.PerItem["ai_1#0"] != map[bool]float64{true: 5, false: 2}[addr == "stage.coverage_score.scholareval"]) {
 				t.Errorf("%s overall: %+v", addr, s)
 			}
+		}
+	}
+
+	// Reference invalidity: ScholarEval's cited ids are c01 c03 c05 (ai_1),
+	// c08 c07 (ai_2), c09 and the unretrieved zz99 (eco_1): 1 of 7, and
+	// (0 + 0 + 50) / 3 per review; the baseline's titles as above, 3 of 6.
+	inv := scoreOf(t, p.outputs(t, g, "stage.reference_invalidity.scholareval")[0])
+	if inv.Value != 100.0/7 || inv.Count != 7 || inv.PerItem["eco_1"] != 50 || inv.Extra["mean_per_review"] != 50.0/3 {
+		t.Errorf("ScholarEval's reference invalidity %+v", inv)
+	}
+	if inv := scoreOf(t, p.outputs(t, g, "stage.reference_invalidity.baseline")[0]); inv.Value != 50 || inv.Count != 6 {
+		t.Errorf("the baseline's reference invalidity %+v", inv)
+	}
+	// Pairwise preference: ScholarEval wins evidence wherever it was shown
+	// (the swap undone), actionability ties; depth's "B (marginally)" is
+	// unread by the strict parse, and the authors' code gives it to Report
+	// A, whichever system that was.
+	shownFirst := 0 // pairs with ScholarEval as Report A
+	for _, v := range p.outputs(t, g, "stage.pairwise_preference.pairs") {
+		pr := decode[scholareval.PreferenceOutput](t, v)
+		if !pr.Swapped {
+			shownFirst++
+		}
+		if pr.Winners["Evidence-based"] != "a" || pr.Winners["Actionability"] != "tie" || pr.Winners["Depth"] != "" ||
+			pr.AuthorsParse.Winners["Depth"] != map[bool]string{false: "a", true: "b"}[pr.Swapped] || pr.Rationales["Evidence-based"] != "cites papers" {
+			t.Errorf("%s: %+v", v.Item, pr)
+		}
+	}
+	for _, v := range p.outputs(t, g, "stage.preference_score.pairs") {
+		s := scoreOf(t, v)
+		want, authors, count := 0.0, 0.0, 3
+		switch v.Label {
+		case "evidence-based=a", "actionability=tie":
+			want, authors = 100, 100
+		case "depth=a", "depth=b", "depth=tie":
+			count = 0
+			authors = map[string]float64{"depth=a": 100 * float64(shownFirst) / 3, "depth=b": 100 * float64(3-shownFirst) / 3}[v.Label]
+		}
+		if s.Value != want || s.Count != count || s.Extra["authors"] != authors {
+			t.Errorf("preference %s: %+v; want %v over %d, authors %v", v.Label, s, want, count, authors)
 		}
 	}
 

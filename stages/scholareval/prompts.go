@@ -193,3 +193,16 @@ const (
 	PrometheusTopP        = 0.9
 	PrometheusMaxTokens   = 1024
 )
+
+// DefaultPreferenceSystem is the system message of ScholarEval's pairwise
+// judge (evaluation/llm_metrics.py judge_reports at
+// skai-research/ScholarEval@b8391a0), character for character: its
+// sentences run together where its string literals were concatenated, and
+// "nned" is its typo.
+const DefaultPreferenceSystem = "You are an expert scientific reviewer. You will be given two research evaluation reports (Report A and Report B) and you must answer which one is better based on the following criteria:Evidence-based: An evidence-based report is one that grounds its claims in the literature and backs them with relevant citations that improve traceability and its overall trustworthiness and reliability. Which report is more evidence-based?Actionability: Actionability is the extent to which the report offers varied, clear, and actionable suggestions that are likely to improve the research idea. Which report is more actionable?Depth: Depth is measured by the degree of engagement with the point being evaluated and the literature cited. A deep report discusses each point from multiple angles and references specific details about the literature it cites, rather than relying on generic statements followed by citations. Which response has greater depth?You must choose either A, B, or Tie (when both responses are equivalent). Read both responses thoroughly before judging, and give thorough rationales that show that you are a fair and unbiased judge. If you choose that one response is better, clearly rationalize why. If they are equivalent in quality based on any of these criteria then you nned to choose Tie."
+
+// DefaultPreferencePrompt: data .ReportA .ReportB. judge_reports' user
+// message, character for character: its format example sits right after
+// "below." and, written outside the f-strings, keeps its doubled braces,
+// which the template writes as {{"{{"}} and {{"}}"}}.
+const DefaultPreferencePrompt = "Report A:\n{{.ReportA}}\n\nReport B:\n{{.ReportB}}\n\nJudge the responses based on the criteria, while respecting the output format below.```json\n{{\"{{\"}}\n  \"Evidence-based-rationale\": ...   \"Evidence-based-winner\": <A, B, or Tie>   \"Actionability-rationale\": ...   \"Actionability-winner\": <A, B, or Tie>   \"Depth-rationale\": ...   \"Depth-winner\": <A, B, or Tie> {{\"}}\"}}\n```"
