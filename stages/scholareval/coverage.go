@@ -292,7 +292,7 @@ func ParseResult(text string) (int, string, error) {
 type coverageScoreType struct{}
 
 func (coverageScoreType) Name() string    { return "coverage_score" }
-func (coverageScoreType) Version() string { return "2" } // 2: bootstrap intervals over ideas
+func (coverageScoreType) Version() string { return "3" } // 2: bootstrap intervals over ideas; 3: the authors' parse beside
 func (coverageScoreType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "coverage", Kind: stages.Input, Required: true, Accepts: []string{"coverage"}, Doc: "the coverage judgments to average"},
@@ -395,6 +395,9 @@ func domainOf(item string) string {
 // on every idea's record, so a judgment that failed is still attributed to
 // its group (through its rubric line) and counted as missing there.
 // per_item maps "idea#line" to the judgment, for a bootstrap over lines.
+// Where the judgments carry authors_parse (Prometheus format), extra
+// "authors" is the mean the authors' parser reads of the same judgments
+// (over those it reads) and "authors_unread" how many it reads none of.
 func (coverageScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	up, err := stages.RequireInput(inst.Params, "coverage")
 	if err != nil {
@@ -444,6 +447,7 @@ func coverageScore(g group, judged, records []stages.In, ci *stats.Options) ([]b
 	s := stages.Score{PerItem: map[string]float64{}}
 	byIdea := map[string][]float64{} // the judged lines of each idea, for the interval
 	sum := 0
+	authorsSum, authorsRead, authorsParsed := 0, 0, 0 // the authors' parse of the same judgments
 	for _, j := range judged {
 		item, lines := j.Node.Item, rubric[j.Node.Item]
 		if j.Node.Slot == 0 {
@@ -474,17 +478,41 @@ func coverageScore(g group, judged, records []stages.In, ci *stats.Options) ([]b
 		sum += c.Score
 		s.PerItem[item+"#"+strconv.Itoa(idx)] = float64(c.Score)
 		byIdea[item] = append(byIdea[item], float64(c.Score))
+		if c.AuthorsParse != nil {
+			authorsParsed++
+			if c.AuthorsParse.Score != nil {
+				authorsSum += *c.AuthorsParse.Score
+				authorsRead++
+			}
+		}
 	}
 	if s.Count > 0 {
 		s.Value = float64(sum) / float64(s.Count)
+	}
+	if authorsParsed > 0 {
+		// What the authors' parser reads of the same answers: its mean over
+		// the judgments it reads, and how many it does not (their code
+		// would have asked those again).
+		if s.Extra == nil {
+			s.Extra = map[string]float64{}
+		}
+		if authorsRead > 0 {
+			s.Extra["authors"] = float64(authorsSum) / float64(authorsRead)
+		}
+		s.Extra["authors_unread"] = float64(authorsParsed - authorsRead)
 	}
 	if ci != nil && s.Count > 0 {
 		iv, err := clusterCI(byIdea, *ci)
 		if err != nil {
 			return nil, fmt.Errorf("bootstrap %s: %w", g.name, err)
 		}
-		s.Extra = map[string]float64{"ci_low": iv.Lower, "ci_high": iv.Upper, "ci_level": iv.Level,
-			"resamples": float64(ci.Resamples), "ideas": float64(len(byIdea))}
+		if s.Extra == nil {
+			s.Extra = map[string]float64{}
+		}
+		for k, v := range map[string]float64{"ci_low": iv.Lower, "ci_high": iv.Upper, "ci_level": iv.Level,
+			"resamples": float64(ci.Resamples), "ideas": float64(len(byIdea))} {
+			s.Extra[k] = v
+		}
 	}
 	return stages.EncodeOutput(s)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/datasets"
 	"github.com/ideaflow/ideaflow/stages/format"
 )
 
@@ -95,4 +96,49 @@ func TestCoverageParsesBothWays(t *testing.T) {
 	if differ != 6 {
 		t.Errorf("%d answers read differently; want 6", differ)
 	}
+}
+
+// coverage_score puts the authors' reading beside the strict mean: over
+// the golden answer shapes the strict parse reads, the authors' parser
+// reads 14 (one of them 3 where the strict parse reads 4) and none of 5.
+func TestCoverageScoreAuthorsMean(t *testing.T) {
+	raw, err := os.ReadFile("../format/testdata/prometheus_compat.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Cases []struct{ Answer string } }
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var judged, records []stages.In
+	var rubric []datasets.RubricLine
+	strictSum, authorsSum, authorsRead := 0, 0, 0
+	for _, c := range doc.Cases {
+		a, _ := format.Parse(format.Spec{Kind: format.Text}, c.Answer)
+		score, feedback, err := ParseResult(a.Text)
+		if err != nil {
+			continue // the judgment fails: no output
+		}
+		out := CoverageOutput{Idea: "ai_1", Index: len(rubric), Score: score, Feedback: feedback, AuthorsParse: authorsParse(a.Text)}
+		b, _ := json.Marshal(out)
+		judged = append(judged, stages.In{Node: stages.NodeInfo{Item: "ai_1", Slot: len(rubric) + 1}, Output: b})
+		rubric = append(rubric, datasets.RubricLine{Statement: "s", Type: "weakness", Axis: "soundness", Severity: "major"})
+		strictSum += score
+		if out.AuthorsParse.Score != nil {
+			authorsSum += *out.AuthorsParse.Score
+			authorsRead++
+		}
+	}
+	rec, _ := json.Marshal(idea{ID: "ai_1", Domain: "ai", Idea: "i", Rubric: rubric})
+	records = append(records, stages.In{Node: stages.NodeInfo{Item: "ai_1"}, Output: rec})
+	b, err := coverageScore(groups([]string{"ai_1"})[0], judged, records, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s stages.Score
+	json.Unmarshal(b, &s)
+	if len(judged) != 19 || authorsRead != 14 || s.Value != float64(strictSum)/19 || s.Extra["authors"] != float64(authorsSum)/14 || s.Extra["authors_unread"] != 5 {
+		t.Errorf("%d judged, authors read %d: %+v", len(judged), authorsRead, s)
+	}
+	t.Logf("strict mean %.3f over 19; the authors' parser %.3f over 14", s.Value, s.Extra["authors"])
 }
