@@ -168,19 +168,23 @@ func TestCoverageOnTheRealIdeas(t *testing.T) {
 		file   string
 		nodes  int
 		stages map[string]int
+		repeat bool // the same code paths as the run before: skipped under the race detector
 	}{
 		// The authors' chain: 778 first-pass ratings; the augmentation's
 		// 902 nodes (per idea a recommendation and a references request per
 		// seed, and the selection); 576 embeddings and selections; 340
 		// second-pass ratings; 573 comparisons.
 		{"coverage.hcl", 8319, map[string]int{"stage.contribution_relevance.search": 778, "stage.paper_augment.se": 902,
-			"stage.embedding_filter.se": 576, "stage.contribution_relevance.augmented": 340, "stage.contribution_compare.se": 573}},
+			"stage.embedding_filter.se": 576, "stage.contribution_relevance.augmented": 340, "stage.contribution_compare.se": 573}, false},
 		// ideaflow's: 820 augmentation nodes, one pass of 1,215 ratings,
 		// 617 comparisons.
 		{"coverage.ideaflow.hcl", 7802, map[string]int{"stage.paper_augment.se": 820, "stage.contribution_relevance.se": 1215,
-			"stage.contribution_compare.se": 617}},
+			"stage.contribution_compare.se": 617}, true},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
+			if tc.repeat && raceEnabled {
+				t.Skip("the race detector makes each 8,000-node run minutes long; this one repeats coverage.hcl's code paths (go test without -race runs it)")
+			}
 			g := build(t, tc.file, "ideas="+realIdeas(t))
 			e := &engine.Engine{Store: cache.NewMemory(), Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), zerolog.Nop())}
 			sum, err := e.Run(context.Background(), g, engine.RunOptions{ReportDir: t.TempDir()})
