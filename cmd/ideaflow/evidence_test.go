@@ -49,46 +49,24 @@ func s2FromSample(t *testing.T) *s2fake.Server {
 	return srv
 }
 
-// TestEvidenceRecordsAndReplays: quick.hcl's pipeline runs against (fake)
-// Semantic Scholar; `ideaflow evidence` writes its literature replies; the
-// same experiment with the literature model on a corpus of that file, on
-// a fresh cache, asks Semantic Scholar nothing and gives the same reviews,
-// judgments and scores.
+// TestEvidenceRecordsAndReplays: quick.hcl runs against (fake) Semantic
+// Scholar (-var literature=semantic_scholar, the mock answering the
+// models); `ideaflow evidence` writes its literature replies; the same
+// experiment with the literature on a corpus of that file (-var
+// literature=corpus -var corpus=FILE), on a fresh cache, asks Semantic
+// Scholar nothing and gives the same searches, reviews, judgments and
+// scores.
 func TestEvidenceRecordsAndReplays(t *testing.T) {
 	api := s2FromSample(t)
 	defer api.Close()
-	src, err := os.ReadFile(scholarEvalDir + "quick.hcl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const s2Block = "provider \"s2\" {\n  kind        = \"semantic_scholar\"\n  api_key_env = \"S2_API_KEY\"\n}"
-	const litModel = "provider = var.offline ? provider.papers : provider.s2"
-	if !strings.Contains(string(src), s2Block) || !strings.Contains(string(src), litModel) {
-		t.Fatal("quick.hcl's Semantic Scholar provider or literature model changed; update this test")
-	}
+	t.Setenv("S2_API_KEY", "s2-evidence-test-key")
 	dir := t.TempDir()
-	if err := os.CopyFS(filepath.Join(dir, "data"), os.DirFS(scholarEvalDir+"data")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.CopyFS(filepath.Join(dir, "prompts"), os.DirFS(scholarEvalDir+"prompts")); err != nil {
-		t.Fatal(err)
-	}
-	write := func(provider string) string {
-		text := strings.Replace(strings.Replace(string(src), s2Block, provider, 1), litModel, "provider = provider.s2", 1)
-		p := filepath.Join(dir, "quick.hcl")
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	live := write(`provider "s2" {
-  kind                = "semantic_scholar"
-  base_url            = "` + api.URL() + s2fake.GraphPath + `"
-  recommendations_url = "` + api.URL() + s2fake.RecommendationsPath + `"
-  requests_per_second = 1000
-}`)
+	exp := scholarEvalDir + "quick.hcl"
+	live := []string{"-var", "literature=semantic_scholar", "-var", "s2_url=" + api.URL() + s2fake.GraphPath,
+		"-var", "s2_recommendations_url=" + api.URL() + s2fake.RecommendationsPath, "-var", "s2_requests_per_second=1000"}
 	liveCache := filepath.Join(dir, "cache-live")
-	if code, stdout, stderr := cli(t, "run", live, "--cache-dir", liveCache, "--out", filepath.Join(dir, "out-live"), "--summary-json", filepath.Join(dir, "live.json")); code != 0 {
+	args := append([]string{"run", exp, "--cache-dir", liveCache, "--out", filepath.Join(dir, "out-live"), "--summary-json", filepath.Join(dir, "live.json")}, live...)
+	if code, stdout, stderr := cli(t, args...); code != 0 {
 		t.Fatalf("live run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	asked := len(api.Requests())
@@ -98,7 +76,7 @@ func TestEvidenceRecordsAndReplays(t *testing.T) {
 	}
 	// Every operation the pipeline asks is in the recording.
 	evidence := filepath.Join(dir, "evidence.jsonl")
-	code, stdout, stderr := cli(t, "evidence", live, "--cache-dir", liveCache, "--out", evidence)
+	code, stdout, stderr := cli(t, append([]string{"evidence", exp, "--cache-dir", liveCache, "--out", evidence}, live...)...)
 	if code != 0 || !strings.Contains(stdout, "recorded literature exchange(s) to "+evidence) || strings.Contains(stderr, "no cached reply") {
 		t.Fatalf("evidence: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -120,12 +98,10 @@ func TestEvidenceRecordsAndReplays(t *testing.T) {
 		}
 	}
 	// The replay: a fresh cache, the literature model on the recording.
-	replay := write(`provider "s2" {
-  kind = "corpus"
-  path = "evidence.jsonl"
-}`)
+	replay := []string{"-var", "literature=corpus", "-var", "corpus=" + evidence}
 	replayCache := filepath.Join(dir, "cache-replay")
-	if code, stdout, stderr := cli(t, "run", replay, "--cache-dir", replayCache, "--out", filepath.Join(dir, "out-replay"), "--summary-json", filepath.Join(dir, "replay.json")); code != 0 {
+	args = append([]string{"run", exp, "--cache-dir", replayCache, "--out", filepath.Join(dir, "out-replay"), "--summary-json", filepath.Join(dir, "replay.json")}, replay...)
+	if code, stdout, stderr := cli(t, args...); code != 0 {
 		t.Fatalf("replay: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	replaySum := readSummary(t, filepath.Join(dir, "replay.json"))
@@ -136,19 +112,19 @@ func TestEvidenceRecordsAndReplays(t *testing.T) {
 		t.Errorf("replay %+v (%d service, %d model calls); live %+v (%d, %d)", replaySum.Nodes, replaySum.ServiceCalls, replaySum.LLMCalls,
 			liveSum.Nodes, liveSum.ServiceCalls, liveSum.LLMCalls)
 	}
-	// The same outputs, stage by stage (the export's keys and models aside).
+	// The same outputs, stage by stage (the export's keys aside).
 	for _, stage := range []string{"stage.literature_search.snippets", "stage.literature_search.papers", "stage.paper_augment.se",
 		"stage.soundness_review.se", "stage.contribution_review.se", "stage.llm_review.baseline",
-		"stage.coverage.review", "stage.coverage_score.review"} {
-		a := exportRows(t, stage, live, liveCache)
-		r := exportRows(t, stage, replay, replayCache)
+		"stage.coverage.review", "stage.coverage_score.review", "stage.preference_score.pairs"} {
+		a := exportRows(t, stage, exp, liveCache, live)
+		r := exportRows(t, stage, exp, replayCache, replay)
 		if len(a) == 0 || strings.Join(a, "\n") != strings.Join(r, "\n") {
 			t.Errorf("%s: %d rows live, %d replayed, or they differ:\n%s\n---\n%s", stage, len(a), len(r), strings.Join(a, "\n"), strings.Join(r, "\n"))
 		}
 	}
 	// A changed request is not silently answered: another as_of fails its
 	// searches, naming the recording.
-	code, stdout, stderr = cli(t, "run", replay, "--cache-dir", replayCache, "--out", filepath.Join(dir, "out-replay"), "-var", "as_of=2027-01-01")
+	code, stdout, stderr = cli(t, append([]string{"run", exp, "--cache-dir", replayCache, "--out", filepath.Join(dir, "out-replay"), "-var", "as_of=2027-01-01"}, replay...)...)
 	if code == 0 || !strings.Contains(stdout+stderr, "is not in the recording") {
 		t.Errorf("another as_of: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -156,9 +132,9 @@ func TestEvidenceRecordsAndReplays(t *testing.T) {
 
 // exportRows is a stage's JSONL export with the columns that name where a
 // result came from (key, model) dropped.
-func exportRows(t *testing.T, stage, exp, cacheDir string) []string {
+func exportRows(t *testing.T, stage, exp, cacheDir string, vars []string) []string {
 	t.Helper()
-	code, stdout, stderr := cli(t, "export", stage, exp, "--cache-dir", cacheDir, "--format", "jsonl")
+	code, stdout, stderr := cli(t, append([]string{"export", stage, exp, "--cache-dir", cacheDir, "--format", "jsonl"}, vars...)...)
 	if code != 0 {
 		t.Fatalf("export %s: exit %d\n%s", stage, code, stderr)
 	}

@@ -6,6 +6,10 @@
 #   ideaflow run experiments/scholareval/coverage.hcl                 # offline: the mock and the sample corpus
 #   ideaflow run experiments/scholareval/coverage.hcl -var offline=false \
 #     -var ideas=/path/to/ScholarIdeas                               # a gateway and Semantic Scholar
+#   ideaflow evidence experiments/scholareval/coverage.hcl -var offline=false \
+#     -var ideas=/path/to/ScholarIdeas --out evidence.jsonl          # its literature replies, to share
+#   ideaflow run experiments/scholareval/coverage.hcl -var offline=false -var literature=corpus \
+#     -var corpus=evidence.jsonl -var ideas=/path/to/ScholarIdeas    # the same evidence, no Semantic Scholar
 #
 # This file runs the protocol of the authors' code (skai-research/ScholarEval
 # @ b8391a0, the pipeline of ScholarEval/ScholarEval.py and
@@ -39,8 +43,28 @@ variable "ideas" {
 }
 
 variable "corpus" {
-  description = "offline: the JSONL of papers the corpus provider indexes (or an evidence file `ideaflow evidence` recorded from a run)"
+  description = "the JSONL of papers the corpus provider indexes, or the evidence `ideaflow evidence` recorded from a run, replayed"
   default     = "data/corpus.jsonl"
+}
+
+variable "literature" {
+  description = "where the literature comes from: \"corpus\" (the corpus file) or \"semantic_scholar\"; \"\": the corpus offline, Semantic Scholar otherwise (a real run on recorded evidence: -var offline=false -var literature=corpus -var corpus=evidence.jsonl)"
+  default     = ""
+}
+
+variable "s2_url" {
+  description = "base URL of Semantic Scholar's Graph API (\"\": the public API)"
+  default     = ""
+}
+
+variable "s2_recommendations_url" {
+  description = "base URL of its Recommendations API (\"\": the public API)"
+  default     = ""
+}
+
+variable "s2_requests_per_second" {
+  description = "Semantic Scholar request rate (0: the kind's default, 1 a second with a key)"
+  default     = 0
 }
 
 variable "as_of" {
@@ -82,8 +106,11 @@ provider "papers" {
 }
 
 provider "s2" {
-  kind        = "semantic_scholar"
-  api_key_env = "S2_API_KEY"
+  kind                = "semantic_scholar"
+  api_key_env         = "S2_API_KEY"
+  base_url            = var.s2_url
+  recommendations_url = var.s2_recommendations_url
+  requests_per_second = var.s2_requests_per_second
 }
 
 # The reviewer (the paper's ScholarEval-GPT-4.1; ScholarEval-Claude is
@@ -134,7 +161,7 @@ model "embedder" {
 }
 
 model "literature" {
-  provider = var.offline ? provider.papers : provider.s2
+  provider = { corpus = provider.papers, semantic_scholar = provider.s2 }[var.literature != "" ? var.literature : (var.offline ? "corpus" : "semantic_scholar")]
   name     = "semantic-scholar"
 }
 
