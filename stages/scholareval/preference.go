@@ -406,7 +406,7 @@ func (preferenceScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) 
 
 func preferenceScore(criterion, outcome string, in []stages.In) ([]byte, error) {
 	s := stages.Score{PerItem: map[string]float64{}, Extra: map[string]float64{}}
-	hits, judged, authors, unclear := 0, 0, 0, 0
+	hits, judged, authors, unclear := 0, 0, 0, 0 // judged: pairs with the authors' reading
 	for _, x := range in {
 		if x.Output == nil {
 			s.Missing++
@@ -416,8 +416,8 @@ func preferenceScore(criterion, outcome string, in []stages.In) ([]byte, error) 
 		if err := json.Unmarshal(x.Output, &p); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", x.From.Address, err)
 		}
-		judged++
 		if p.AuthorsParse != nil {
+			judged++
 			switch p.AuthorsParse.Winners[criterion] {
 			case outcome:
 				authors++
@@ -440,9 +440,9 @@ func preferenceScore(criterion, outcome string, in []stages.In) ([]byte, error) 
 	if s.Count > 0 {
 		s.Value = 100 * float64(hits) / float64(s.Count)
 	}
-	if judged > 0 {
+	if judged > 0 { // json_winners: the authors' reading of the same answers
 		s.Extra["authors"] = 100 * float64(authors) / float64(judged)
+		s.Extra["authors_unclear"] = float64(unclear)
 	}
-	s.Extra["authors_unclear"] = float64(unclear)
 	return stages.EncodeOutput(s)
 }
