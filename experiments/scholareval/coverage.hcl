@@ -1,7 +1,8 @@
 # ScholarEval (Moussa et al., 2025) on ScholarIdeas: literature-grounded
 # soundness and contribution reviews against a plain-LLM baseline, scored by
 # coverage of the expert rubric (every rubric line, judged 1-5), with the
-# reference-invalidity table beside it.
+# paper's reference-invalidity (Table 2) and pairwise-preference (Table 3)
+# tables beside it.
 #
 #   ideaflow run experiments/scholareval/coverage.hcl                 # offline: the mock and the sample corpus
 #   ideaflow run experiments/scholareval/coverage.hcl -var offline=false \
@@ -28,9 +29,10 @@
 #
 # With offline = true (the default) the models are the mock and the
 # literature the tiny self-written sample corpus (data/): every number is
-# SYNTHETIC. The mock cannot answer in Prometheus' "[RESULT] N" format, so
-# offline the judge is asked for "Rating: N" (prometheus = false); that is
-# the one place the offline run leaves the authors' protocol.
+# SYNTHETIC. The mock cannot answer in Prometheus' "[RESULT] N" format nor
+# with the pairwise judge's JSON winners, so offline those judges are asked
+# for "Rating: N" and -1/0/1 fields (prometheus, json_winners = false): the
+# one place the offline run leaves the authors' protocol.
 
 variable "offline" {
   description = "answer every call with the mock provider and the sample corpus; false: the gateway and Semantic Scholar below"

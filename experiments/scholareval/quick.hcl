@@ -7,8 +7,9 @@
 #   ideaflow run experiments/scholareval/quick.hcl
 #
 # ideaflow's earlier choices are quick.ideaflow.hcl, beside this file. On
-# the mock provider every number is SYNTHETIC; offline the judge is asked
-# for "Rating: N" (prometheus = false), which the mock can answer.
+# the mock provider every number is SYNTHETIC; offline the judges are
+# asked for "Rating: N" and -1/0/1 fields (prometheus, json_winners =
+# false), which the mock can answer.
 
 variable "offline" {
   description = "answer every call with the mock provider and the sample corpus; false: the gateway and Semantic Scholar below"
