@@ -1,10 +1,20 @@
-# quick.hcl: coverage.hcl's pipeline on the first two ideas with small
-# fan-outs (3 methods, 3 statements with 1 query each, 5 snippets or papers
-# per query, 5 comparisons), to try the pipeline or a prompt in seconds.
+# quick.hcl: coverage.hcl's pipeline, the authors' protocol, on the first
+# two ideas with small fan-outs (3 methods, 3 statements with 1 query each,
+# 5 snippets or papers per query, 2 recommendations and 2 references per
+# seed, 10 added papers kept, 5 comparisons), to try the pipeline or a
+# prompt in seconds.
 #
 #   ideaflow run experiments/scholareval/quick.hcl
 #
-# On the mock provider every number is SYNTHETIC.
+# ideaflow's earlier choices are quick.ideaflow.hcl, beside this file. On
+# the mock provider every number is SYNTHETIC; offline the judges are
+# asked for "Rating: N" and -1/0/1 fields (prometheus, json_winners =
+# false), which the mock can answer.
+
+variable "offline" {
+  description = "answer every call with the mock provider and the sample corpus; false: the gateway and Semantic Scholar below"
+  default     = true
+}
 
 variable "ideas" {
   description = "the ScholarIdeas folder (one <domain>_<n>/ folder per idea)"
@@ -12,8 +22,28 @@ variable "ideas" {
 }
 
 variable "corpus" {
-  description = "the JSONL of papers the corpus provider indexes"
+  description = "the JSONL of papers the corpus provider indexes, or the evidence `ideaflow evidence` recorded from a run, replayed"
   default     = "data/corpus.jsonl"
+}
+
+variable "literature" {
+  description = "where the literature comes from: \"corpus\" (the corpus file) or \"semantic_scholar\"; \"\": the corpus offline, Semantic Scholar otherwise (a real run on recorded evidence: -var offline=false -var literature=corpus -var corpus=evidence.jsonl)"
+  default     = ""
+}
+
+variable "s2_url" {
+  description = "base URL of Semantic Scholar's Graph API (\"\": the public API)"
+  default     = ""
+}
+
+variable "s2_recommendations_url" {
+  description = "base URL of its Recommendations API (\"\": the public API)"
+  default     = ""
+}
+
+variable "s2_requests_per_second" {
+  description = "Semantic Scholar request rate (0: the kind's default, 1 a second with a key)"
+  default     = 0
 }
 
 variable "as_of" {
@@ -21,9 +51,32 @@ variable "as_of" {
   default     = "2026-12-01"
 }
 
+variable "gateway_url" {
+  description = "an OpenAI-compatible gateway serving the reviewer, the judge and the embedding model"
+  default     = "http://localhost:8000/v1"
+}
+
+variable "snippet_limit" {
+  description = "snippets per method query (coverage.hcl: 20, the paper's and the code released with it; 8 at b8391a0)"
+  default     = 5
+}
+
+variable "embedding_model" {
+  description = "the embedding model of the filter between augmentation and the second relevance pass (the authors': Titan Text Embeddings V2, named as their gateway names it)"
+  default     = "Titan Text Embeddings V2"
+}
+
 provider "mock" {
   kind = "mock"
   seed = 11
+}
+
+provider "gateway" {
+  kind                = "openai"
+  base_url            = var.gateway_url
+  api_key_env         = "GATEWAY_API_KEY"
+  requests_per_minute = 500
+  max_concurrency     = 16
 }
 
 provider "papers" {
@@ -31,23 +84,64 @@ provider "papers" {
   path = var.corpus
 }
 
-model "reviewer" {
-  provider    = provider.mock
-  name        = "mock-reviewer"
-  family      = "mock-reviewer"
+provider "s2" {
+  kind                = "semantic_scholar"
+  api_key_env         = "S2_API_KEY"
+  base_url            = var.s2_url
+  recommendations_url = var.s2_recommendations_url
+  requests_per_second = var.s2_requests_per_second
+}
+
+# The reviewer (the paper's ScholarEval-GPT-4.1; ScholarEval-Claude is
+# claude-sonnet-4-20250514), at the temperature each of the authors'
+# scripts sets: 0.1 for extraction, 0 for relevance, 0.3 for synthesis,
+# comparison and the reviews.
+model "reviewer_extract" {
+  provider    = var.offline ? provider.mock : provider.gateway
+  name        = "openai/gpt-4.1"
+  family      = "openai-gpt4"
+  temperature = 0.1
+}
+
+model "reviewer_relevance" {
+  provider    = var.offline ? provider.mock : provider.gateway
+  name        = "openai/gpt-4.1"
+  family      = "openai-gpt4"
   temperature = 0
 }
 
+model "reviewer" {
+  provider    = var.offline ? provider.mock : provider.gateway
+  name        = "openai/gpt-4.1"
+  family      = "openai-gpt4"
+  temperature = 0.3
+}
+
+# The plain-LLM baseline: the same model without retrieval.
+model "baseline" {
+  provider    = var.offline ? provider.mock : provider.gateway
+  name        = "openai/gpt-4.1"
+  family      = "openai-gpt4"
+  temperature = 0.3
+}
+
+# The coverage judge: coverage.py's LiteLLM('openai/gpt-4o') (the paper
+# says GPT-4). Its sampling is set by coverage.review (sampling =
+# "prometheus-eval"), not here.
 model "judge" {
-  provider    = provider.mock
-  name        = "mock-judge"
-  family      = "mock-judge"
-  temperature = 0
+  provider = var.offline ? provider.mock : provider.gateway
+  name     = "openai/gpt-4o"
+  family   = "openai-gpt4o"
+}
+
+model "embedder" {
+  provider = var.offline ? provider.mock : provider.gateway
+  name     = var.embedding_model
 }
 
 model "literature" {
-  provider = provider.papers
-  name     = "corpus"
+  provider = { corpus = provider.papers, semantic_scholar = provider.s2 }[var.literature != "" ? var.literature : (var.offline ? "corpus" : "semantic_scholar")]
+  name     = "semantic-scholar"
 }
 
 dataset "ideas" {
@@ -60,7 +154,7 @@ dataset "ideas" {
 
 stage "soundness_methods" "se" {
   ideas       = dataset.ideas
-  model       = model.reviewer
+  model       = model.reviewer_extract
   max_methods = 3
 }
 
@@ -69,7 +163,7 @@ stage "literature_search" "snippets" {
   literature = model.literature
   op         = "snippets"
   as_of      = var.as_of
-  limit      = 5
+  limit      = var.snippet_limit
 }
 
 stage "soundness_evidence" "se" {
@@ -89,11 +183,12 @@ stage "soundness_review" "se" {
   model     = model.reviewer
 }
 
-# ---- contribution: statements -> paper search -> relevance 0-5 -> 25 sampled comparisons -> review
+# ---- contribution: statements -> paper search -> relevance -> augmentation -> embedding filter
+#      -> relevance of the added papers -> the 25 most relevant compared -> review
 
 stage "contribution_dimensions" "se" {
   ideas                 = dataset.ideas
-  model                 = model.reviewer
+  model                 = model.reviewer_extract
   max_statements        = 3
   queries_per_statement = 1
 }
@@ -106,28 +201,48 @@ stage "literature_search" "papers" {
   limit      = 5
 }
 
-# The paper's paper augmentation: up to 8 papers recommended from the first
-# 5 search results and up to 10 of their references, most cited first.
-# Without it (drop augment below) the seeds alone are compared: its ablation.
+# The first relevance pass: every retrieved paper with an abstract, 0-5.
+stage "contribution_relevance" "search" {
+  dimensions = stage.contribution_dimensions.se
+  search     = stage.literature_search.papers
+  model      = model.reviewer_relevance
+}
+
+# Paper augmentation from every paper rated 3 or more: 2 recommendations
+# from it alone and its first 2 references (coverage.hcl: 8 and 10).
+# Without it (and the two stages after it) the searched papers alone are
+# compared: the paper's Table 4 ablation.
 stage "paper_augment" "se" {
-  queries    = stage.contribution_dimensions.se
-  search     = stage.literature_search.papers
-  literature = model.literature
-  as_of      = var.as_of
+  queries         = stage.contribution_dimensions.se
+  relevance       = stage.contribution_relevance.search
+  literature      = model.literature
+  as_of           = var.as_of
+  recommendations = 2
+  references      = 2
 }
 
-stage "contribution_relevance" "se" {
+# The 10 added papers most similar to the idea (coverage.hcl: 100).
+stage "embedding_filter" "se" {
   dimensions = stage.contribution_dimensions.se
-  search     = stage.literature_search.papers
   augment    = stage.paper_augment.se
-  model      = model.reviewer
+  model      = model.embedder
+  top_k      = 10
 }
 
-stage "contribution_compare" "se" {
+# The second relevance pass, over the added papers kept.
+stage "contribution_relevance" "augmented" {
   dimensions = stage.contribution_dimensions.se
-  relevance  = stage.contribution_relevance.se
-  model      = model.reviewer
-  sample     = 5
+  augment    = stage.embedding_filter.se
+  model      = model.reviewer_relevance
+}
+
+# The 5 most relevant of both passes (coverage.hcl: 25).
+stage "contribution_compare" "se" {
+  dimensions          = stage.contribution_dimensions.se
+  relevance           = stage.contribution_relevance.search
+  augmented_relevance = stage.contribution_relevance.augmented
+  model               = model.reviewer
+  sample              = 5
 }
 
 stage "contribution_review" "se" {
@@ -140,7 +255,7 @@ stage "contribution_review" "se" {
 
 stage "llm_review" "baseline" {
   ideas = dataset.ideas
-  model = model.reviewer
+  model = model.baseline
 }
 
 stage "resolve_references" "baseline" {
@@ -178,7 +293,7 @@ stage "coverage" "review" {
   ideas      = dataset.ideas
   reviews    = each.value
   judge      = model.judge
-  prometheus = false # the mock answers "Rating: N"; a real Prometheus-style judge: true (the default)
+  prometheus = !var.offline # the mock answers "Rating: N"; the authors' judge answers "[RESULT] N"
 }
 
 # One score per group: overall, each discipline, axis, type and severity.
@@ -187,18 +302,18 @@ stage "coverage_score" "review" {
 }
 
 report "coverage" {
-  title   = "Coverage of the expert rubrics (1-5), ScholarEval vs the plain-LLM baseline"
+  title     = "Coverage of the expert rubrics (1-5), ScholarEval vs the plain-LLM baseline"
   rows      = stage.coverage_score.review
   row_order = ["scholareval", "baseline"]
-  columns = [stage.coverage_score.review]
+  columns   = [stage.coverage_score.review]
   labels = {
-    scholareval                          = "ScholarEval"
-    baseline                             = "LLM baseline"
-    "coverage_score.review/overall"      = "Overall"
-    "coverage_score.review/domain=ai"      = "AI"
-    "coverage_score.review/domain=neuro"   = "Neuro"
-    "coverage_score.review/domain=biochem" = "Biochem"
-    "coverage_score.review/domain=eco"     = "Eco"
+    scholareval                               = "ScholarEval"
+    baseline                                  = "LLM baseline"
+    "coverage_score.review/overall"           = "Overall"
+    "coverage_score.review/domain=ai"         = "AI"
+    "coverage_score.review/domain=neuro"      = "Neuro"
+    "coverage_score.review/domain=biochem"    = "Biochem"
+    "coverage_score.review/domain=eco"        = "Eco"
     "coverage_score.review/axis=soundness"    = "Soundness"
     "coverage_score.review/axis=contribution" = "Contribution"
     "coverage_score.review/type=strength"     = "Strengths"
@@ -207,5 +322,87 @@ report "coverage" {
     "coverage_score.review/severity=minor"    = "Minor"
   }
   better  = { "coverage_score.review/overall" = "higher" }
+  formats = ["markdown", "csv", "latex"]
+}
+
+# ---- reference invalidity (the paper's Table 2): the share of each system's
+# references that point at no paper. The authors fetch every link of a
+# review; ideaflow's reviews cite retrieved ids and the baseline lists
+# titles, so here an id that was not retrieved, or a title that matches no
+# paper, is invalid (FIDELITY.md, "ScholarEval").
+
+locals {
+  invalidity = {
+    scholareval = { reviews = [stage.soundness_review.se, stage.contribution_review.se], resolved = [] }
+    baseline    = { reviews = [stage.llm_review.baseline], resolved = [stage.resolve_references.baseline] }
+  }
+}
+
+stage "reference_invalidity" "review" {
+  for_each = local.invalidity
+  reviews  = each.value.reviews
+  resolved = each.value.resolved
+}
+
+report "reference_invalidity" {
+  title     = "Reference invalidity (%): references that point at no paper, a lower bound"
+  rows      = stage.reference_invalidity.review
+  row_order = ["scholareval", "baseline"]
+  columns   = [stage.reference_invalidity.review]
+  labels = {
+    scholareval                   = "ScholarEval"
+    baseline                      = "LLM baseline"
+    "reference_invalidity.review" = "Reference Inv. (%)"
+  }
+  better  = { "reference_invalidity.review" = "lower" }
+  digits  = 1
+  formats = ["markdown", "csv", "latex"]
+}
+
+# ---- pairwise preference (the paper's Table 3): a judge reads both
+# systems' reviews of an idea, in a random order, and names the better one
+# or a tie for evidence support, actionability and depth (llm_metrics.py).
+
+# llm_metrics.py takes the judge as --llm_engine_name and calls it at
+# temperature 0; the paper's Table 3 judge is not named in the code.
+model "pairwise_judge" {
+  provider    = var.offline ? provider.mock : provider.gateway
+  name        = "openai/gpt-4o"
+  family      = "openai-gpt4o"
+  temperature = 0
+}
+
+stage "pairwise_preference" "pairs" {
+  for_each     = { scholareval_vs_baseline = "" }
+  ideas        = dataset.ideas
+  a            = [stage.soundness_review.se, stage.contribution_review.se]
+  b            = [stage.llm_review.baseline]
+  judge        = model.pairwise_judge
+  json_winners = !var.offline # the mock answers fields; the authors' judge answers JSON winners
+}
+
+# One score per criterion and outcome: the percentage of pairs won by
+# ScholarEval (a), tied, or won by the baseline (b).
+stage "preference_score" "pairs" {
+  preferences = stage.pairwise_preference.pairs
+}
+
+report "preference" {
+  title   = "Pairwise preference (%), ScholarEval (a) vs the plain-LLM baseline (b)"
+  rows    = stage.preference_score.pairs
+  columns = [stage.preference_score.pairs]
+  labels = {
+    scholareval_vs_baseline                   = "ScholarEval vs LLM baseline"
+    "preference_score.pairs/evidence-based=a"   = "Evidence: win"
+    "preference_score.pairs/evidence-based=tie" = "Evidence: tie"
+    "preference_score.pairs/evidence-based=b"   = "Evidence: loss"
+    "preference_score.pairs/actionability=a"    = "Actionability: win"
+    "preference_score.pairs/actionability=tie"  = "Actionability: tie"
+    "preference_score.pairs/actionability=b"    = "Actionability: loss"
+    "preference_score.pairs/depth=a"            = "Depth: win"
+    "preference_score.pairs/depth=tie"          = "Depth: tie"
+    "preference_score.pairs/depth=b"            = "Depth: loss"
+  }
+  digits  = 1
   formats = ["markdown", "csv", "latex"]
 }

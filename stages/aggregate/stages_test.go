@@ -254,9 +254,10 @@ func TestAggregateAndBootstrap(t *testing.T) {
 		t.Errorf("empty: %+v", b)
 	}
 
-	// BCa where it is undefined fails with what to change.
-	// (The minimum of a resample is never below the minimum of the data.)
-	up, ins = scoreUp("stage.insight_score.n", "", stages.Score{Count: 4, PerItem: map[string]float64{"a": 0, "b": 1, "c": 2, "d": 3}})
+	// BCa where it is undefined fails with what to change. (Every item
+	// scored the same: the statistic without any one item is the same, so
+	// the acceleration is 0/0, where SciPy's interval is NaN.)
+	up, ins = scoreUp("stage.insight_score.n", "", stages.Score{Count: 4, PerItem: map[string]float64{"a": 2, "b": 2, "c": 2, "d": 2}})
 	_, err := run(t, bootstrapType{}, stages.Params{"scores": up, "statistic": "percentile", "p": 0.0, "method": "bca"}, ins)
 	if !errors.Is(err, stats.ErrUndefined) || !strings.Contains(err.Error(), `set method = "percentile"`) {
 		t.Errorf("BCa on ties: %v", err)

@@ -238,7 +238,7 @@ func bootstrapParams() []stages.Param {
 		{Name: "resamples", Kind: stages.Int, Default: stats.DefaultResamples, Min: 100, Max: 100000, Doc: "bootstrap resamples (each draws the items with replacement)"},
 		{Name: "seed", Kind: stages.Int, Default: 0, Min: 0, Max: math.MaxInt32, Doc: "seed of the resampling; the same seed gives the same interval"},
 		{Name: "confidence", Kind: stages.Number, Default: stats.DefaultLevel, Doc: "confidence level of the interval, in (0, 1)"},
-		{Name: "method", Kind: stages.String, Default: "percentile", Doc: `"percentile" (the 2.5 and 97.5% points of the resampled statistic) or "bca" (bias-corrected and accelerated: second-order accurate for skewed or bounded scores such as a mean of ranks in [0, 1]; needs 3 items and resampled values on both sides of the estimate; for a percentile statistic keep "percentile", the jackknife BCa relies on is unreliable for quantiles)`},
+		{Name: "method", Kind: stages.String, Default: "percentile", Doc: `"percentile" (the 2.5 and 97.5% points of the resampled statistic) or "bca" (bias-corrected and accelerated: second-order accurate for skewed or bounded scores such as a mean of ranks in [0, 1]; SciPy's definition, ties counted half; needs 3 items, resampled values not all strictly on one side of the estimate, and a statistic that changes when an item is left out; for a percentile statistic keep "percentile", the jackknife BCa relies on is unreliable for quantiles)`},
 	}
 }
 

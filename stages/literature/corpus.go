@@ -28,13 +28,13 @@ func init() {
 		Name: "corpus",
 		Doc: "A local JSONL file of papers (one Semantic Scholar paper object a line: paperId, title, abstract, year, " +
 			"publicationDate, venue, citationCount, publicationTypes, fieldsOfStudy, references) indexed in memory for BM25, " +
-			"serving every literature operation offline. Its answers are cached like any other: after editing the file, " +
-			"change the queries' as_of.",
+			"serving every literature operation offline; or the evidence of a run, its recorded requests and replies (`ideaflow evidence` writes them), " +
+			"replayed verbatim. Its answers are cached like any other: after editing the file, change the queries' as_of.",
 		Ops:                append([]string(nil), Ops...),
 		DefaultConcurrency: CorpusConcurrency,
 		Settings: []llm.Setting{
 			{Name: "path", Type: llm.TypeString, Required: true, Path: true,
-				Doc: "the JSONL file of papers, relative to the experiment file; references are ids of papers in the file, or objects {paperId, title, intents, contexts, isInfluential}"},
+				Doc: "the JSONL file of papers, relative to the experiment file; references are ids of papers in the file, or objects {paperId, title, intents, contexts, isInfluential}; lines {op, request, reply} are recorded exchanges, answered first"},
 			{Name: "max_concurrency", Type: llm.TypeInt, Default: CorpusConcurrency,
 				Doc: "queries answered at once (0: the default)", Check: llm.AtLeast(0, fmt.Sprintf("0 (default %d)", CorpusConcurrency))},
 		},
@@ -101,6 +101,7 @@ type Corpus struct {
 	// passageChars, with the paper they come from.
 	passages  []passage
 	passageIx *bm25
+	recorded  recorded // recorded exchanges (record.go), answered first
 }
 
 type passage struct {
@@ -128,7 +129,7 @@ func LoadCorpus(path string) (*Corpus, error) {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		if t := bytes.TrimSpace(text); len(t) > 0 {
-			if err := c.add(t); err != nil {
+			if err := c.add(line, t); err != nil {
 				return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 			}
 		}
@@ -136,8 +137,8 @@ func LoadCorpus(path string) (*Corpus, error) {
 			break
 		}
 	}
-	if len(c.papers) == 0 {
-		return nil, fmt.Errorf("%s: no papers; a corpus has one JSON paper object a line", path)
+	if len(c.papers) == 0 && c.Recorded() == 0 {
+		return nil, fmt.Errorf("%s: no papers; a corpus has one JSON paper object a line (or recorded exchanges, see record.go)", path)
 	}
 	docs := make([]string, len(c.papers))
 	titles := make([]string, len(c.papers))
@@ -157,10 +158,13 @@ func LoadCorpus(path string) (*Corpus, error) {
 	return c, nil
 }
 
-func (c *Corpus) add(text []byte) error {
+func (c *Corpus) add(line int, text []byte) error {
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(text, &members); err != nil {
 		return fmt.Errorf("not a JSON object: %v", err)
+	}
+	if _, ok := members["op"]; ok {
+		return c.addExchange(line, members) // a recorded request and its reply
 	}
 	var unknown []string
 	for m := range members {
@@ -278,6 +282,9 @@ func (e *unservedError) Error() string { return "unserved operation " + e.op }
 // Serve answers one literature request from the corpus; now is recorded as
 // the reply's retrieval time.
 func (c *Corpus) Serve(req llm.ServiceRequest, now time.Time) (json.RawMessage, error) {
+	if reply, ok, err := c.replay(req); err != nil || ok {
+		return reply, err
+	}
 	retrieved := now.UTC().Format(time.RFC3339)
 	var snap Snapshot
 	_ = json.Unmarshal(req.Body, &snap) // a malformed body fails below, per operation

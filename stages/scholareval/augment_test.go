@@ -3,6 +3,7 @@ package scholareval
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/ideaflow/ideaflow/stages"
@@ -32,7 +33,7 @@ func TestAugmentedSelection(t *testing.T) {
 		papersIn(t, "references s1", rp("x", 30), rp("r1", 99), rp("y", 30)),
 		papersIn(t, "references s2", rp("z", 50), rp("x", 30), rp("s2", 7)),
 	}
-	out, err := augmented([]string{"s1", "s2"}, 2, 2, in)
+	out, err := augmented([]string{"s1", "s2"}, 2, 2, false, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestAugmentedSelection(t *testing.T) {
 		t.Errorf("referenced %v", got)
 	}
 	// Keeping more than there are: every candidate once, in that order.
-	out, _ = augmented([]string{"s1", "s2"}, 10, 10, in)
+	out, _ = augmented([]string{"s1", "s2"}, 10, 10, false, in)
 	if got := ids(out.Recommended); !reflect.DeepEqual(got, []string{"r1", "r2", "r3"}) {
 		t.Errorf("recommended, keep 10: %v", got)
 	}
@@ -66,5 +67,43 @@ func TestAugmentedSelection(t *testing.T) {
 	}
 	if added, err := augmentedPapers(nil); added != nil || err != nil {
 		t.Errorf("no augment: %v %v", added, err)
+	}
+}
+
+// The authors' selection, worked by hand: seeds s1 and s2, each with its
+// recommendations and its references in seed order; p0 (scored by the
+// relevance pass) and every paper seen before are skipped; a failed child
+// adds nothing. most_cited sorts each seed's references before keeping 2.
+func TestAugmentedPerSeed(t *testing.T) {
+	in := []stages.In{
+		papersIn(t, "recommend s1", rp("p0", 1), rp("r1", 5), rp("s2", 4)),
+		papersIn(t, "references s1", rp("x", 3), rp("y", 30), rp("z", 50)),
+		{Node: stages.NodeInfo{Item: "i", Label: "recommend s2"}}, // failed
+		papersIn(t, "references s2", rp("r1", 99), rp("w", 1)),
+	}
+	ids := func(ps []Paper) string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.ID)
+		}
+		return strings.Join(out, ",")
+	}
+	seen := map[string]bool{"s1": true, "s2": true, "p0": true}
+	for _, tc := range []struct {
+		listed                       bool
+		recommended, referenced, all string
+	}{
+		// listed: the references requests asked for 2, so each reply holds
+		// at most 2; here they hold 3 and 2, and the first 2 are kept.
+		{true, "r1", "x,y,w", "r1,x,y,w"},
+		{false, "r1", "z,y,w", "r1,z,y,w"},
+	} {
+		out, err := augmentedPerSeed(augmentPlan{seeds: []string{"s1", "s2"}, seen: seen, perSeed: true, keepRec: 3, keepRef: 2, listed: tc.listed}, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ids(out.Recommended) != tc.recommended || ids(out.Referenced) != tc.referenced || ids(out.Added) != tc.all {
+			t.Errorf("listed %v: recommended %s, referenced %s, added %s", tc.listed, ids(out.Recommended), ids(out.Referenced), ids(out.Added))
+		}
 	}
 }

@@ -10,11 +10,14 @@
 //
 //	soundness:    soundness_methods -> literature_search (snippets) -> soundness_evidence
 //	              -> soundness_synthesis -> soundness_review
-//	contribution: contribution_dimensions -> literature_search (search) [-> paper_augment]
-//	              -> contribution_relevance -> contribution_compare -> contribution_review
+//	contribution: contribution_dimensions -> literature_search (search) -> contribution_relevance
+//	              [-> paper_augment -> embedding_filter -> contribution_relevance (the added papers)]
+//	              -> contribution_compare -> contribution_review
 //	baseline:     llm_review -> resolve_references -> reference_validity
 //	citations:    citation_check (any reviews): the share of cited ids not retrieved
+//	              reference_invalidity (any reviews [, resolve_references]): the paper's Table 2
 //	metric:       coverage (any of the three reviews) -> coverage_score
+//	preference:   pairwise_preference (two systems' reviews) -> preference_score: the paper's Table 3
 //
 // Every expanded child carries what it stands for (a method, a query, a
 // paper's snippets) in its request and depends on no node, so an answer that
@@ -42,9 +45,9 @@ import (
 func init() {
 	for _, t := range []stages.Type{
 		methodsType{}, searchType{}, evidenceType{}, synthesisType{}, soundnessType{},
-		dimensionsType{}, augmentType{}, relevanceType{}, compareType{}, contributionType{},
-		llmReviewType{}, resolveType{}, validityType{}, citationType{},
-		coverageType{}, coverageScoreType{},
+		dimensionsType{}, augmentType{}, embedFilterType{}, relevanceType{}, compareType{}, contributionType{},
+		llmReviewType{}, resolveType{}, validityType{}, citationType{}, invalidityType{},
+		coverageType{}, coverageScoreType{}, preferenceType{}, preferenceScoreType{},
 	} {
 		stages.Register(t)
 	}

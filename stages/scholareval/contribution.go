@@ -110,13 +110,14 @@ func decodeDimensions(ins []stages.In) (*DimensionsOutput, error) {
 type relevanceType struct{}
 
 func (relevanceType) Name() string    { return "contribution_relevance" }
-func (relevanceType) Version() string { return "1" }
+func (relevanceType) Version() string { return "2" } // 2: search optional, papers without an abstract skipped
 func (relevanceType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "dimensions", Kind: stages.Input, Required: true, Accepts: []string{"contribution_dimensions"}, Doc: "the extracted contributions"},
-		{Name: "search", Kind: stages.Input, Required: true, Accepts: []string{"literature_search"}, Doc: "the paper search of their queries"},
-		{Name: "augment", Kind: stages.Input, Accepts: []string{"paper_augment"}, Doc: "the papers added to the search's (recommended, and the seeds' references): the paper's paper augmentation; unset, the seeds alone (its ablation)"},
+		{Name: "search", Kind: stages.Input, Accepts: []string{"literature_search"}, Doc: "the paper search of their queries (the first relevance pass); a pass over added papers alone leaves it unset"},
+		{Name: "augment", Kind: stages.Input, Accepts: []string{"paper_augment", "embedding_filter"}, Doc: "the papers added to the search's (paper_augment, or embedding_filter's selection of them): with search unset, the authors' second relevance pass over the added papers; unset, the search's papers alone (the augmentation ablation)"},
 		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that scores each paper's relevance"},
+		{Name: "require_abstract", Kind: stages.Bool, Default: true, Doc: "score only papers with an abstract (the authors' relevance_assessor.py drops the others before scoring); false: a paper without one is scored by its title"},
 		{Name: "max_papers", Kind: stages.Int, Default: 1000, Min: 1, Max: 100000, Doc: "at most this many distinct papers per idea; an idea past it fails, naming the count"},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultRelevancePrompt, Doc: "the relevance prompt (data: .Statements .Title .Abstract); answered as a 0-5 rating"},
 	}
@@ -136,10 +137,11 @@ type relevanceData struct {
 
 func (relevanceType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
-	for _, n := range []string{"dimensions", "search"} {
-		if _, err := stages.RequireInput(p, n); err != nil {
-			return nil, err
-		}
+	if _, err := stages.RequireInput(p, "dimensions"); err != nil {
+		return nil, err
+	}
+	if !p.Has("search") && !p.Has("augment") {
+		return nil, stages.ParamErrorf("search", "give search (the papers the queries found), augment (the papers an augmentation added), or both")
 	}
 	if _, err := requireModel(p, "model"); err != nil {
 		return nil, err
@@ -175,7 +177,7 @@ func (relevanceType) Expand(inst *stages.Instance, item string, in []stages.In) 
 	seen := map[string]bool{}
 	var nodes []stages.Node
 	add := func(pp Paper) {
-		if seen[pp.ID] {
+		if seen[pp.ID] || p.Bool("require_abstract") && strings.TrimSpace(pp.Abstract) == "" {
 			return
 		}
 		seen[pp.ID] = true
@@ -217,18 +219,26 @@ func (relevanceType) Expand(inst *stages.Instance, item string, in []stages.In) 
 type compareType struct{}
 
 func (compareType) Name() string    { return "contribution_compare" }
-func (compareType) Version() string { return "1" }
+func (compareType) Version() string { return "2" } // 2: the top papers by relevance (select), a second relevance pass
 func (compareType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "dimensions", Kind: stages.Input, Required: true, Accepts: []string{"contribution_dimensions"}, Doc: "the extracted contributions"},
 		{Name: "relevance", Kind: stages.Input, Required: true, Accepts: []string{"contribution_relevance"}, Doc: "the papers' relevance scores"},
+		{Name: "augmented_relevance", Kind: stages.Input, Accepts: []string{"contribution_relevance"}, Doc: "the second relevance pass, over the papers the augmentation added (the authors'): its papers join relevance's, after them"},
 		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that compares the idea with each paper"},
 		{Name: "min_relevance", Kind: stages.Int, Default: 3, Min: 0, Max: 5, Doc: "compare only papers scored at least this relevant (the paper: 3)"},
-		{Name: "sample", Kind: stages.Int, Default: 25, Min: 1, Max: 1000, Doc: "compare a seeded sample of at most this many of the relevant papers (the paper: 25)"},
-		{Name: "seed", Kind: stages.Int, Default: 0, Min: 0, Max: 1 << 30, Doc: "the seed of sample: the papers with the lowest SHA-256 of seed (decimal), a NUL byte and the paper id"},
+		{Name: "select", Kind: stages.String, Default: SelectTop, Doc: `which of the relevant papers are compared: "top" (the authors' paper_sampler.py: the sample most relevant, ties in retrieval order) or "sample" (the paper's words, "samples 25": a seeded sample of sample)`},
+		{Name: "sample", Kind: stages.Int, Default: 25, Min: 1, Max: 1000, Doc: "compare at most this many of the relevant papers (the paper: 25)"},
+		{Name: "seed", Kind: stages.Int, Default: 0, Min: 0, Max: 1 << 30, Doc: `select = "sample": the papers with the lowest SHA-256 of seed (decimal), a NUL byte and the paper id`},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultComparePrompt, Doc: "the comparison prompt (data: .Idea .Dimensions .Title .Abstract); answered as fields dimension_1.. in -1..1"},
 	}
 }
+
+// How contribution_compare picks the papers it compares.
+const (
+	SelectTop    = "top"    // the authors' code: the most relevant first
+	SelectSample = "sample" // the paper's words: a seeded sample
+)
 
 // CompareOutput is the idea compared with one paper along each dimension.
 type CompareOutput struct {
@@ -252,11 +262,16 @@ func (compareType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if _, err := requireModel(p, "model"); err != nil {
 		return nil, err
 	}
+	if s := p.String("select"); s != SelectTop && s != SelectSample {
+		return nil, stages.ParamErrorf("select", `select = %q: use %q (the authors' code: the most relevant) or %q (a seeded sample)`, s, SelectTop, SelectSample)
+	}
 	_, err := stages.RenderParam("prompt", inst.Address+" prompt", p.String("prompt"), compareData{"i", []string{"d"}, "t", "a"})
 	return nil, err
 }
 
-func (compareType) ExpandInputs() []string               { return []string{"dimensions", "relevance"} }
+func (compareType) ExpandInputs() []string {
+	return []string{"dimensions", "relevance", "augmented_relevance"}
+}
 func (compareType) MaxPerItem(inst *stages.Instance) int { return inst.Params.Int("sample") }
 
 // samplePapers keeps the n papers with the lowest SHA-256 of seed, NUL and
@@ -288,6 +303,24 @@ func samplePapers(ps []Paper, n, seed int) []Paper {
 	return out
 }
 
+// topPapers is the authors' paper_sampler.py: the n most relevant, by
+// score, ties in the order given (Python's sort is stable): the first
+// relevance pass in retrieval order, then the added papers in the order
+// the embedding filter kept them. (The authors' ties follow the order
+// their threads finished scoring.)
+func topPapers(rs []RelevanceOutput, n int) []Paper {
+	sorted := append([]RelevanceOutput{}, rs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Score > sorted[j].Score })
+	if len(sorted) > n {
+		sorted = sorted[:n]
+	}
+	out := make([]Paper, len(sorted))
+	for i, r := range sorted {
+		out[i] = r.Paper
+	}
+	return out
+}
+
 func fieldName(i int) string { return "dimension_" + strconv.Itoa(i+1) }
 
 func (compareType) Expand(inst *stages.Instance, item string, in []stages.In) ([]stages.Node, error) {
@@ -299,16 +332,28 @@ func (compareType) Expand(inst *stages.Instance, item string, in []stages.In) ([
 	if len(dims.Dimensions) == 0 {
 		return nil, nil
 	}
-	rels, _, err := decodeIn[RelevanceOutput](by["relevance"])
+	rels, _, err := decodeIn[RelevanceOutput](append(append([]stages.In{}, by["relevance"]...), by["augmented_relevance"]...))
 	if err != nil {
 		return nil, err
 	}
 	p := inst.Params
-	var relevant []Paper
+	var relevant []RelevanceOutput
+	seen := map[string]bool{}
 	for _, r := range rels {
-		if r.Score >= p.Int("min_relevance") {
-			relevant = append(relevant, r.Paper)
+		if r.Score >= p.Int("min_relevance") && !seen[r.Paper.ID] {
+			seen[r.Paper.ID] = true
+			relevant = append(relevant, r)
 		}
+	}
+	var chosen []Paper
+	if p.String("select") == SelectTop {
+		chosen = topPapers(relevant, p.Int("sample"))
+	} else {
+		ps := make([]Paper, len(relevant))
+		for i, r := range relevant {
+			ps[i] = r.Paper
+		}
+		chosen = samplePapers(ps, p.Int("sample"), p.Int("seed"))
 	}
 	m, prompt, name := p.Model("model"), p.String("prompt"), inst.Address+" prompt"
 	fields := make([]string, len(dims.Dimensions))
@@ -317,7 +362,7 @@ func (compareType) Expand(inst *stages.Instance, item string, in []stages.In) ([
 	}
 	spec := format.Spec{Kind: format.Fields, Fields: fields, Min: -1, Max: 1}
 	var nodes []stages.Node
-	for _, pp := range samplePapers(relevant, p.Int("sample"), p.Int("seed")) {
+	for _, pp := range chosen {
 		paper := pp
 		data := compareData{Idea: dims.Idea, Dimensions: dims.Dimensions, Title: pp.Title, Abstract: pp.Abstract}
 		nodes = append(nodes, stages.Node{Item: item, Slot: len(nodes), Label: label("p", data, paper),

@@ -12,6 +12,7 @@ import (
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/datasets"
 	"github.com/ideaflow/ideaflow/stages/format"
+	"github.com/ideaflow/ideaflow/stages/llm"
 	"github.com/ideaflow/ideaflow/stages/stats"
 )
 
@@ -20,21 +21,29 @@ import (
 type coverageType struct{}
 
 func (coverageType) Name() string    { return "coverage" }
-func (coverageType) Version() string { return "1" }
+func (coverageType) Version() string { return "2" } // 2: the authors' request (plan, system prompt, sampling), authors_parse
 func (coverageType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "ideas", Kind: stages.Input, Required: true, Accepts: []string{"dataset"}, Doc: "the ScholarIdeas dataset whose rubric lines are judged"},
 		{Name: "reviews", Kind: stages.Inputs, Required: true, Accepts: []string{"soundness_review", "contribution_review", "llm_review"},
 			Doc: "the reviews of one system; an idea's reviews are judged together (ScholarEval: its soundness and contribution reviews)"},
-		{Name: "judge", Kind: stages.ModelRef, Required: true, Doc: "the judge (the paper: Prometheus-Eval with a GPT-4 backbone)"},
+		{Name: "judge", Kind: stages.ModelRef, Required: true, Doc: "the judge (the paper: Prometheus-Eval with a GPT-4 backbone; coverage.py: openai/gpt-4o)"},
 		// A bool, not a choice of strings: coverage of a retrieval review is
 		// laid out only once the reviews are final, too late for validate
 		// to catch a misspelt value.
-		{Name: "prometheus", Kind: stages.Bool, Default: true, Doc: `the judge answers in Prometheus' format, "Feedback: ... [RESULT] N", parsed here with fallbacks (a judgment without a score fails); false: the prompt is followed by the "Rating: N" instructions and a malformed answer is re-asked (what the mock provider answers)`},
-		{Name: "prompt", Kind: stages.Template, Default: DefaultCoveragePrompt, Doc: "the judge prompt (data: .Review .Statement .Type .Axis .Severity)"},
+		{Name: "prometheus", Kind: stages.Bool, Default: true, Doc: `the judge answers in Prometheus' format, "(feedback) [RESULT] N" (the authors'), read by a strict parse (a judgment without a score fails) with authors_parse beside it, what prometheus-eval's parser reads; false: the prompt is followed by the "Rating: N" instructions and a malformed answer is re-asked (what the mock provider answers; no authors_parse)`},
+		{Name: "prompt", Kind: stages.Template, Default: DefaultCoveragePrompt, Doc: "the judge prompt (data: .Plan (the idea) .Review .Statement .Type .Axis .Severity); the default is the authors' request: prometheus-eval's ABSOLUTE_PROMPT with coverage.py's instruction and rubric"},
+		{Name: "system", Kind: stages.Template, Default: DefaultCoverageSystem, Doc: `the system message before the prompt (prometheus-eval's ABS_SYSTEM_PROMPT); "" sends none`},
+		{Name: "sampling", Kind: stages.String, Default: SamplingPrometheus, Doc: `"prometheus-eval": temperature 1.0, top_p 0.9, max_tokens 1024, the library defaults the authors' call kept, in place of the judge model block's; "model": the judge model block's own settings`},
 		{Name: "max_rubric", Kind: stages.Int, Default: 100, Min: 1, Max: 10000, Doc: "at most this many rubric lines per idea; an idea with more fails, naming the count"},
 	}
 }
+
+// Sampling settings of coverage's judge requests.
+const (
+	SamplingPrometheus = "prometheus-eval" // the library's defaults (see PrometheusTemperature)
+	SamplingModel      = "model"           // the judge model block's
+)
 
 // CoverageOutput is one (idea, rubric line, system) judgment.
 type CoverageOutput struct {
@@ -45,12 +54,33 @@ type CoverageOutput struct {
 	Type      string `json:"type"`
 	Axis      string `json:"axis"`
 	Severity  string `json:"severity"`
-	Score     int    `json:"score"` // 1-5
+	Score     int    `json:"score"` // 1-5, ideaflow's strict parse
 	Feedback  string `json:"feedback"`
+	// AuthorsParse is what the authors' parser reads from the same answer
+	// (Prometheus format only): a compatibility reading, never the score.
+	AuthorsParse *CoverageAuthorsParse `json:"authors_parse,omitempty"`
+}
+
+// CoverageAuthorsParse is the strict parse's shape as prometheus-eval's
+// parser fills it (format.CompatPrometheusAbsolute), and the code it
+// follows. Score is nil where it reads none: the authors' code would have
+// sent the request again (up to 10 times) and scored that answer instead.
+type CoverageAuthorsParse struct {
+	Score    *int   `json:"score"`
+	Feedback string `json:"feedback"` // what it returns: the whole answer
+	Parser   string `json:"parser"`
+}
+
+func authorsParse(text string) *CoverageAuthorsParse {
+	p := &CoverageAuthorsParse{Parser: format.CompatPrometheusParser}
+	if score, feedback, ok := format.CompatPrometheusAbsolute(text); ok {
+		p.Score, p.Feedback = &score, feedback
+	}
+	return p
 }
 
 type coverageData struct {
-	Review                          string
+	Plan, Review                    string
 	Statement, Type, Axis, Severity string
 }
 
@@ -79,11 +109,46 @@ func (coverageType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	return nil, (coverageType{}).CheckParams(inst)
 }
 
-// CheckParams renders the prompt on sample data: a coverage over several
-// review stages is laid out only once they all have run.
+// CheckParams renders the prompts on sample data and checks sampling: a
+// coverage over several review stages is laid out only once they all have
+// run.
 func (coverageType) CheckParams(inst *stages.Instance) error {
-	_, err := stages.RenderParam("prompt", inst.Address+" prompt", inst.Params.String("prompt"), coverageData{"r", "s", "t", "a", "v"})
-	return err
+	p := inst.Params
+	sample := coverageData{"p", "r", "s", "t", "a", "v"}
+	if _, err := stages.RenderParam("prompt", inst.Address+" prompt", p.String("prompt"), sample); err != nil {
+		return err
+	}
+	if _, err := stages.RenderParam("system", inst.Address+" system", p.String("system"), sample); err != nil {
+		return err
+	}
+	if s := p.String("sampling"); s != SamplingPrometheus && s != SamplingModel {
+		return stages.ParamErrorf("sampling", "sampling = %q: use %q (the authors' temperature 1.0, top_p 0.9, max_tokens 1024) or %q (the judge model block's settings)", s, SamplingPrometheus, SamplingModel)
+	}
+	return nil
+}
+
+// judgeRequest is one judgment's request: the system message (when
+// given) and the prompt, with prometheus-eval's sampling in place of the
+// model block's unless sampling = "model". In Prometheus format the prompt
+// is sent as rendered, its trailing space included, as the authors' is.
+func judgeRequest(judge *stages.Model, system, prompt string, prometheus bool, sampling string) llm.Request {
+	spec := format.Spec{Kind: format.Text}
+	content := prompt
+	if !prometheus {
+		spec = format.Spec{Kind: format.Rating, Min: 1, Max: 5}
+		content = stages.UserMessage(prompt, spec)
+	}
+	var msgs []llm.Message
+	if strings.TrimSpace(system) != "" {
+		msgs = append(msgs, llm.Message{Role: "system", Content: system})
+	}
+	msgs = append(msgs, llm.Message{Role: "user", Content: content})
+	req := judge.Request(msgs, 0, spec)
+	if sampling == SamplingPrometheus {
+		t, p := PrometheusTemperature, PrometheusTopP
+		req.Temperature, req.TopP, req.MaxTokens = &t, &p, PrometheusMaxTokens
+	}
+	return req
 }
 
 func (coverageType) ExpandInputs() []string               { return []string{"ideas"} }
@@ -113,6 +178,8 @@ func (coverageType) Expand(inst *stages.Instance, item string, in []stages.In) (
 		off += len(r.Nodes)
 	}
 	judge, prompt, name, prometheus := p.Model("judge"), p.String("prompt"), inst.Address+" prompt", p.Bool("prometheus")
+	system, sampling := p.String("system"), p.String("sampling")
+	plan := strings.TrimSpace(rec.Idea) // coverage.py strips the plan file
 	labels := map[string]int{}
 	var nodes []stages.Node
 	for i, line := range rec.Rubric {
@@ -129,27 +196,30 @@ func (coverageType) Expand(inst *stages.Instance, item string, in []stages.In) (
 				if err != nil {
 					return nil, err
 				}
-				prompt, err := stages.RenderParam("prompt", name, prompt, coverageData{text, out.Statement, out.Type, out.Axis, out.Severity})
+				data := coverageData{plan, text, out.Statement, out.Type, out.Axis, out.Severity}
+				prompt, err := stages.RenderParam("prompt", name, prompt, data)
 				if err != nil {
 					return nil, err
 				}
-				if !prometheus {
-					return call(judge, prompt, format.Spec{Kind: format.Rating, Min: 1, Max: 5}, func(a *format.Answer) ([]byte, error) {
-						o := out
+				sys, err := stages.RenderParam("system", inst.Address+" system", system, data)
+				if err != nil {
+					return nil, err
+				}
+				req := judgeRequest(judge, sys, prompt, prometheus, sampling)
+				return &stages.Work{Call: &stages.Call{Model: judge, Request: req, Output: func(a *format.Answer) ([]byte, error) {
+					o := out
+					if !prometheus {
 						o.Score, o.Feedback = a.Rating, a.Explanation
 						return stages.EncodeOutput(o)
-					}), nil
-				}
-				// Prometheus' own output format: no format instructions appended.
-				return call(judge, prompt, format.Spec{Kind: format.Text}, func(a *format.Answer) ([]byte, error) {
+					}
+					// Prometheus' own output format: no format instructions appended.
 					score, feedback, err := ParseResult(a.Text)
 					if err != nil {
 						return nil, err
 					}
-					o := out
-					o.Score, o.Feedback = score, feedback
+					o.Score, o.Feedback, o.AuthorsParse = score, feedback, authorsParse(a.Text)
 					return stages.EncodeOutput(o)
-				}), nil
+				}}}, nil
 			}})
 	}
 	return nodes, nil
@@ -174,16 +244,20 @@ var (
 	resultLabel = regexp.MustCompile(`(?i)\b(?:result|score|rating)\s*[:=]\s*\**\s*([1-5])(?:\s*/\s*5)?\b`)
 	// A last line that is only the score: "4", "**4**", "(4)".
 	resultBare = regexp.MustCompile(`^[\s*(\[]*([1-5])[\s*)\].]*$`)
-	// "[RESULT] 4", "[RESULT]: 4", "[Result] (4)", "[RESULT] 4/5"; the number
-	// is read whole, so "[RESULT] 3.5" and "[RESULT] 7" are errors, never
-	// another number nearby.
-	resultTag = regexp.MustCompile(`(?i)\[\s*result\s*\]\s*[:=]?\s*[(\[]?\s*(-?\d+(?:\.\d+)?)`)
+	// "[RESULT] 4", "[RESULT]: 4", "[Result] (4)", "[RESULT] 4/5",
+	// "[RESULT] **4**", "[SCORE] 4"; the number is read whole, so
+	// "[RESULT] 3.5" and "[RESULT] 7" are errors, never another number
+	// nearby.
+	resultTag = regexp.MustCompile(`(?i)\[\s*(?:result|score)\s*\]\s*[:=]?\s*\**\s*[(\[]?\s*\**\s*(-?\d+(?:\.\d+)?)`)
 )
 
-// ParseResult reads a Prometheus-style judgment: the score after the last
-// "[RESULT]", else after the last "Result:"/"Score:"/"Rating:" label, else a
-// last line holding only a number 1-5. The feedback is the text before the
-// score, without a leading "Feedback:".
+// ParseResult reads a Prometheus-style judgment, ideaflow's strict parse:
+// the score after the last "[RESULT]" (or "[SCORE]"), else after the last
+// "Result:"/"Score:"/"Rating:" label, else a last line holding only a
+// number 1-5. The feedback is the text before the score, without a
+// leading "Feedback:". Where it reads otherwise than the authors' parser
+// (format.CompatPrometheusAbsolute) is in
+// ../format/testdata/prometheus_compat.json.
 func ParseResult(text string) (int, string, error) {
 	text = strings.TrimSpace(text)
 	cut := func(at int) string {
@@ -218,7 +292,7 @@ func ParseResult(text string) (int, string, error) {
 type coverageScoreType struct{}
 
 func (coverageScoreType) Name() string    { return "coverage_score" }
-func (coverageScoreType) Version() string { return "2" } // 2: bootstrap intervals over ideas
+func (coverageScoreType) Version() string { return "3" } // 2: bootstrap intervals over ideas; 3: the authors' parse beside
 func (coverageScoreType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "coverage", Kind: stages.Input, Required: true, Accepts: []string{"coverage"}, Doc: "the coverage judgments to average"},
@@ -321,6 +395,9 @@ func domainOf(item string) string {
 // on every idea's record, so a judgment that failed is still attributed to
 // its group (through its rubric line) and counted as missing there.
 // per_item maps "idea#line" to the judgment, for a bootstrap over lines.
+// Where the judgments carry authors_parse (Prometheus format), extra
+// "authors" is the mean the authors' parser reads of the same judgments
+// (over those it reads) and "authors_unread" how many it reads none of.
 func (coverageScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	up, err := stages.RequireInput(inst.Params, "coverage")
 	if err != nil {
@@ -370,6 +447,7 @@ func coverageScore(g group, judged, records []stages.In, ci *stats.Options) ([]b
 	s := stages.Score{PerItem: map[string]float64{}}
 	byIdea := map[string][]float64{} // the judged lines of each idea, for the interval
 	sum := 0
+	authorsSum, authorsRead, authorsParsed := 0, 0, 0 // the authors' parse of the same judgments
 	for _, j := range judged {
 		item, lines := j.Node.Item, rubric[j.Node.Item]
 		if j.Node.Slot == 0 {
@@ -400,17 +478,41 @@ func coverageScore(g group, judged, records []stages.In, ci *stats.Options) ([]b
 		sum += c.Score
 		s.PerItem[item+"#"+strconv.Itoa(idx)] = float64(c.Score)
 		byIdea[item] = append(byIdea[item], float64(c.Score))
+		if c.AuthorsParse != nil {
+			authorsParsed++
+			if c.AuthorsParse.Score != nil {
+				authorsSum += *c.AuthorsParse.Score
+				authorsRead++
+			}
+		}
 	}
 	if s.Count > 0 {
 		s.Value = float64(sum) / float64(s.Count)
+	}
+	if authorsParsed > 0 {
+		// What the authors' parser reads of the same answers: its mean over
+		// the judgments it reads, and how many it does not (their code
+		// would have asked those again).
+		if s.Extra == nil {
+			s.Extra = map[string]float64{}
+		}
+		if authorsRead > 0 {
+			s.Extra["authors"] = float64(authorsSum) / float64(authorsRead)
+		}
+		s.Extra["authors_unread"] = float64(authorsParsed - authorsRead)
 	}
 	if ci != nil && s.Count > 0 {
 		iv, err := clusterCI(byIdea, *ci)
 		if err != nil {
 			return nil, fmt.Errorf("bootstrap %s: %w", g.name, err)
 		}
-		s.Extra = map[string]float64{"ci_low": iv.Lower, "ci_high": iv.Upper, "ci_level": iv.Level,
-			"resamples": float64(ci.Resamples), "ideas": float64(len(byIdea))}
+		if s.Extra == nil {
+			s.Extra = map[string]float64{}
+		}
+		for k, v := range map[string]float64{"ci_low": iv.Lower, "ci_high": iv.Upper, "ci_level": iv.Level,
+			"resamples": float64(ci.Resamples), "ideas": float64(len(byIdea))} {
+			s.Extra[k] = v
+		}
 	}
 	return stages.EncodeOutput(s)
 }

@@ -37,7 +37,7 @@ stage "contribution_relevance"`, `as_of names the literature snapshot`},
   prompt    = "{{.Idae}}"
   synthesis = stage.soundness_synthesis.se`, `Idae`},
 		{"coverage prompt", `stage "coverage" "scholareval" {`, `stage "coverage" "scholareval" {
-  prompt = "{{.Reviw}}"`, `.Reviw is not a field here; available: .Review`},
+  prompt = "{{.Reviw}}"`, `.Reviw is not a field here; available: .Plan .Review`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := fmt.Sprintf(pipelineHCL, "http://127.0.0.1:1/v1")

@@ -18,6 +18,8 @@ import (
 	"github.com/ideaflow/ideaflow/engine/config"
 	"github.com/ideaflow/ideaflow/stages"
 	_ "github.com/ideaflow/ideaflow/stages/all"
+	"github.com/ideaflow/ideaflow/stages/datasets"
+	"github.com/ideaflow/ideaflow/stages/format"
 	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
 	"github.com/ideaflow/ideaflow/stages/scholareval"
 )
@@ -141,6 +143,23 @@ stage "coverage_score" "scholareval" {
 stage "coverage_score" "baseline" {
   coverage = stage.coverage.baseline
 }
+stage "reference_invalidity" "scholareval" {
+  reviews  = [stage.soundness_review.se, stage.contribution_review.se]
+  resolved = []
+}
+stage "reference_invalidity" "baseline" {
+  reviews  = [stage.llm_review.baseline]
+  resolved = [stage.resolve_references.baseline]
+}
+stage "pairwise_preference" "pairs" {
+  ideas = dataset.ideas
+  a     = [stage.soundness_review.se, stage.contribution_review.se]
+  b     = [stage.llm_review.baseline]
+  judge = model.judge
+}
+stage "preference_score" "pairs" {
+  preferences = stage.pairwise_preference.pairs
+}
 `
 
 // The scripted methods: three for ai_1, two for ai_2 (three once its plan
@@ -166,8 +185,33 @@ var (
 	firstCited = regexp.MustCompile(`(?m)^\[(c\d+)\]`)
 	dimLine    = regexp.MustCompile(`(?m)^- dimension_(\d+):`)
 	paperLine  = regexp.MustCompile(`(?m)^Paper: .*$`)
-	rubricHead = regexp.MustCompile(`###Reference statement \((\w+), (\w+), (\w+)\)`)
+	statement  = regexp.MustCompile(`(?s)###Reference Answer \(Score 5\):\n(.*?)\n\n###Score Rubrics`)
 )
+
+// rubricOf finds a judged statement's rubric line in the sample ideas: the
+// authors' prompt names the statement, not its type, axis or severity.
+func rubricOf(prompt string) datasets.RubricLine {
+	m := statement.FindStringSubmatch(prompt)
+	if m == nil {
+		panic("no reference statement in the coverage prompt")
+	}
+	items, err := datasets.Load("scholarideas", sample+"ideas", datasets.Options{})
+	if err != nil {
+		panic(err)
+	}
+	for _, it := range items {
+		var rec datasets.ScholarIdea
+		if err := json.Unmarshal(it.Record, &rec); err != nil {
+			panic(err)
+		}
+		for _, l := range rec.Rubric {
+			if l.Statement == m[1] {
+				return l
+			}
+		}
+	}
+	panic("statement not in the sample: " + m[1])
+}
 
 // responder scripts every prompt of the pipeline by what it asks.
 func responder(req *openai.ChatCompletionRequest) string {
@@ -217,22 +261,31 @@ func responder(req *openai.ChatCompletionRequest) string {
 		return "## Strengths\n- novel curriculum\n## Weaknesses\n- prior curricula exist\n## Suggestions\n- compare with prior curricula"
 	case strings.Contains(p, "Review the following research idea"):
 		return "## Strengths\n- clear plan\n## Weaknesses\n- limited novelty\n## Suggestions\n- scale up\n## References\n1. Curriculum learning\n2. \"A survey of imaginary results on everything\" (2021)"
+	case strings.Contains(p, "Judge the responses based on the criteria"):
+		// ScholarEval's report (the one with a soundness review) has the
+		// evidence; actionability ties; depth is "B (marginally)", which
+		// the strict parse leaves unread and the authors' code reads as A.
+		evidence := "B"
+		if a, _, _ := strings.Cut(p, "Report B:"); strings.Contains(a, "# Soundness review") {
+			evidence = "A"
+		}
+		return "```json\n" + fmt.Sprintf(`{"Evidence-based-rationale": "cites papers", "Evidence-based-winner": %q, "Actionability-rationale": "both suggest", "Actionability-winner": "Tie", "Depth-rationale": "close", "Depth-winner": "B (marginally)"}`, evidence) + "\n```"
 	case strings.Contains(p, "###Task Description"):
-		m := rubricHead.FindStringSubmatch(p)
+		l := rubricOf(p)
 		score := 1
 		if strings.Contains(p, "# Soundness review") {
 			switch {
-			case m[1] == "strength":
+			case l.Type == "strength":
 				score = 5
-			case m[3] == "major":
+			case l.Severity == "major":
 				score = 3
 			default:
 				score = 2
 			}
-		} else if m[1] == "strength" {
+		} else if l.Type == "strength" {
 			score = 2
 		}
-		return fmt.Sprintf("Feedback: scripted.\n[RESULT] %d", score)
+		return fmt.Sprintf("The review is scripted.\n[RESULT] %d", score)
 	}
 	return "unscripted prompt"
 }
@@ -320,25 +373,29 @@ func TestPipelineOnTheFakeServer(t *testing.T) {
 	// searches and 6 syntheses; evidence, relevance and comparisons as
 	// counted at wantEvidence.
 	want := map[string]int{
-		"stage.soundness_methods.se":        3,
-		"stage.literature_search.snippets":  6,
-		"stage.soundness_evidence.se":       wantEvidence,
-		"stage.soundness_synthesis.se":      6,
-		"stage.soundness_review.se":         3,
-		"stage.contribution_dimensions.se":  3,
-		"stage.literature_search.papers":    9, // 3 queries per idea
-		"stage.contribution_relevance.se":   wantRelevance,
-		"stage.contribution_compare.se":     wantCompare,
-		"stage.contribution_review.se":      3,
-		"stage.llm_review.baseline":         3,
-		"stage.resolve_references.baseline": 6, // 2 references per review
-		"stage.reference_validity.baseline": 1,
-		"stage.citation_check.scholareval":  1,
-		"stage.citation_check.baseline":     1,
-		"stage.coverage.scholareval":        10, // the sample's rubric lines
-		"stage.coverage.baseline":           10,
-		"stage.coverage_score.scholareval":  9, // overall, 2 domains, 2 axes, 2 types, 2 severities
-		"stage.coverage_score.baseline":     9,
+		"stage.soundness_methods.se":             3,
+		"stage.literature_search.snippets":       6,
+		"stage.soundness_evidence.se":            wantEvidence,
+		"stage.soundness_synthesis.se":           6,
+		"stage.soundness_review.se":              3,
+		"stage.contribution_dimensions.se":       3,
+		"stage.literature_search.papers":         9, // 3 queries per idea
+		"stage.contribution_relevance.se":        wantRelevance,
+		"stage.contribution_compare.se":          wantCompare,
+		"stage.contribution_review.se":           3,
+		"stage.llm_review.baseline":              3,
+		"stage.resolve_references.baseline":      6, // 2 references per review
+		"stage.reference_validity.baseline":      1,
+		"stage.citation_check.scholareval":       1,
+		"stage.citation_check.baseline":          1,
+		"stage.coverage.scholareval":             10, // the sample's rubric lines
+		"stage.coverage.baseline":                10,
+		"stage.coverage_score.scholareval":       9, // overall, 2 domains, 2 axes, 2 types, 2 severities
+		"stage.coverage_score.baseline":          9,
+		"stage.reference_invalidity.scholareval": 1,
+		"stage.reference_invalidity.baseline":    1,
+		"stage.pairwise_preference.pairs":        3,
+		"stage.preference_score.pairs":           9, // 3 criteria x 3 outcomes
 	}
 	total := 0
 	for addr, n := range want {
@@ -436,6 +493,57 @@ func TestPipelineOnTheFakeServer(t *testing.T) {
 		}
 	}
 
+	// Reference invalidity: ScholarEval's cited ids are c01 c03 c05 (ai_1),
+	// c08 c07 (ai_2), c09 and the unretrieved zz99 (eco_1): 1 of 7, and
+	// (0 + 0 + 50) / 3 per review; the baseline's titles as above, 3 of 6.
+	inv := scoreOf(t, p.outputs(t, g, "stage.reference_invalidity.scholareval")[0])
+	if inv.Value != 100.0/7 || inv.Count != 7 || inv.PerItem["eco_1"] != 50 || inv.Extra["mean_per_review"] != 50.0/3 {
+		t.Errorf("ScholarEval's reference invalidity %+v", inv)
+	}
+	if inv := scoreOf(t, p.outputs(t, g, "stage.reference_invalidity.baseline")[0]); inv.Value != 50 || inv.Count != 6 {
+		t.Errorf("the baseline's reference invalidity %+v", inv)
+	}
+	// Pairwise preference: ScholarEval wins evidence wherever it was shown
+	// (the swap undone), actionability ties; depth's "B (marginally)" is
+	// unread by the strict parse, and the authors' code gives it to Report
+	// A, whichever system that was.
+	shownFirst := 0 // pairs with ScholarEval as Report A
+	for _, v := range p.outputs(t, g, "stage.pairwise_preference.pairs") {
+		pr := decode[scholareval.PreferenceOutput](t, v)
+		if !pr.Swapped {
+			shownFirst++
+		}
+		if pr.Winners["Evidence-based"] != "a" || pr.Winners["Actionability"] != "tie" || pr.Winners["Depth"] != "" ||
+			pr.AuthorsParse.Winners["Depth"] != map[bool]string{false: "a", true: "b"}[pr.Swapped] || pr.Rationales["Evidence-based"] != "cites papers" {
+			t.Errorf("%s: %+v", v.Item, pr)
+		}
+	}
+	for _, v := range p.outputs(t, g, "stage.preference_score.pairs") {
+		s := scoreOf(t, v)
+		want, authors, count := 0.0, 0.0, 3
+		switch v.Label {
+		case "evidence-based=a", "actionability=tie":
+			want, authors = 100, 100
+		case "depth=a", "depth=b", "depth=tie":
+			count = 0
+			authors = map[string]float64{"depth=a": 100 * float64(shownFirst) / 3, "depth=b": 100 * float64(3-shownFirst) / 3}[v.Label]
+		}
+		if s.Value != want || s.Count != count || s.Extra["authors"] != authors {
+			t.Errorf("preference %s: %+v; want %v over %d, authors %v", v.Label, s, want, count, authors)
+		}
+	}
+
+	// The scripted judge answers "[RESULT] N" last: the authors' parser
+	// reads the same score, and says whose parser it is.
+	for _, addr := range []string{"stage.coverage.scholareval", "stage.coverage.baseline"} {
+		for _, v := range p.outputs(t, g, addr) {
+			c := decode[scholareval.CoverageOutput](t, v)
+			if a := c.AuthorsParse; a == nil || a.Score == nil || *a.Score != c.Score || a.Parser != format.CompatPrometheusParser || a.Feedback != fmt.Sprintf("The review is scripted.\n[RESULT] %d", c.Score) {
+				t.Errorf("%s %s: authors_parse %+v beside score %d", addr, v.Label, a, c.Score)
+			}
+		}
+	}
+
 	// A re-run sends nothing.
 	calls := p.srv.Count()
 	_, sum = p.run(t)
@@ -477,9 +585,9 @@ func TestChangedExtractionRerunsOnlyThatIdea(t *testing.T) {
 		"stage.contribution_review.se":     1,
 		"stage.llm_review.baseline":        1,
 		"stage.coverage.scholareval":       3, // ai_2's rubric lines
-		// The scripted baseline review does not depend on the plan: its
-		// output is unchanged, so its judgments stay cached (early cutoff).
-		"stage.coverage.baseline": 0,
+		// The scripted baseline review does not depend on the plan, but
+		// the authors' judge prompt holds the plan: ai_2's lines again.
+		"stage.coverage.baseline": 3,
 	} {
 		if got := sum.Stages[addr].Ran; got != want {
 			t.Errorf("%s: %d ran, want %d", addr, got, want)

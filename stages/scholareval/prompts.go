@@ -140,27 +140,69 @@ Evaluate each proposed method with related work that supports or contradicts it,
 ## References
 Under References list every work you relied on, one title per line.`
 
-// DefaultCoveragePrompt: data .Review .Statement .Type .Axis .Severity.
-// Prometheus' absolute-grading format: feedback, then "[RESULT] N".
+// DefaultCoveragePrompt: data .Plan .Review .Statement .Type .Axis .Severity.
+//
+// The request ScholarEval's evaluation/coverage.py makes (skai-research/
+// ScholarEval@b8391a0), character for character: prometheus-eval's
+// ABSOLUTE_PROMPT (prometheus_eval/prompts.py at prometheus-eval/
+// prometheus-eval@1a88c06; the variant with a reference answer) filled with
+// coverage.py's instruction (the research plan, under a line indented by
+// four spaces, as its triple-quoted string has it), the review as the
+// response, the rubric statement as the reference answer "that gets a score
+// of 5", and coverage.py's rubric through SCORE_RUBRIC_TEMPLATE. Its typos
+// are theirs ("paraphrased of articulated", "a evaluation criteria"), and
+// so is the space after "###Feedback:".
 const DefaultCoveragePrompt = `###Task Description:
-A review of a research idea, a reference statement from an expert review, and a score rubric are given.
-1. Write a detailed feedback that assesses how well the review expresses the reference statement, strictly based on the score rubric.
-2. Then write a score that is an integer between 1 and 5, referring to the score rubric.
-3. The output format should look as follows: "Feedback: (feedback) [RESULT] (an integer number between 1 and 5)"
-4. Do not generate any other opening, closing, or explanations. A paraphrase that keeps the statement's meaning counts as expressing it.
+An instruction (might include an Input inside it), a response to evaluate, a reference answer that gets a score of 5, and a score rubric representing a evaluation criteria are given.
+1. Write a detailed feedback that assess the quality of the response strictly based on the given score rubric, not evaluating in general.
+2. After writing a feedback, write a score that is an integer between 1 and 5. You should refer to the score rubric.
+3. The output format should look as follows: "(write a feedback for criteria) [RESULT] (an integer number between 1 and 5)"
+4. Please do not generate any other opening, closing, and explanations.
 
-###Review to evaluate:
+###The instruction to evaluate:
+Given the following research plan detailing the problem, methodology, and planned experiments that a research team intends to implement, give an evaluation of the research plan based on its technical soundness and scientific novelty and contribution to the field.
+
+    Research plan: {{.Plan}}
+
+###Response to evaluate:
 {{.Review}}
 
-###Reference statement ({{.Type}}, {{.Axis}}, {{.Severity}}):
+###Reference Answer (Score 5):
 {{.Statement}}
 
-###Score Rubric:
-Does the review express the reference statement?
-Score 1: The review does not mention the point of the statement, or contradicts it.
-Score 2: The review touches the topic of the statement but not its point.
-Score 3: The review makes part of the statement's point, or makes it vaguely.
-Score 4: The review makes the statement's point with minor differences in scope or detail.
-Score 5: The review clearly expresses the statement's point.
+###Score Rubrics:
+[You are given a single essential statement from a research idea review targeting the technical soundness and scientific contribution of a research idea. This statement was extracted from actual human reviews about the research idea and will be used as your ground-truth reference. Additionally, you will be given a research idea review that aims to give a detailed evaluation of the same research idea. The review given to you will typically be long and composed of multiple sections and references to related papers. Your job is to verify that the given review has a mention of the reference statement in its content. These references can be paraphrased of articulated differently, but they should express the same meaning as the reference statement. Does the given review express the reference statement?]
+Score 1: The given review does not mention the reference statement at all
+Score 2: The given review mentions some related concepts but does not express the core meaning of the reference statement
+Score 3: The given review partially expresses the reference statement but misses key aspects or nuances
+Score 4: The given review expresses most aspects of the reference statement with minor omissions or slight differences in emphasis
+Score 5: The given review clearly expresses the reference statement, capturing its core meaning and implications
 
-###Feedback:`
+###Feedback: `
+
+// DefaultCoverageSystem is prometheus-eval's ABS_SYSTEM_PROMPT, the system
+// message PrometheusEval.absolute_grade sends before every prompt.
+const DefaultCoverageSystem = "You are a fair judge assistant tasked with providing clear, objective feedback based on specific criteria, ensuring each assessment reflects the absolute standards set for performance."
+
+// Prometheus-eval's sampling defaults (batch_completions_with_retries,
+// prometheus_eval/utils.py), which coverage.py leaves in place: its
+// LiteLLM wrapper sends max_tokens, temperature and top_p, and drops
+// repetition_penalty (1.03) and best_of (1), which LiteLLM refuses.
+const (
+	PrometheusTemperature = 1.0
+	PrometheusTopP        = 0.9
+	PrometheusMaxTokens   = 1024
+)
+
+// DefaultPreferenceSystem is the system message of ScholarEval's pairwise
+// judge (evaluation/llm_metrics.py judge_reports at
+// skai-research/ScholarEval@b8391a0), character for character: its
+// sentences run together where its string literals were concatenated, and
+// "nned" is its typo.
+const DefaultPreferenceSystem = "You are an expert scientific reviewer. You will be given two research evaluation reports (Report A and Report B) and you must answer which one is better based on the following criteria:Evidence-based: An evidence-based report is one that grounds its claims in the literature and backs them with relevant citations that improve traceability and its overall trustworthiness and reliability. Which report is more evidence-based?Actionability: Actionability is the extent to which the report offers varied, clear, and actionable suggestions that are likely to improve the research idea. Which report is more actionable?Depth: Depth is measured by the degree of engagement with the point being evaluated and the literature cited. A deep report discusses each point from multiple angles and references specific details about the literature it cites, rather than relying on generic statements followed by citations. Which response has greater depth?You must choose either A, B, or Tie (when both responses are equivalent). Read both responses thoroughly before judging, and give thorough rationales that show that you are a fair and unbiased judge. If you choose that one response is better, clearly rationalize why. If they are equivalent in quality based on any of these criteria then you nned to choose Tie."
+
+// DefaultPreferencePrompt: data .ReportA .ReportB. judge_reports' user
+// message, character for character: its format example sits right after
+// "below." and, written outside the f-strings, keeps its doubled braces,
+// which the template writes as {{"{{"}} and {{"}}"}}.
+const DefaultPreferencePrompt = "Report A:\n{{.ReportA}}\n\nReport B:\n{{.ReportB}}\n\nJudge the responses based on the criteria, while respecting the output format below.```json\n{{\"{{\"}}\n  \"Evidence-based-rationale\": ...   \"Evidence-based-winner\": <A, B, or Tie>   \"Actionability-rationale\": ...   \"Actionability-winner\": <A, B, or Tie>   \"Depth-rationale\": ...   \"Depth-winner\": <A, B, or Tie> {{\"}}\"}}\n```"

@@ -132,17 +132,48 @@ func TestSemanticScholarBaselineAndSearch(t *testing.T) {
 }
 
 // Paper augmentation through the semantic_scholar kind on the fake API.
-// Every sample idea's queries find one paper, "Curriculum learning": the
-// seed. Recommendations from it (the fake's library order, positives
-// excluded) are rec-a, rec-b, then ref-x; two are kept. Its references are
-// ref-x (700 citations) and ref-y (2,000); most cited first, two kept. So
-// the augmented relevance scores 1 + 2 + 2 papers per idea, its ablation 1.
-const augmentHCL = `
+// Every sample idea's queries find one paper, "Curriculum learning" (the
+// scripted relevance rates it 4): the seed either way. Recommendations
+// from it (the fake's library order, positives excluded) are rec-a, rec-b,
+// then ref-x. Its references, as listed, are ref-x (700 citations) and
+// ref-y (2,000).
+//
+// The authors' code (seed_from = "relevance", the default): the seed's 2
+// recommendations (rec-a, rec-b) and its first 2 references as listed
+// (ref-x, ref-y), the second relevance pass scoring those 4 alone.
+// ideaflow's earlier choice (seed_from = "search", reference_order =
+// "most_cited"): the first 3 search results seed one recommendation, 2
+// kept; their references, most cited first (ref-y, ref-x), 2 kept; one
+// relevance pass scores the seed and those 4.
+const augmentRelevanceHCL = `
+stage "contribution_relevance" "search" {
+  dimensions = stage.contribution_dimensions.se
+  search     = stage.literature_search.papers
+  model      = model.reviewer
+}
+stage "paper_augment" "se" {
+  queries         = stage.contribution_dimensions.se
+  relevance       = stage.contribution_relevance.search
+  literature      = model.literature
+  as_of           = "2026-12-01"
+  recommendations = 2
+  references      = 2
+}
+stage "contribution_relevance" "augmented" {
+  dimensions = stage.contribution_dimensions.se
+  augment    = stage.paper_augment.se
+  model      = model.reviewer
+}
+`
+
+const augmentSearchHCL = `
 stage "paper_augment" "se" {
   queries         = stage.contribution_dimensions.se
   search          = stage.literature_search.papers
   literature      = model.literature
   as_of           = "2026-12-01"
+  seed_from       = "search"
+  reference_order = "most_cited"
   seeds           = 3
   recommendations = 2
   references      = 2
@@ -161,6 +192,26 @@ stage "contribution_relevance" "seeds_only" {
 `
 
 func TestPaperAugmentOnTheFakeServer(t *testing.T) {
+	for _, tc := range []struct {
+		name, hcl               string
+		recommended, referenced string
+		relevance               map[string]int // nodes per relevance instance
+		recommendBody           string
+	}{
+		{"authors", augmentRelevanceHCL, "rec-a,rec-b", "ref-x,ref-y",
+			map[string]int{"stage.contribution_relevance.search": 3 * 1, "stage.contribution_relevance.augmented": 3 * 4},
+			`"positivePaperIds":["s2-curriculum"]`},
+		{"ideaflow", augmentSearchHCL, "rec-a,rec-b", "ref-y,ref-x",
+			map[string]int{"stage.contribution_relevance.augmented": 3 * 5, "stage.contribution_relevance.seeds_only": 3 * 1},
+			`"positivePaperIds":["s2-curriculum"]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			testPaperAugment(t, tc.hcl, tc.recommended, tc.referenced, tc.relevance, tc.recommendBody)
+		})
+	}
+}
+
+func testPaperAugment(t *testing.T, augmentHCL, recommended, referenced string, relevance map[string]int, recommendBody string) {
 	str := func(s string) *string { return &s }
 	num := func(n int) *int { return &n }
 	paper := func(id, title, abstract string, year, cites int) s2fake.Paper {
@@ -224,8 +275,9 @@ func TestPaperAugmentOnTheFakeServer(t *testing.T) {
 			}
 			return strings.Join(out, ",")
 		}
-		if strings.Join(a.Seeds, ",") != "s2-curriculum" || ids(a.Recommended) != "rec-a,rec-b" || ids(a.Referenced) != "ref-y,ref-x" {
-			t.Errorf("%s: seeds %v, recommended %s, referenced %s", v.Item, a.Seeds, ids(a.Recommended), ids(a.Referenced))
+		if strings.Join(a.Seeds, ",") != "s2-curriculum" || ids(a.Recommended) != recommended || ids(a.Referenced) != referenced ||
+			ids(a.Added) != recommended+","+referenced {
+			t.Errorf("%s: seeds %v, recommended %s, referenced %s, added %s", v.Item, a.Seeds, ids(a.Recommended), ids(a.Referenced), ids(a.Added))
 		}
 	}
 	if ideas != 3 {
@@ -235,8 +287,10 @@ func TestPaperAugmentOnTheFakeServer(t *testing.T) {
 	if st := sum.Stages["stage.paper_augment.se"]; st.Total != 3*3 || st.ServiceCalls != 3*2 {
 		t.Errorf("paper_augment: %+v", st)
 	}
-	if a, s := sum.Stages[`stage.contribution_relevance.augmented`].Total, sum.Stages[`stage.contribution_relevance.seeds_only`].Total; a != 3*5 || s != 3*1 {
-		t.Errorf("relevance nodes: %d augmented, %d seeds only; want 15 and 3", a, s)
+	for addr, want := range relevance {
+		if got := sum.Stages[addr].Total; got != want {
+			t.Errorf("%s: %d nodes, want %d", addr, got, want)
+		}
 	}
 	// What the API was asked: per idea one recommendation from the seed,
 	// and the seed's references.
@@ -245,7 +299,7 @@ func TestPaperAugmentOnTheFakeServer(t *testing.T) {
 		switch {
 		case r.Path == "/papers" && r.Method == "POST":
 			recs++
-			if !strings.Contains(string(r.Body), `"positivePaperIds":["s2-curriculum"]`) {
+			if !strings.Contains(string(r.Body), recommendBody) {
 				t.Errorf("recommendation body %s", r.Body)
 			}
 		case strings.HasSuffix(r.Path, "/references"):

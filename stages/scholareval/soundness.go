@@ -136,7 +136,7 @@ func (searchType) Params() []stages.Param {
 		{Name: "queries", Kind: stages.Input, Required: true, Accepts: []string{"soundness_methods", "contribution_dimensions"}, Doc: "the stage whose queries to search"},
 		{Name: "literature", Kind: stages.ModelRef, Required: true, Service: true, Doc: "the literature source: a model block whose provider has a literature kind (corpus, semantic_scholar, mock)"},
 		{Name: "op", Kind: stages.String, Required: true, Doc: `"snippets" (passages, as soundness reads them) or "search" (papers with abstracts, as contribution reads them)`},
-		{Name: "limit", Kind: stages.Int, Default: 20, Min: 1, Max: 1000, Doc: "snippets or papers per query (the paper: 20 either way)"},
+		{Name: "limit", Kind: stages.Int, Default: 20, Min: 1, Max: 1000, Doc: "snippets or papers per query (the paper: 20 either way; the authors' code at b8391a0: 8 snippets, 20 papers; 20 snippets when it was released)"},
 		asOfParam,
 		{Name: "use_cutoff", Kind: stages.Bool, Default: true, Doc: "exclude papers published after the idea's cutoff date (the dataset's cutoff)"},
 	}

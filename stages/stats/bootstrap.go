@@ -107,17 +107,23 @@ func (s sampler) draw(idx []int) {
 //
 // BCa: with θ̂ = stat(values), Φ the standard normal CDF and z_q = Φ⁻¹(q),
 //
-//	z0 = Φ⁻¹(#{θ*_b < θ̂} / B)                      (bias correction)
+//	z0 = Φ⁻¹((#{θ*_b < θ̂} + #{θ*_b ≤ θ̂}) / 2B)     (bias correction; ties count half)
 //	a  = Σ(θ̄ - θ_(i))³ / (6 (Σ(θ̄ - θ_(i))²)^(3/2))  (acceleration)
 //	α1 = Φ(z0 + (z0 + z_{α/2}) / (1 - a(z0 + z_{α/2})))
 //	α2 = Φ(z0 + (z0 + z_{1-α/2}) / (1 - a(z0 + z_{1-α/2})))
 //
 // where θ_(i) is stat on values without item i (jackknife) and θ̄ their
-// mean; the interval is [P(α1), P(α2)]. This is SciPy's
-// scipy.stats.bootstrap(method="BCa"). BCa corrects the percentile
-// interval's bias and skewness (second-order accurate against first);
-// it needs n > 2 and is undefined (ErrUndefined) when every θ* lies on
-// one side of θ̂, as happens for a percentile of heavily tied data.
+// mean; the interval is [P(α1), P(α2)]. This is SciPy's definition
+// (scipy.stats.bootstrap(method="BCa"), scipy/stats/_resampling.py:
+// _percentile_of_score takes the "mean" kind of percentileofscore since
+// scipy/scipy#15892, 2022; releases before counted θ*_b < θ̂ alone, which
+// biases z0 downwards on tied data, as a mean of binary scores has):
+// testdata/bca_ties.json holds its values on fixed draws. BCa corrects
+// the percentile interval's bias and skewness (second-order accurate
+// against first); it needs n > 2 and is undefined (ErrUndefined) where
+// SciPy returns NaN: when every θ* lies strictly on one side of θ̂ (z0
+// infinite), or when every jackknife statistic is the same (a is 0/0), as
+// for constant data.
 // For a percentile statistic (PercentileStat, e.g. flexibility's 30th)
 // prefer the percentile method: the jackknife that estimates a is not
 // consistent for quantiles, which are not smooth in the data (Efron &
@@ -219,16 +225,21 @@ func bcaLevels(values []float64, stat func([]float64) float64, est float64, boot
 	if n < 3 {
 		return 0, 0, fmt.Errorf("%w: BCa needs at least 3 items, have %d", ErrUndefined, n)
 	}
-	below := 0
+	// SciPy's percentile of θ̂ among the θ*: ties count half.
+	below, tied := 0, 0
 	for _, v := range boot {
-		if v < est {
+		switch {
+		case v < est:
 			below++
+		case v == est:
+			tied++
 		}
 	}
-	if below == 0 || below == len(boot) {
-		return 0, 0, fmt.Errorf("%w: BCa: %d of %d resampled statistics below the estimate", ErrUndefined, below, len(boot))
+	p := float64(2*below+tied) / float64(2*len(boot))
+	if p == 0 || p == 1 {
+		return 0, 0, fmt.Errorf("%w: BCa: %d of %d resampled statistics below the estimate and %d equal to it: the bias correction is infinite", ErrUndefined, below, len(boot), tied)
 	}
-	z0 := normQuantile(float64(below) / float64(len(boot)))
+	z0 := normQuantile(p)
 
 	jack := make([]float64, n)
 	buf := make([]float64, 0, n-1)
@@ -239,7 +250,10 @@ func bcaLevels(values []float64, stat func([]float64) float64, est float64, boot
 			return 0, 0, fmt.Errorf("%w: jackknife statistic without item %d is NaN", ErrNaN, i)
 		}
 	}
-	a := acceleration(jack)
+	a, ok := acceleration(jack)
+	if !ok {
+		return 0, 0, fmt.Errorf("%w: BCa: the statistic is the same without any one item, so the acceleration is 0/0", ErrUndefined)
+	}
 
 	adjust := func(q float64) float64 {
 		z := z0 + normQuantile(q)
@@ -249,10 +263,10 @@ func bcaLevels(values []float64, stat func([]float64) float64, est float64, boot
 }
 
 // acceleration is BCa's a from the jackknife statistics θ_(i):
-// Σ(θ̄ - θ_(i))³ / (6 (Σ(θ̄ - θ_(i))²)^(3/2)), and 0 when they are all
-// equal. For the mean it reduces to the sample skewness Σd³/(6(Σd²)^1.5)
-// of the deviations d = x_i - x̄.
-func acceleration(jack []float64) float64 {
+// Σ(θ̄ - θ_(i))³ / (6 (Σ(θ̄ - θ_(i))²)^(3/2)); ok is false when they are
+// all equal (0/0, where SciPy's a is NaN). For the mean it reduces to the
+// sample skewness Σd³/(6(Σd²)^1.5) of the deviations d = x_i - x̄.
+func acceleration(jack []float64) (a float64, ok bool) {
 	var mean float64
 	for _, v := range jack {
 		mean += v
@@ -265,9 +279,9 @@ func acceleration(jack []float64) float64 {
 		s3 += d * d * d
 	}
 	if s2 == 0 {
-		return 0
+		return 0, false
 	}
-	return s3 / (6 * math.Pow(s2, 1.5))
+	return s3 / (6 * math.Pow(s2, 1.5)), true
 }
 
 // normCDF is Φ(x) = (1 + erf(x/√2)) / 2.

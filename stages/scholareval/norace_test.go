@@ -1,0 +1,5 @@
+//go:build !race
+
+package scholareval_test
+
+const raceEnabled = false
