@@ -19,7 +19,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode"
 )
 
 // IdeaBenchCommit is the commit of amir-hassan25/IdeaBench whose code the
@@ -35,16 +34,11 @@ const IdeaBenchRankingParser = "amir-hassan25/IdeaBench@" + IdeaBenchCommit +
 const IdeaBenchRatingParser = "amir-hassan25/IdeaBench@" + IdeaBenchCommit +
 	": src/evaluation/evaluate_hypotheses.py LLMEvaluator.evaluate, then src/evaluation/analyze_results.py extract_llm_rating"
 
-// pySpace is Python's \s (and str.isspace) as a character class: the ASCII
-// blanks, the separators \x1c-\x1f, NEL, and Unicode's space separators,
-// line and paragraph separators.
-const pySpace = `\t\n\v\f\r \x1c-\x1f\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}`
-
 var (
 	// parse_rankings: every "Hypothesis X:" in the answer, in order.
 	ibHypothesis = regexp.MustCompile(`Hypothesis ([A-Z]):`)
 	// update_ranking_list's fallback when that finds none: "1. **Hypothesis X**".
-	ibBoldHypothesis = regexp.MustCompile(`\p{Nd}+\.[` + pySpace + `]\*\*Hypothesis ([A-Z])\*\*`)
+	ibBoldHypothesis = regexp.MustCompile(`\p{Nd}+\.` + pySpace + `\*\*Hypothesis ([A-Z])\*\*`)
 	// extract_llm_rating: the first run of decimal digits.
 	ibNumber = regexp.MustCompile(`\p{Nd}+`)
 )
@@ -133,38 +127,4 @@ func firstNumber(s string) (int, bool) {
 	}
 	v, err := strconv.Atoi(ascii.String())
 	return v, err == nil
-}
-
-// digitValue is the value of a Unicode decimal digit. Every run of
-// category Nd is a sequence of whole blocks 0-9, so the value is the
-// offset from the run's first code point, modulo 10.
-func digitValue(r rune) int {
-	if r >= '0' && r <= '9' {
-		return int(r - '0')
-	}
-	for _, rg := range unicode.Nd.R16 {
-		if lo, hi := rune(rg.Lo), rune(rg.Hi); r >= lo && r <= hi {
-			return int(r-lo) % 10
-		}
-	}
-	for _, rg := range unicode.Nd.R32 {
-		if lo, hi := rune(rg.Lo), rune(rg.Hi); r >= lo && r <= hi {
-			return int(r-lo) % 10
-		}
-	}
-	return 0
-}
-
-// pyStrip is Python's str.strip() with no argument.
-func pyStrip(s string) string {
-	return strings.TrimFunc(s, pyIsSpace)
-}
-
-func pyIsSpace(r rune) bool {
-	switch {
-	case r >= '\t' && r <= '\r', r == ' ', r >= 0x1c && r <= 0x1f, r == 0x85, r == 0xa0, r == 0x1680,
-		r >= 0x2000 && r <= 0x200a, r == 0x2028, r == 0x2029, r == 0x202f, r == 0x205f, r == 0x3000:
-		return true
-	}
-	return false
 }

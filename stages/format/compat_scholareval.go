@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"unicode"
 )
 
 // Compatibility parses for ScholarEval (Moussa et al., 2025): what the
@@ -23,12 +22,6 @@ import (
 const CompatPrometheusParser = "prometheus-eval 0.1.20 prometheus_eval/parser.py _parse_output_absolute " +
 	"(prometheus-eval/prometheus-eval@1a88c06, unchanged at dcfb442), as evaluation/coverage.py calls it (skai-research/ScholarEval@b8391a0)"
 
-// Python's str whitespace (str.isspace, and \s in a str pattern): ASCII
-// \t-\r, the four separators \x1c-\x1f, and the Unicode spaces. Go's \s is
-// ASCII only and its unicode.IsSpace leaves out \x1c-\x1f, so both are
-// spelled out.
-const pySpace = `[\t-\r\x{1c}-\x{20}\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]`
-
 // prometheusAbsolute is _parse_output_absolute's pattern (re.IGNORECASE |
 // re.VERBOSE, searched once) with Python's \s and \d (Unicode decimal
 // digits) spelled out: a label ("[RESULT]", "[SCORE]", "Score", "Result",
@@ -40,11 +33,6 @@ var prometheusAbsolute = regexp.MustCompile(`(?i)(?:\[RESULT\]|\[SCORE\]|Score:?
 	pySpace + `*(?:\(|\[|` + pySpace + `)*(\p{Nd}+)` +
 	`(?:(?:\)|\]|` + pySpace + `|$)|(?:/` + pySpace + `*5|` + pySpace + `*out` + pySpace + `*of` + pySpace + `*5))?` +
 	`(?:` + pySpace + `*$)`)
-
-func isPySpace(r rune) bool {
-	return r >= '\t' && r <= '\r' || r >= 0x1c && r <= 0x20 || r == 0x85 || r == 0xa0 || r == 0x1680 ||
-		r >= 0x2000 && r <= 0x200a || r == 0x2028 || r == 0x2029 || r == 0x202f || r == 0x205f || r == 0x3000
-}
 
 // CompatPrometheusAbsolute reads an absolute-grading answer as
 // prometheus-eval's parser does (see CompatPrometheusParser), and returns
@@ -83,26 +71,6 @@ func CompatPrometheusAbsolute(answer string) (score int, feedback string, ok boo
 		return 0, "", false
 	}
 	return v, out, true
-}
-
-// digitValue is the value of a Unicode decimal digit (category Nd), which
-// Unicode assigns in contiguous runs of ten from zero: the offset within
-// its run of the range table.
-func digitValue(r rune) int {
-	if r >= '0' && r <= '9' {
-		return int(r - '0')
-	}
-	for _, rg := range unicode.Nd.R16 {
-		if lo, hi := rune(rg.Lo), rune(rg.Hi); r >= lo && r <= hi {
-			return int(r-lo) % 10
-		}
-	}
-	for _, rg := range unicode.Nd.R32 {
-		if lo, hi := rune(rg.Lo), rune(rg.Hi); r >= lo && r <= hi {
-			return int(r-lo) % 10
-		}
-	}
-	return 0
 }
 
 // CompatPreferenceParser names the code CompatScholarEvalPreference follows.
