@@ -32,6 +32,7 @@ func init() {
 		Chat:      true,
 		Ops:       []string{OpEmbeddings, OpTokenEmbeddings, OpTokenMatching},
 		Synthetic: true, DefaultConcurrency: MockConcurrency,
+		Identify: seededAnswerer(ClassMock, true),
 		Settings: []Setting{settingSeed, maxConcurrency(MockConcurrency), settingRepairs, settingNChoices},
 		open:     func(p Provider, _ options) (Client, error) { return newMock(p), nil },
 	})

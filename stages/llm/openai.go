@@ -23,7 +23,8 @@ func init() {
 		Chat: true, Ops: []string{OpEmbeddings}, DefaultConcurrency: DefaultMaxConcurrency,
 		Settings: withSettings(httpSettings(DefaultMaxConcurrency), requiredKey(), settingOrg, settingRepairs,
 			maxBatch(DefaultEmbeddingBatch, "embedding inputs per request"), settingNChoices),
-		open: newOpenAI,
+		Identify: func(p Provider) (Answerer, error) { return EndpointAnswerer(p, openai.DefaultConfig("").BaseURL) },
+		open:     newOpenAI,
 	})
 }
 
