@@ -279,7 +279,7 @@ func explain(old []cache.Part, parts, about []namedPart) string {
 	}
 	reasons := explainAbout(prevDigest, prevDisplay, about)
 	explained := len(reasons) > 0
-	answerer := false
+	answerer, sameAnswerers := false, false
 	for _, p := range parts {
 		o, ok := prev[p.name]
 		if !ok {
@@ -301,6 +301,10 @@ func explain(old []cache.Part, parts, about []namedPart) string {
 				answerer = true
 				reasons = append(reasons, "answerer changed ("+answererOfParts(old)+" -> "+answererOfNamed(parts)+")")
 			}
+		case p.name == partInputsProvenance && o.Display == p.display:
+			// The same answerers over other inputs: "upstream output
+			// changed" says it, unless nothing else does (below).
+			sameAnswerers = true
 		case p.name == partInputsProvenance:
 			reasons = append(reasons, "who answered its inputs changed ("+o.Display+" -> "+p.display+")")
 		case explained:
@@ -314,6 +318,9 @@ func explain(old []cache.Part, parts, about []namedPart) string {
 		default:
 			reasons = append(reasons, p.name+" changed")
 		}
+	}
+	if len(reasons) == 0 && sameAnswerers {
+		return "who answered its inputs changed"
 	}
 	if len(reasons) == 0 {
 		return "not in cache"

@@ -38,7 +38,8 @@ func init() {
 			{Name: "max_concurrency", Type: llm.TypeInt, Default: CorpusConcurrency,
 				Doc: "queries answered at once (0: the default)", Check: llm.AtLeast(0, fmt.Sprintf("0 (default %d)", CorpusConcurrency))},
 		},
-		Identify: corpusAnswerer,
+		Identify:    corpusAnswerer,
+		AnswererDoc: "the class corpus and the SHA-256 of the file's contents (not its path): an edited file answers afresh",
 		Open: func(p llm.Provider, o llm.Opener) (llm.Client, error) {
 			path, _ := p.Get("path")
 			c, err := LoadCorpus(path.(string))

@@ -77,6 +77,7 @@ func init() {
 		DefaultConcurrency: S2Concurrency,
 		Settings:           settings,
 		Identify:           s2Answerer,
+		AnswererDoc:        "the class endpoint and endpoint_identity, by default the normalised base_url (with recommendations_url when it is not the public one)",
 		Open:               openS2,
 	})
 }

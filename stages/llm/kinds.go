@@ -25,7 +25,9 @@ type KindInfo struct {
 	// identified by base_url when the kind has that setting, else the
 	// kind's name (Provider.Identify).
 	Identify func(p Provider) (Answerer, error)
-	Settings []Setting // in documentation order; "kind" itself is not listed
+	// AnswererDoc says, for the reference, what Identify keys answers on.
+	AnswererDoc string
+	Settings    []Setting // in documentation order; "kind" itself is not listed
 
 	// Open connects a provider block of a kind registered from outside this
 	// package (RegisterKind); o carries the options New was given (clock,

@@ -22,6 +22,7 @@ func init() {
 		Doc: "Hugging Face text-embeddings-inference: contextual token embeddings through POST {base_url}/tokenize " +
 			"and POST {base_url}/embed_all, special tokens dropped; token_matching reduces them to BERTScore's matching before caching.",
 		Ops:                []string{OpTokenEmbeddings, OpTokenMatching},
+		AnswererDoc:        "the class endpoint and endpoint_identity, by default the normalised base_url",
 		DefaultConcurrency: DefaultMaxConcurrency,
 		Settings: withSettings(httpSettings(DefaultMaxConcurrency), requiredBaseURL("http://localhost:8080"),
 			maxBatch(DefaultTEIBatch, "inputs per request; halved after a 413")),
