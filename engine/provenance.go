@@ -41,11 +41,12 @@ type provTable struct {
 	byEnc     map[string]*provenance
 	unions    map[[2]*provenance]*provenance
 	answerers map[llm.Answerer]*llm.Answerer
+	single    map[*llm.Answerer]*provenance // an interned answerer's own provenance
 }
 
 func newProvTable() *provTable {
 	return &provTable{byEnc: map[string]*provenance{}, unions: map[[2]*provenance]*provenance{},
-		answerers: map[llm.Answerer]*llm.Answerer{}}
+		answerers: map[llm.Answerer]*llm.Answerer{}, single: map[*llm.Answerer]*provenance{}}
 }
 
 // answerer interns a.
@@ -135,12 +136,22 @@ func (t *provTable) union(a, b *provenance) *provenance {
 	return u
 }
 
-// with is p and the answerer a.
+// with is p and the answerer a (interned by answerer: a warm walk asks
+// this once per call node, so it costs two map look-ups).
 func (t *provTable) with(p *provenance, a *llm.Answerer) *provenance {
 	if a == nil {
 		return p
 	}
-	return t.union(p, t.of([]llm.Answerer{*a}))
+	t.mu.Lock()
+	one, ok := t.single[a]
+	t.mu.Unlock()
+	if !ok {
+		one = t.of([]llm.Answerer{*a})
+		t.mu.Lock()
+		t.single[a] = one
+		t.mu.Unlock()
+	}
+	return t.union(p, one)
 }
 
 // unionAll is the provenance of every one of ps (typically a few distinct
