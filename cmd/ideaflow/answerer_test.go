@@ -333,3 +333,27 @@ func golden(t *testing.T, name, got string) {
 		t.Errorf("%s differs from its golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
 	}
 }
+
+// TestCacheAdoptCommand: the command's plumbing (the adoption itself is
+// engine.TestAdoptKeepsOnlyWhatItMay): a provider is required and must be
+// declared; on a cache of the current scheme there is nothing to adopt.
+func TestCacheAdoptCommand(t *testing.T) {
+	exp := copyQuickstart(t)
+	cacheDir := filepath.Join(t.TempDir(), "cache")
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := cli(t, "cache", "adopt", exp, "--cache-dir", cacheDir); code != exitBadInput || !strings.Contains(stderr, "--provider NAME") {
+		t.Errorf("no --provider: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := cli(t, "cache", "adopt", exp, "--provider", "gw", "--cache-dir", cacheDir); code != exitBadInput ||
+		!strings.Contains(stderr, `no such provider "gw" in quickstart; it declares mock`) {
+		t.Errorf("unknown provider: exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr := cli(t, "cache", "adopt", exp, "--provider", "provider.mock", "--dry-run", "--cache-dir", cacheDir)
+	want := "provider.mock (mock seed 7): would adopt 0 record(s) cached before answers were keyed by who gave them; they are marked adopted.\n" +
+		"32 node(s) were already cached under the new scheme.\n"
+	if code != 0 || stdout != want {
+		t.Errorf("adopt on a current cache: exit %d\n%s\nwant\n%s%s", code, stdout, want, stderr)
+	}
+}
