@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -209,5 +210,53 @@ func TestAdoptKeepsOnlyWhatItMay(t *testing.T) {
 	}
 	if _, err := e.Adopt(g, "nope", true); !errors.Is(err, ErrNoSuchProvider) {
 		t.Errorf("an unknown provider: %v", err)
+	}
+}
+
+// TestReportFollowsProvenance: an endpoint that answers exactly as the mock
+// did (the same bytes) is still another answerer: its nodes are asked, and
+// though every output downstream is unchanged, the deterministic nodes are
+// recomputed because who answered their inputs changed, and the report
+// loses its SYNTHETIC banner; back on the mock, the mock's records serve
+// again and the banner is back.
+func TestReportFollowsProvenance(t *testing.T) {
+	store := cache.NewMemory()
+	dir := t.TempDir()
+	mock := quickstart(t)
+	sum, err := (&Engine{Store: store, Exec: NewLocalExecutor(mock.Exp.LLMProviders(), zerolog.Nop())}).Run(context.Background(), mock, RunOptions{ReportDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := func() string { b, _ := os.ReadFile(filepath.Join(dir, "table1.md")); return string(b) }
+	if !sum.Synthetic || !strings.HasPrefix(md(), "SYNTHETIC RESULTS") {
+		t.Fatalf("mock: synthetic %v\n%s", sum.Synthetic, md())
+	}
+	before := md()
+	exec := newRealExec()
+	sum, err = (&Engine{Store: store, Exec: exec}).Run(context.Background(), gatewayQuickstart(t), RunOptions{ReportDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := func(addr string) StageSummary { return sum.Stages[addr] }
+	if exec.count() != 32 || sum.Synthetic || strings.HasPrefix(md(), "SYNTHETIC") {
+		t.Fatalf("gateway: %d calls, synthetic %v\n%s", exec.count(), sum.Synthetic, md())
+	}
+	// The same numbers, recomputed: insight scores and the report ran.
+	if c := st(`stage.insight_score.novelty["mock-generator-a"]`); c.Ran != 1 {
+		t.Errorf("insight score: %+v, want it recomputed", c.Counts)
+	}
+	if c := st("report.table1"); c.Ran != 1 {
+		t.Errorf("report: %+v, want it recomputed", c.Counts)
+	}
+	table := func(s string) string { _, t, _ := strings.Cut(s, "# "); t, _, _ = strings.Cut(t, "\n---\n"); return t }
+	if table(md()) != table(before) {
+		t.Errorf("the endpoint's answers were the mock's bytes, yet the table's numbers changed:\n%s\n%s", md(), before)
+	}
+	sum, err = (&Engine{Store: store, Exec: NewLocalExecutor(mock.Exp.LLMProviders(), zerolog.Nop())}).Run(context.Background(), quickstart(t), RunOptions{ReportDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.LLMCalls != 0 || !sum.Synthetic || md() != before {
+		t.Errorf("back on the mock: %d calls, synthetic %v, report as before: %v", sum.LLMCalls, sum.Synthetic, md() == before)
 	}
 }
