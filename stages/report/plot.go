@@ -42,7 +42,9 @@ var plotFormats = map[string]string{"svg": ".svg", "png": ".png"}
 type plotType struct{}
 
 func (plotType) Name() string    { return "plot" }
-func (plotType) Version() string { return "2" }
+// Version 3: points are marked synthetic one by one, from their inputs'
+// records, and the figure counts them.
+func (plotType) Version() string { return "3" }
 
 func (plotType) Params() []stages.Param {
 	return []stages.Param{
