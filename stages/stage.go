@@ -91,7 +91,7 @@ type Price struct {
 // Model is a decoded model block.
 type Model struct {
 	Address     string   `json:"-"` // "model.gpt4o"
-	Provider    string   `json:"-"` // provider block name (operational, never key material)
+	Provider    string   `json:"-"` // provider block name (never key material; who answers is: Answerer)
 	Name        string   `json:"name"`
 	Family      string   `json:"family,omitempty"`
 	Temperature *float64 `json:"temperature,omitempty"`
@@ -349,7 +349,8 @@ type Call struct {
 // Service is one non-chat request (embeddings, token embeddings, literature
 // search) to Model's provider, and how to turn the reply into the node
 // output. Model.Name is the service's model ("" when it has none); the
-// engine keys the node on Request, never on the provider.
+// engine keys the node on Request and on who answers (Model.Answerer), never
+// on the provider block's name.
 type Service struct {
 	Model   *Model
 	Request llm.ServiceRequest

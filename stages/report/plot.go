@@ -41,7 +41,8 @@ var plotFormats = map[string]string{"svg": ".svg", "png": ".png"}
 
 type plotType struct{}
 
-func (plotType) Name() string    { return "plot" }
+func (plotType) Name() string { return "plot" }
+
 // Version 3: points are marked synthetic one by one, from their inputs'
 // records, and the figure counts them.
 func (plotType) Version() string { return "3" }
