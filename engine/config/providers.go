@@ -129,15 +129,15 @@ func (l *loader) evalProvider(d *decl) {
 	}
 	who, err := p.Identify()
 	if err != nil {
-		rng := d.declRange
+		rng, fix := d.declRange, "the provider block"
 		for _, name := range []string{"endpoint_identity", "path", "base_url"} {
 			if r, ok := p.Ranges[name]; ok {
-				rng = r
+				rng, fix = r, name
 				break
 			}
 		}
 		l.errorf(&rng, "Cannot tell who answers provider."+d.name,
-			"%s. Every cached answer is keyed on who gave it; fix the setting so the provider can be identified.", err)
+			"%s. Answers are cached by who gives them (a corpus by its file's contents, an endpoint by its URL), so the provider must be identified before anything is planned: fix %s.", err, fix)
 		return
 	}
 	p.Answerer = who
