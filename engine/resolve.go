@@ -209,7 +209,7 @@ func (w *walker) lookup(i int32, work *stages.Work, key string, inKey [32]byte) 
 		st.answerer = w.provs.answerer(recordAnswerer(rec))
 		st.prov = w.provs.with(st.prov, st.answerer)
 	}
-	st.servedModel, st.fingerprint = rec.ServedModel, w.intern([]byte(rec.Fingerprint))
+	st.servedModel = rec.ServedModel
 	noteDrop(st, rec.Output)
 	if d, err := hex.DecodeString(rec.OutputDigest); err == nil && len(d) == 32 {
 		copy(st.digest[:], d)
@@ -353,7 +353,7 @@ func (w *walker) complete(i int32, inKey [32]byte, key string, parts []namedPart
 		st.prov = w.inputProv(i)
 		rec.Fed, rec.Synthetic = cacheAnswerers(st.prov.answerersOf()), st.prov.synthetic()
 	}
-	st.servedModel, st.fingerprint = rec.ServedModel, w.intern([]byte(rec.Fingerprint))
+	st.servedModel = rec.ServedModel
 	noteDrop(st, rec.Output)
 	// Marked before the record can be read: a node that finds it in the
 	// cache from now on counts as ran here (no call of its own), not cached.
@@ -401,7 +401,7 @@ func (w *walker) settle(i int32, rec *cache.Record) {
 		ws := &w.states[wt.idx]
 		ws.status, ws.known, ws.dedup = StatusRan, true, true
 		ws.key, ws.digest, ws.output = rec.Key, st.digest, out
-		ws.answerer, ws.servedModel, ws.fingerprint = st.answerer, rec.ServedModel, st.fingerprint
+		ws.answerer, ws.servedModel = st.answerer, rec.ServedModel
 		ws.prov = w.provs.with(w.inputProv(wt.idx), st.answerer)
 		ws.dropped, ws.dropWhy = st.dropped, st.dropWhy
 		w.setMemo(wt.inKey, ws)

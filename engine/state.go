@@ -52,7 +52,6 @@ type nodeState struct {
 	// transitively: its inputs' provenance and its own answerer
 	// (provenance.go). Read from records, never from the configuration.
 	prov        *provenance
-	fingerprint string // a call's system fingerprint, when the record was read
 	servedModel string
 	wantModel   string
 	// dropped marks an output that says its item was dropped ("dropped":
