@@ -36,6 +36,10 @@ func TestExportImportRoundTrip(t *testing.T) {
 	}
 	recs[3].Parts = nil
 	recs[4].Reasoning = "long chain of thought"
+	// Who answered travels with the record: a bundle's labels are its records'.
+	recs[1].Answerer, recs[1].Synthetic = &Answerer{Class: "mock", Identity: "seed 7", Synthetic: true}, true
+	recs[2].Answerer, recs[2].AdoptedFrom = &Answerer{Class: "endpoint", Identity: "https://api.openai.com/v1"}, "0ld"
+	recs[3].Fed, recs[3].Synthetic = []Answerer{{Class: "endpoint", Identity: "http://gw"}, {Class: "mock", Identity: "seed 7", Synthetic: true}}, true
 	stores := map[string]func(t *testing.T) Store{
 		"memory": func(*testing.T) Store { return NewMemory() },
 		"badger": func(t *testing.T) Store { return openTemp(t) },

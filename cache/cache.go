@@ -94,12 +94,47 @@ type Record struct {
 	Raw          string    `json:"raw,omitempty"`       // raw model text of the accepted answer
 	Reasoning    string    `json:"reasoning,omitempty"` // reasoning_content, kept out of the answer
 	Attempts     []Attempt `json:"attempts,omitempty"`
-	Synthetic    bool      `json:"synthetic,omitempty"` // produced by the mock provider
+	// Synthetic says the output is made up: a call the mock answered, or a
+	// compute output that rests on one (see Fed).
+	Synthetic bool `json:"synthetic,omitempty"`
 	// AnswerKey is set on a call node's record whose output was derived,
 	// with no call, from the parsed answer stored under that key (the same
 	// request, asked before under other output settings).
-	AnswerKey string    `json:"answer_key,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
+	AnswerKey string `json:"answer_key,omitempty"`
+	// Answerer is who answered a call or service record (and an answer
+	// record): its provider's class and identity, which are key material
+	// of the node. nil on compute records, and on records written before
+	// answers were keyed by who gave them.
+	Answerer *Answerer `json:"answerer,omitempty"`
+	// Fed lists, on a compute record, the distinct answerers of the calls
+	// its output rests on, directly or through its inputs, as their
+	// records said (sorted by class, then identity); Synthetic is set when
+	// one of them is. The node's key holds its inputs' provenance, so Fed
+	// is what the output was computed from.
+	Fed []Answerer `json:"fed,omitempty"`
+	// AdoptedFrom is set on a record `ideaflow cache adopt` stored: the key
+	// of the record it was copied from, written before answers were keyed by
+	// who gave them. Its Answerer is the one the user declared.
+	AdoptedFrom string    `json:"adopted_from,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// Answerer is who answered a call, as the record of the call says: the
+// class of answerer ("mock", "baseline", "corpus", "endpoint") and what
+// tells answerers of a class apart (an endpoint's normalised base URL or
+// declared identity, the mock's seed, a corpus file's digest).
+type Answerer struct {
+	Class     string `json:"class"`
+	Identity  string `json:"identity,omitempty"`
+	Synthetic bool   `json:"synthetic,omitempty"`
+}
+
+// String names an answerer: "mock seed 7", "endpoint https://api.openai.com/v1".
+func (a Answerer) String() string {
+	if a.Identity == "" {
+		return a.Class
+	}
+	return a.Class + " " + a.Identity
 }
 
 // Failure records a node that failed, so the run report can show it; a later run retries it.

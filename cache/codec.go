@@ -30,6 +30,12 @@ const (
 	// flagAnswerKey marks records with an AnswerKey, stored last (records
 	// written before it have none, and decode as before).
 	flagAnswerKey = 1 << 2
+	// flagAnswerer, flagFed and flagAdopted mark records with an Answerer,
+	// a Fed list and an AdoptedFrom key, stored in that order after the
+	// AnswerKey (records written before them have none).
+	flagAnswerer = 1 << 3
+	flagFed      = 1 << 4
+	flagAdopted  = 1 << 5
 	// maxRecordBody refuses to inflate a damaged length prefix into a huge allocation.
 	maxRecordBody = 1 << 30
 )
@@ -170,6 +176,15 @@ func encodeRecord(rec *Record) []byte {
 	if rec.AnswerKey != "" {
 		flags |= flagAnswerKey
 	}
+	if rec.Answerer != nil {
+		flags |= flagAnswerer
+	}
+	if len(rec.Fed) > 0 {
+		flags |= flagFed
+	}
+	if rec.AdoptedFrom != "" {
+		flags |= flagAdopted
+	}
 	e.byte(flags)
 	e.bytes(rec.Output)
 	// Summary fields next: Stats and List stop decoding after them.
@@ -191,6 +206,18 @@ func encodeRecord(rec *Record) []byte {
 	e.attempts(rec.Raw, rec.Attempts)
 	if rec.AnswerKey != "" {
 		e.str(rec.AnswerKey)
+	}
+	if rec.Answerer != nil {
+		e.answerer(*rec.Answerer)
+	}
+	if len(rec.Fed) > 0 {
+		e.uvarint(uint64(len(rec.Fed)))
+		for _, a := range rec.Fed {
+			e.answerer(a)
+		}
+	}
+	if rec.AdoptedFrom != "" {
+		e.str(rec.AdoptedFrom)
 	}
 	if body := e.buf[1:]; len(body) >= compressMin {
 		limit := s2.MaxEncodedLen(len(body))
@@ -278,6 +305,25 @@ func decodeRecord(v []byte) (*Record, error) {
 	if flags&flagAnswerKey != 0 {
 		rec.AnswerKey = d.str()
 	}
+	if flags&flagAnswerer != 0 {
+		a := d.answerer()
+		rec.Answerer = &a
+	}
+	if flags&flagFed != 0 {
+		n := d.uvarint()
+		// Each answerer takes at least 3 bytes, which bounds n before allocating.
+		if n == 0 || n > uint64(len(d.s))/3 {
+			d.fail(fmt.Errorf("fed count %d exceeds value size", n))
+		} else {
+			rec.Fed = make([]Answerer, n)
+			for i := range rec.Fed {
+				rec.Fed[i] = d.answerer()
+			}
+		}
+	}
+	if flags&flagAdopted != 0 {
+		rec.AdoptedFrom = d.str()
+	}
 	switch {
 	case len(output) == 0:
 	case owned:
@@ -294,6 +340,20 @@ func decodeRecord(v []byte) (*Record, error) {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, d.err)
 	}
 	return rec, nil
+}
+
+func (e *encoder) answerer(a Answerer) {
+	e.str(a.Class)
+	e.str(a.Identity)
+	if a.Synthetic {
+		e.byte(1)
+	} else {
+		e.byte(0)
+	}
+}
+
+func (d *decoder) answerer() Answerer {
+	return Answerer{Class: d.str(), Identity: d.str(), Synthetic: d.byte() == 1}
 }
 
 func encodeParts(parts []Part) []byte {

@@ -29,6 +29,10 @@ func TestRecordCodecRoundTrip(t *testing.T) {
 		{"zero", &Record{Key: "k"}, recordPlain},
 		{"synthetic flag only", &Record{Key: "k", Synthetic: true}, recordPlain},
 		{"answer key", &Record{Key: "k", AnswerKey: "a1b2", Raw: "the answer"}, recordPlain},
+		{"answerer", &Record{Key: "k", Answerer: &Answerer{Class: "endpoint", Identity: "https://api.openai.com/v1"}, ServedModel: "gpt-4o"}, recordPlain},
+		{"synthetic answerer", &Record{Key: "k", Synthetic: true, Answerer: &Answerer{Class: "mock", Identity: "seed 7", Synthetic: true}}, recordPlain},
+		{"fed", &Record{Key: "k", Synthetic: true, Fed: []Answerer{{Class: "endpoint", Identity: "http://a"}, {Class: "mock", Identity: "seed 0", Synthetic: true}}}, recordPlain},
+		{"adopted", &Record{Key: "k", AnswerKey: "a", Answerer: &Answerer{Class: "endpoint", Identity: "http://gw"}, AdoptedFrom: "0ld"}, recordPlain},
 		{"negative and huge numbers", &Record{
 			Key:   "k",
 			Usage: Usage{InputTokens: -1, OutputTokens: 1 << 62, CostUSD: -0.5, LatencyMS: -(1 << 40), Attempts: -3},

@@ -46,9 +46,11 @@ func (w *walker) putAnswer(t task, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("encode the answer of %s: %w", w.g.Nodes[t.idx].Address, err)
 	}
+	who := answeredBy(t.work, res)
 	rec := &cache.Record{Key: st.answerKey, Stage: w.g.Nodes[t.idx].Inst.Address, Address: w.g.Nodes[t.idx].Address + "#answer",
 		Output: out, Usage: res.Usage, ServedModel: res.ServedModel, Fingerprint: res.Fingerprint, Raw: res.Raw,
-		Reasoning: res.Reasoning, Attempts: res.Attempts, Synthetic: res.Synthetic, CreatedAt: time.Now().UTC()}
+		Reasoning: res.Reasoning, Attempts: res.Attempts, Synthetic: who.Synthetic, Answerer: who,
+		CreatedAt: time.Now().UTC()}
 	if tk := t.work.Call; tk != nil {
 		rec.Model = tk.Request.Model
 	}
@@ -165,6 +167,7 @@ func (w *walker) runReuse(i int32, work *stages.Work, key string, parts []namedP
 	}
 	st.reused = true
 	w.complete(i, inKey, key, parts, &cache.Record{Output: out, Model: ans.Model, ServedModel: ans.ServedModel,
-		Fingerprint: ans.Fingerprint, Raw: ans.Raw, Reasoning: ans.Reasoning, Synthetic: ans.Synthetic, AnswerKey: st.answerKey})
+		Fingerprint: ans.Fingerprint, Raw: ans.Raw, Reasoning: ans.Reasoning, Synthetic: ans.Synthetic, AnswerKey: st.answerKey,
+		Answerer: cacheAnswerer(recordAnswerer(ans)), AdoptedFrom: ans.AdoptedFrom})
 	return true
 }

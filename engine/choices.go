@@ -211,9 +211,11 @@ func (e *Engine) dispatchBatch(w *walker, t task) {
 			w.fail(m.idx, m.key, why(failCache, err.Error()), r.Raw, r.Attempts)
 			continue
 		}
+		a := answeredBy(m.work, r)
 		w.complete(m.idx, m.inKey, m.key, m.parts, &cache.Record{
 			Output: out, Usage: r.Usage, Model: tk.Chat.Model, ServedModel: r.ServedModel,
-			Fingerprint: r.Fingerprint, Raw: r.Raw, Reasoning: r.Reasoning, Attempts: r.Attempts, Synthetic: r.Synthetic,
+			Fingerprint: r.Fingerprint, Raw: r.Raw, Reasoning: r.Reasoning, Attempts: r.Attempts, Synthetic: a.Synthetic,
+			Answerer: a,
 		})
 	}
 	w.budget.settle(est, spent)

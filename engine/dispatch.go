@@ -189,8 +189,9 @@ func (e *Engine) dispatchOne(w *walker, t task) {
 	rec := &cache.Record{
 		Output: out, Usage: res.Usage, ServedModel: res.ServedModel,
 		Fingerprint: res.Fingerprint, Raw: res.Raw, Reasoning: res.Reasoning, Attempts: res.Attempts,
-		Synthetic: res.Synthetic,
+		Answerer: answeredBy(t.work, res),
 	}
+	rec.Synthetic = rec.Answerer.Synthetic
 	if tk.Chat != nil {
 		rec.Model = tk.Chat.Model
 	} else {
@@ -200,6 +201,15 @@ func (e *Engine) dispatchOne(w *walker, t task) {
 		}
 	}
 	w.complete(t.idx, t.inKey, t.key, t.parts, rec)
+}
+
+// answeredBy is who answered work's call, for its record: the answerer its
+// key names (its model's provider's). Its answer is made up when the
+// answerer's class makes answers up (the mock) or the client said so.
+func answeredBy(work *stages.Work, res *Result) *cache.Answerer {
+	a := cacheAnswerer(workModel(work).Answerer)
+	a.Synthetic = a.Synthetic || res.Synthetic
+	return a
 }
 
 // markUnavailable records that provider can serve no more calls this run.

@@ -28,21 +28,28 @@ type Provenance struct {
 	GitCommit        string            `json:"git_commit,omitempty"`
 	Variables        map[string]string `json:"variables,omitempty"`
 	// Models maps each requested model name to the names the endpoint said
-	// answered (with counts), cached and new answers alike.
-	Models   map[string]map[string]int `json:"models,omitempty"`
-	Datasets map[string]string         `json:"datasets,omitempty"` // name -> sha256 of its items
+	// answered (with counts), cached and new answers alike: of the calls
+	// the report rests on.
+	Models map[string]map[string]int `json:"models,omitempty"`
+	// Answered says who answered those calls (class, identity, and per
+	// answerer the models asked and the models that answered), as their
+	// records say.
+	Answered []AnsweredBy      `json:"answered,omitempty"`
+	Datasets map[string]string `json:"datasets,omitempty"` // name -> sha256 of its items
 	// Dropped counts, per stage that dropped items, the items it left out by
 	// reason (a target with too few references).
-	Dropped   map[string]map[string]int `json:"dropped,omitempty"`
-	Synthetic bool                      `json:"synthetic,omitempty"`
-	Partial   bool                      `json:"partial,omitempty"`
-	Written   time.Time                 `json:"written"`
+	Dropped map[string]map[string]int `json:"dropped,omitempty"`
+	// Synthetic says the report rests on an answer of the mock, as the
+	// records say (a partly synthetic table marks which cells).
+	Synthetic bool      `json:"synthetic,omitempty"`
+	Partial   bool      `json:"partial,omitempty"`
+	Written   time.Time `json:"written"`
 }
 
 func provenanceOf(g *Graph, sum *Summary, opts RunOptions) *Provenance {
 	p := &Provenance{
 		Ideaflow: opts.Version, Experiment: g.Exp.Name, ExperimentDigest: g.Exp.Source, GitCommit: opts.GitCommit,
-		Variables: opts.Variables, Models: sum.ServedModels, Datasets: map[string]string{}, Synthetic: sum.Synthetic,
+		Variables: opts.Variables, Models: sum.ServedModels, Answered: sum.Answered, Datasets: map[string]string{}, Synthetic: sum.Synthetic,
 		Written: time.Now().UTC(),
 	}
 	if p.Ideaflow == "" {
@@ -100,6 +107,17 @@ func (p *Provenance) footer(prefix string) string {
 			ms = append(ms, req+" (answered by "+strings.Join(slices.Sorted(maps.Keys(served)), ", ")+")")
 		}
 		line("Models: %s.", strings.Join(ms, "; "))
+	}
+	if len(p.Answered) > 0 {
+		var as []string
+		for _, a := range p.Answered {
+			who := fmt.Sprintf("%s (%d node(s))", a.Name(), a.Nodes)
+			if a.Synthetic {
+				who += ", SYNTHETIC"
+			}
+			as = append(as, who)
+		}
+		line("Answered by: %s.", strings.Join(as, "; "))
 	}
 	if len(p.Datasets) > 0 {
 		line("Datasets: %s.", joinSorted(p.Datasets, func(k, v string) string { return k + " sha256:" + prefix12(strings.TrimPrefix(v, "sha256:")) }))
@@ -177,6 +195,10 @@ func (w *walker) writeReports(dir string, prov *Provenance) ([]string, error) {
 		names := slices.Sorted(maps.Keys(out.Files))
 		p := *prov
 		p.Partial = partial
+		// What this report rests on, not the whole run: its own inputs'
+		// records, transitively.
+		p.Synthetic = states[i].prov.synthetic()
+		p.Answered, p.Models = w.answeredUpstream(int32(i))
 		stems := map[string]bool{}
 		for _, name := range names {
 			base := filepath.Base(name)
@@ -213,4 +235,38 @@ func (w *walker) writeReports(dir string, prov *Provenance) ([]string, error) {
 		}
 	}
 	return paths, nil
+}
+
+// answeredUpstream tallies who answered the model and service nodes node i
+// rests on, directly or not, and the models asked and served among them.
+func (w *walker) answeredUpstream(i int32) ([]AnsweredBy, map[string]map[string]int) {
+	tally := answeredTally{}
+	served := map[string]map[string]int{}
+	seen := map[int32]bool{i: true}
+	stack := []int32{i}
+	for len(stack) > 0 {
+		j := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, d := range w.g.Nodes[j].Deps {
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			st := &w.states[d]
+			tally.add(st)
+			if st.isCall && st.known && st.servedModel != "" {
+				m := served[st.wantModel]
+				if m == nil {
+					m = map[string]int{}
+					served[st.wantModel] = m
+				}
+				m[st.servedModel]++
+			}
+			stack = append(stack, d)
+		}
+	}
+	if len(served) == 0 {
+		served = nil
+	}
+	return tally.list(), served
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/ideaflow/ideaflow/engine/config"
 	"github.com/ideaflow/ideaflow/stages"
-	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
 // Graph is an experiment laid out as nodes. Nodes are stored in a topological
@@ -51,6 +50,9 @@ type Instance struct {
 	// key material) so a later plan can name what changed.
 	about    []namedPart
 	memoBase [32]byte
+	// answerers digests who answers each of the instance's model params
+	// (in param order), for its memo: see memoBase.
+	answerers [32]byte
 	// providers are the providers of every model this instance or anything upstream uses.
 	providers map[string]bool
 	source    bool // a dataset: its nodes are given, never run
@@ -229,9 +231,8 @@ func (g *Graph) declare(si *config.StageInstance) *Instance {
 			}
 		}
 	}
-	synthetic := g.usesMock(inst.providers)
 	inst.calls, inst.services = g.guessWork(inst)
-	inst.Up = &stages.Upstream{Address: inst.Address, Type: inst.Type, Key: inst.Key, Synthetic: synthetic}
+	inst.Up = &stages.Upstream{Address: inst.Address, Type: inst.Type, Key: inst.Key}
 	inherited := false
 	if firstInput != nil {
 		inst.Up.Source = firstInput.Up.Source
@@ -248,14 +249,37 @@ func (g *Graph) declare(si *config.StageInstance) *Instance {
 		// key it like one.
 		inst.paramParts = append(inst.paramParts, partOf("upstream.generator", mustJSON([2]string{generator.Name, generator.Family}), generator.Name))
 	}
-	if synthetic {
-		// Synthetic-ness is a property of the instance, not a param, yet a
-		// report labels its files with it: key it.
-		inst.paramParts = append(inst.paramParts, partOf("synthetic", []byte("true"), "true"))
-	}
+	// Whether an instance's outputs are synthetic is not known here: it is
+	// read from the records its nodes read (provenance.go), never guessed
+	// from the providers configured.
+	inst.answerers = modelAnswerers(si.Type, inst.Params)
 	inst.memoBase = memoBase(inst)
-	inst.stInst = &stages.Instance{Address: inst.Address, Key: inst.Key, Params: inst.Params, Synthetic: synthetic}
+	inst.stInst = &stages.Instance{Address: inst.Address, Key: inst.Key, Params: inst.Params}
 	return inst
+}
+
+// modelAnswerers digests who answers each model param of params, in the
+// type's param order.
+func modelAnswerers(t stages.Type, params stages.Params) [32]byte {
+	h := sha256.New()
+	write := func(m *stages.Model) {
+		h.Write([]byte(m.Answerer.Class + "\x00" + m.Answerer.Identity + "\x00"))
+	}
+	for _, p := range t.Params() {
+		switch m := params[p.Name].(type) {
+		case *stages.Model:
+			h.Write([]byte(p.Name + "\x00"))
+			write(m)
+		case []*stages.Model:
+			h.Write([]byte(p.Name + "\x00"))
+			for _, mm := range m {
+				write(mm)
+			}
+		}
+	}
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
 }
 
 // layoutReady reports whether inst can be laid out now: every input is
@@ -402,17 +426,6 @@ func resolveDep(inst *Instance, d stages.Dep, byAddr map[string]*Instance, base 
 		idx -= len(up.nodes)
 	}
 	return 0, false
-}
-
-func (g *Graph) usesMock(providers map[string]bool) bool {
-	for p := range providers {
-		if pr := g.Exp.Providers[p]; pr != nil {
-			if k, ok := llm.LookupKind(pr.Kind); ok && k.Synthetic {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func mergeSet(dst, src map[string]bool) {

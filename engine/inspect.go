@@ -50,6 +50,13 @@ type NodeView struct {
 	Generator *ModelName `json:"generator,omitempty"`
 	// Provider is the provider block a call or service request goes to.
 	Provider string `json:"provider,omitempty"`
+	// Answerer is who answered a call or service node, as its record says
+	// (Asks, for a node not in the cache: who will be asked).
+	Answerer *cache.Answerer `json:"answerer,omitempty"`
+	Asks     *cache.Answerer `json:"asks,omitempty"`
+	// Provenance is who answered the calls the node's output rests on,
+	// directly or through its inputs, as their records say.
+	Provenance *FedBy `json:"provenance,omitempty"`
 	// Request is a model node's request exactly as the stage renders it from
 	// the cached inputs: what is sent (repair re-asks add to it; see Attempts).
 	Request *llm.Request `json:"request,omitempty"`
@@ -66,6 +73,19 @@ type NodeView struct {
 	// Notes are what a reader should know besides, e.g. that the request
 	// re-rendered now has another key than the cached record's.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// FedBy is who answered the calls an output rests on, transitively.
+type FedBy struct {
+	Synthetic bool             `json:"synthetic,omitempty"`
+	Answerers []cache.Answerer `json:"answerers,omitempty"`
+}
+
+func provenanceView(p *provenance) *FedBy {
+	if p == nil {
+		return nil
+	}
+	return &FedBy{Synthetic: p.Synthetic, Answerers: cacheAnswerers(p.Answerers)}
 }
 
 // ModelName names a model and its family.
@@ -86,6 +106,12 @@ type NodeResult struct {
 	Usage        cache.Usage     `json:"usage"`
 	Attempts     []cache.Attempt `json:"attempts,omitempty"`
 	Synthetic    bool            `json:"synthetic,omitempty"`
+	// Answerer is who answered a call or service record; Fed who answered
+	// the calls a compute record's output rests on; AdoptedFrom the
+	// previous-scheme key an adopted record was copied from.
+	Answerer    *cache.Answerer  `json:"answerer,omitempty"`
+	Fed         []cache.Answerer `json:"fed,omitempty"`
+	AdoptedFrom string           `json:"adopted_from,omitempty"`
 	// AnswerKey names the stored answer the output was derived from with
 	// no call (only the stage's output settings had changed).
 	AnswerKey string    `json:"answer_key,omitempty"`
@@ -143,7 +169,7 @@ func (e *Engine) Inspect(p *Plan, address string, opts InspectOptions) ([]NodeVi
 	}
 	// A walker over the plan's states reads inputs the way the walk did:
 	// known outputs from memory, memo hits from the cache.
-	w := &walker{g: p.g, store: e.Store, plan: true, states: p.states, log: e.Log}
+	w := &walker{g: p.g, store: e.Store, plan: true, states: p.states, log: e.Log, provs: p.provs, interned: map[string]string{}}
 	out := make([]NodeView, 0, len(idx))
 	for _, i := range idx {
 		v, err := w.view(int32(i), opts)
@@ -281,6 +307,14 @@ func (w *walker) view(i int32, opts InspectOptions) (NodeView, error) {
 		v.Work = "compute"
 	}
 	v.Provider = st.provider
+	v.Provenance = provenanceView(st.prov)
+	if st.answerer != nil {
+		if st.status == StatusCached {
+			v.Answerer = cacheAnswerer(*st.answerer)
+		} else {
+			v.Asks = cacheAnswerer(*st.answerer)
+		}
+	}
 
 	if opts.Render {
 		w.render(n, st, &v)
@@ -316,16 +350,18 @@ func (w *walker) view(i int32, opts InspectOptions) (NodeView, error) {
 // then says so through its Reason.
 func (w *walker) render(n *Node, st *nodeState, v *NodeView) {
 	digests := make([][32]byte, len(n.Deps))
+	provs := make([]*provenance, len(n.Deps))
 	for k, d := range n.Deps {
 		switch ds := &w.states[d]; {
 		case ds.known:
-			digests[k] = ds.digest
+			digests[k], provs[k] = ds.digest, ds.prov
 		case n.Spec.AllowMissing:
 			digests[k] = missingDigest
 		default:
 			return
 		}
 	}
+	kin := keyInputs{digests: digests, provs: provs, union: w.provs.unionAll(provs)}
 	in, damaged, err := w.loadInputs(n)
 	if damaged {
 		v.PrepareError = "load inputs: an input's cache record is damaged; the next run recomputes it"
@@ -346,15 +382,21 @@ func (w *walker) render(n *Node, st *nodeState, v *NodeView) {
 		r := work.Call.Request
 		v.Request = &r
 		v.Provider = work.Call.Model.Provider
+		if v.Answerer == nil {
+			v.Asks = cacheAnswerer(work.Call.Model.Answerer)
+		}
 	case work.Service != nil:
 		v.Work = "service"
 		r := work.Service.Request
 		v.Service = &r
 		v.Provider = work.Service.Model.Provider
+		if v.Answerer == nil {
+			v.Asks = cacheAnswerer(work.Service.Model.Answerer)
+		}
 	case work.Compute != nil:
 		v.Work = "compute"
 	}
-	parts := keyParts(n, work, digests)
+	parts := keyParts(n, work, kin)
 	key := keyOf(parts)
 	v.Parts = cacheParts(parts)
 	switch {
@@ -373,6 +415,7 @@ func resultOf(rec *cache.Record) *NodeResult {
 		Output: json.RawMessage(rec.Output), OutputDigest: rec.OutputDigest, Model: rec.Model, ServedModel: rec.ServedModel,
 		Fingerprint: rec.Fingerprint, Raw: rec.Raw, Reasoning: rec.Reasoning, Usage: rec.Usage, Attempts: rec.Attempts,
 		Synthetic: rec.Synthetic, AnswerKey: rec.AnswerKey, CreatedAt: rec.CreatedAt,
+		Answerer: rec.Answerer, Fed: rec.Fed, AdoptedFrom: rec.AdoptedFrom,
 	}
 }
 

@@ -26,15 +26,15 @@ func TestCallKeyParams(t *testing.T) {
 		}
 		return strings.Join(s, ",")
 	}
-	if got := names(keyParts(n, call(), nil)); got != "" {
+	if got := names(keyParts(n, call(), keyInputs{})); got != "" {
 		t.Errorf("no KeyParams: params %q keyed", got)
 	}
-	if got := names(keyParts(n, call("max_words"), nil)); got != "param.max_words" {
+	if got := names(keyParts(n, call("max_words"), keyInputs{})); got != "param.max_words" {
 		t.Errorf("KeyParams [max_words]: params %q keyed", got)
 	}
 	other := *inst
 	other.paramParts = []namedPart{partOf("param.max_words", []byte("150"), "150"), inst.paramParts[1]}
-	if got := explain(cacheParts(keyParts(n, call("max_words"), nil)), keyParts(&Node{Inst: &other, Spec: n.Spec}, call("max_words"), nil), nil); got != "param.max_words changed (200 -> 150)" {
+	if got := explain(cacheParts(keyParts(n, call("max_words"), keyInputs{})), keyParts(&Node{Inst: &other, Spec: n.Spec}, call("max_words"), keyInputs{}), nil); got != "param.max_words changed (200 -> 150)" {
 		t.Errorf("explain = %q", got)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
 // The memo: a stage is pure given its params, its node identity and its
@@ -19,23 +21,34 @@ import (
 // warm re-run costs two index lookups per node. The memo is an index, not a
 // result: losing it costs a re-render.
 
+// memoFormat names the memo scheme; v2 came with key scheme v2 (who
+// answers is key material), so no memo of a v1 key is ever trusted.
+const memoFormat = "ideaflow-memo-v2"
+
 // memoBase digests what is common to every node of an instance: stage type,
-// implementation version and every param.
+// implementation version, every param, and who answers each of its model
+// params (the params' JSON leaves the provider out, and a provider pointed
+// elsewhere must not find the old key through the memo).
 func memoBase(inst *Instance) [32]byte {
 	h := sha256.New()
-	h.Write([]byte("ideaflow-memo-v1\x00" + inst.Type + "@" + inst.Version))
+	h.Write([]byte(memoFormat + "\x00" + inst.Type + "@" + inst.Version))
 	for _, p := range inst.paramParts {
 		h.Write([]byte{0})
 		h.Write([]byte(p.name))
 		h.Write(p.digest[:])
 	}
+	h.Write([]byte{1})
+	h.Write(inst.answerers[:])
 	var out [32]byte
 	h.Sum(out[:0])
 	return out
 }
 
-// inputKey digests a node's full input state.
-func inputKey(n *Node, digests [][32]byte) [32]byte {
+// inputKey digests a node's full input state: its instance's memo base,
+// its identity, and its inputs' output digests and provenance (a compute
+// node's key holds who answered its inputs).
+func inputKey(n *Node, in keyInputs) [32]byte {
+	digests := in.digests
 	h := sha256.New()
 	h.Write(n.Inst.memoBase[:])
 	var buf [8]byte
@@ -49,18 +62,25 @@ func inputKey(n *Node, digests [][32]byte) [32]byte {
 	for _, d := range digests {
 		h.Write(d[:])
 	}
+	h.Write([]byte{1})
+	for _, p := range in.provs {
+		d := p.digestOf()
+		h.Write(d[:])
+	}
 	var out [32]byte
 	h.Sum(out[:0])
 	return out
 }
 
 // Memo values: key hex, output digest hex, flags, requested model, served
-// model, build, drop reason, answer key.
+// model, build, drop reason, answer key, and who answered (a call or service
+// node's record's answerer: class, identity).
 const (
 	memoCall      = "c"
 	memoService   = "v"
-	memoSynthetic = "s"
+	memoSynthetic = "s" // the answerer is synthetic
 	memoDropped   = "d"
+	memoFields    = 9
 )
 
 func encodeMemo(st *nodeState) []byte {
@@ -71,13 +91,17 @@ func encodeMemo(st *nodeState) []byte {
 	if st.isService {
 		flags += memoService
 	}
-	if st.synthetic {
-		flags += memoSynthetic
+	answerer := ""
+	if a := st.answerer; a != nil {
+		if a.Synthetic {
+			flags += memoSynthetic
+		}
+		answerer = a.Class + "\x1f" + a.Identity
 	}
 	if st.dropped {
 		flags += memoDropped
 	}
-	return []byte(strings.Join([]string{st.key, hex.EncodeToString(st.digest[:]), flags, st.wantModel, st.servedModel, buildID(), st.dropWhy, st.answerKey}, "\x00"))
+	return []byte(strings.Join([]string{st.key, hex.EncodeToString(st.digest[:]), flags, st.wantModel, st.servedModel, buildID(), st.dropWhy, st.answerKey, answerer}, "\x00"))
 }
 
 var (
@@ -136,20 +160,25 @@ func (w *walker) memoHit(st *nodeState, inKey [32]byte) bool {
 	st.status, st.known, st.key, st.digest = StatusCached, true, key, d
 	st.isCall = bytes.Contains(f[2], []byte(memoCall))
 	st.isService = bytes.Contains(f[2], []byte(memoService))
-	st.synthetic = bytes.Contains(f[2], []byte(memoSynthetic))
 	st.dropped = bytes.Contains(f[2], []byte(memoDropped))
 	st.wantModel, st.servedModel = w.intern(f[3]), w.intern(f[4])
 	if st.dropped {
 		st.dropWhy = w.intern(f[6])
 	}
 	st.answerKey = string(f[7])
+	st.answerer = nil
+	if st.isCall || st.isService {
+		class, id, _ := bytes.Cut(f[8], []byte{0x1f})
+		st.answerer = w.provs.answerer(llm.Answerer{Class: string(class), Identity: string(id),
+			Synthetic: bytes.Contains(f[2], []byte(memoSynthetic))})
+	}
 	return true
 }
 
-// splitMemo splits a memo value into its eight fields, or returns nil.
+// splitMemo splits a memo value into its memoFields fields, or returns nil.
 func splitMemo(v []byte) [][]byte {
-	f := make([][]byte, 0, 8)
-	for len(f) < 7 {
+	f := make([][]byte, 0, memoFields)
+	for len(f) < memoFields-1 {
 		i := bytes.IndexByte(v, 0)
 		if i < 0 {
 			return nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
 func TestMemoTrustsOnlyThisBuild(t *testing.T) {
@@ -16,16 +17,18 @@ func TestMemoTrustsOnlyThisBuild(t *testing.T) {
 	if err := store.Put(rec); err != nil {
 		t.Fatal(err)
 	}
-	w := &walker{store: store, interned: map[string]string{}}
+	w := &walker{store: store, interned: map[string]string{}, provs: newProvTable()}
 	in := sha256.Sum256([]byte("input state"))
-	st := &nodeState{key: rec.Key, digest: sha256.Sum256(out), isCall: true, wantModel: "m", servedModel: "m-2024"}
+	who := &llm.Answerer{Class: llm.ClassMock, Identity: "seed 7", Synthetic: true}
+	st := &nodeState{key: rec.Key, digest: sha256.Sum256(out), isCall: true, wantModel: "m", servedModel: "m-2024", answerer: who}
 	w.setMemo(in, st)
 
 	var got nodeState
 	if !w.memoHit(&got, in) {
 		t.Fatal("a memo written by this build was not used")
 	}
-	if got.key != rec.Key || got.digest != st.digest || !got.isCall || got.wantModel != "m" || got.servedModel != "m-2024" || got.status != StatusCached {
+	if got.key != rec.Key || got.digest != st.digest || !got.isCall || got.wantModel != "m" || got.servedModel != "m-2024" || got.status != StatusCached ||
+		got.answerer == nil || *got.answerer != *who {
 		t.Fatalf("memo decoded as %+v", got)
 	}
 

@@ -13,6 +13,13 @@ const (
 	planEvicted      // the last key at this address is no longer in the cache
 	planFailedLast   // detail: last run's error; the node will be retried
 	planUpstreamRuns // an input must run first, so the key is not known yet
+	// planAnswerer: the key last computed at this address differs only in
+	// who answers (detail: the explanation; reason.from: the old answerer):
+	// the cached answer is another answerer's, and the new one is asked.
+	planAnswerer
+	// planOldScheme: the key last computed at this address was made by the
+	// key scheme before v2, which did not key answers by who gave them.
+	planOldScheme
 
 	// Run: why a node failed.
 	failInput   // detail: which input could not be read
@@ -34,6 +41,7 @@ const (
 type reason struct {
 	kind   reasonKind
 	detail string
+	from   string // planAnswerer: who answered the cached record
 }
 
 func why(k reasonKind, detail string) reason { return reason{kind: k, detail: detail} }
@@ -43,8 +51,10 @@ func (r reason) String() string {
 	switch r.kind {
 	case planNew:
 		return "new"
-	case planChanged:
+	case planChanged, planAnswerer:
 		return r.detail
+	case planOldScheme:
+		return oldSchemeReason
 	case planEvicted:
 		return "evicted from cache"
 	case planFailedLast:

@@ -98,11 +98,6 @@ func (e *Engine) RenderReports(g *Graph, opts RunOptions) (*Rendered, error) {
 	out.Missing = w.missingReports()
 
 	sum := w.summarize()
-	for _, inst := range g.Instances {
-		if g.usesMock(inst.providers) {
-			sum.Synthetic = true
-		}
-	}
 	paths, err := w.writeReports(opts.ReportDir, provenanceOf(g, sum, opts))
 	out.Reports = paths
 	sum.Reports = paths

@@ -29,12 +29,13 @@ func (w *walker) resolve(i int32) {
 	}
 	n := w.g.Nodes[i]
 	st := &w.states[i]
-	digests, ok := w.inputDigests(i)
+	in, ok := w.inputDigests(i)
 	if !ok {
 		return
 	}
-	inKey := inputKey(n, digests)
+	inKey := inputKey(n, in)
 	if !w.verify && w.memoHit(st, inKey) && w.readable(i) {
+		st.prov = w.provs.with(in.union, st.answerer)
 		if !w.plan {
 			w.markLatest(n, st.key)
 			if w.flights.ranHere(st.key) {
@@ -44,7 +45,7 @@ func (w *walker) resolve(i int32) {
 		w.finish(i)
 		return
 	}
-	in, damaged, err := w.loadInputs(n)
+	inputs, damaged, err := w.loadInputs(n)
 	if damaged {
 		// An input's record is damaged: it is recomputed in the next round,
 		// and this node with it.
@@ -56,17 +57,23 @@ func (w *walker) resolve(i int32) {
 		w.fail(i, "", why(failInput, err.Error()), "", nil)
 		return
 	}
-	work, err := n.Spec.Prepare(in)
+	work, err := n.Spec.Prepare(inputs)
 	if err != nil {
 		w.fail(i, "", why(failPrepare, err.Error()), "", nil)
 		return
 	}
 	describe(st, work)
-	parts := keyParts(n, work, digests)
+	// Until a record says who answered, the node rests on its inputs'
+	// answerers (a plan adds who will be asked: planMiss).
+	st.prov, st.answerer = in.union, nil
+	parts := keyParts(n, work, in)
 	key := keyOf(parts)
 	st.key = key
-	st.answerKey = answerKeyOf(n, work, digests)
+	st.answerKey = answerKeyOf(n, work, in)
 	if w.lookup(i, work, key, inKey) {
+		return
+	}
+	if w.adopt != nil && w.adoptLookup(i, work, key, parts, in) {
 		return
 	}
 	if w.plan {
@@ -76,34 +83,46 @@ func (w *walker) resolve(i int32) {
 	w.runMiss(i, work, key, parts, inKey)
 }
 
-// inputDigests gathers node i's input digests. When the node cannot be
-// prepared (an input failed, or a plan's input must run first) it settles
-// the node and returns false.
-func (w *walker) inputDigests(i int32) ([][32]byte, bool) {
+// inputDigests gathers node i's input digests and provenance. When the
+// node cannot be prepared (an input failed, or a plan's input must run
+// first) it settles the node and returns false.
+func (w *walker) inputDigests(i int32) (keyInputs, bool) {
 	n := w.g.Nodes[i]
 	st := &w.states[i]
 	digests := make([][32]byte, len(n.Deps))
+	provs := make([]*provenance, len(n.Deps))
 	for k, d := range n.Deps {
 		ds := &w.states[d]
 		switch {
 		case ds.known:
-			digests[k] = ds.digest
+			digests[k], provs[k] = ds.digest, ds.prov
 		case w.plan && ds.status == StatusToRun:
 			st.status, st.why = StatusToRun, why(planUpstreamRuns, "")
 			st.isCall, st.isService = n.Inst.calls, n.Inst.services
 			w.estimateUnprepared(n, st)
 			w.finish(i)
-			return nil, false
+			return keyInputs{}, false
 		case n.Spec.AllowMissing:
 			digests[k] = missingDigest
 		default:
 			st.status = StatusSkipped
 			st.why = why(skipInput, w.g.Nodes[d].Address)
 			w.finish(i)
-			return nil, false
+			return keyInputs{}, false
 		}
 	}
-	return digests, true
+	return keyInputs{digests: digests, provs: provs, union: w.provs.unionAll(provs)}, true
+}
+
+// inputProv is the provenance of node i's settled inputs.
+func (w *walker) inputProv(i int32) *provenance {
+	var out *provenance
+	for _, d := range w.g.Nodes[i].Deps {
+		if ds := &w.states[d]; ds.known && ds.prov != out {
+			out = w.provs.union(out, ds.prov)
+		}
+	}
+	return out
 }
 
 // loadInputs reads the outputs of node n's inputs, for Prepare. damaged
@@ -116,6 +135,7 @@ func (w *walker) loadInputs(n *Node) (in []stages.In, damaged bool, err error) {
 		if !w.states[d].known {
 			continue
 		}
+		in[k].Provenance = w.states[d].prov.view()
 		out, err := w.outputOf(d)
 		if err != nil {
 			if isDamaged(err) && !dn.Inst.source {
@@ -183,7 +203,12 @@ func (w *walker) lookup(i int32, work *stages.Work, key string, inKey [32]byte) 
 		return true
 	}
 	st.status, st.known, st.output = StatusCached, true, w.keepOutput(rec.Output, true)
-	st.synthetic = rec.Synthetic
+	if st.isCall || st.isService {
+		// Who answered, as the record says; the key names the same
+		// answerer, unless the record was put there by hand.
+		st.answerer = w.provs.answerer(recordAnswerer(rec))
+		st.prov = w.provs.with(st.prov, st.answerer)
+	}
 	st.servedModel = rec.ServedModel
 	noteDrop(st, rec.Output)
 	if d, err := hex.DecodeString(rec.OutputDigest); err == nil && len(d) == 32 {
@@ -213,6 +238,11 @@ func (w *walker) planMiss(i int32, work *stages.Work, key string, parts []namedP
 	st := &w.states[i]
 	st.status = StatusToRun
 	st.why = w.whyDirty(n, key, parts)
+	if m := workModel(work); m != nil {
+		// Who will be asked: the model's provider (a record will say).
+		st.answerer = w.provs.answerer(m.Answerer)
+		st.prov = w.provs.with(st.prov, st.answerer)
+	}
 	if w.reportOnly && work.Compute == nil && st.why.kind == planFailedLast {
 		st.status, st.why = StatusFailed, why(failCall, st.why.detail)
 		w.finish(i)
@@ -313,7 +343,16 @@ func (w *walker) complete(i int32, inKey [32]byte, key string, parts []namedPart
 		rec.CreatedAt = time.Now().UTC()
 	}
 	st.key, st.digest = key, digest
-	st.synthetic = rec.Synthetic
+	if rec.Answerer != nil {
+		// A call's record says who answered it; its node rests on that
+		// answerer and on what its inputs rest on.
+		st.answerer = w.provs.answerer(llmAnswerer(*rec.Answerer))
+		st.prov = w.provs.with(w.inputProv(i), st.answerer)
+	} else {
+		// A compute record says what fed it, as its inputs' records did.
+		st.prov = w.inputProv(i)
+		rec.Fed, rec.Synthetic = cacheAnswerers(st.prov.answerersOf()), st.prov.synthetic()
+	}
 	st.servedModel = rec.ServedModel
 	noteDrop(st, rec.Output)
 	// Marked before the record can be read: a node that finds it in the
@@ -362,7 +401,8 @@ func (w *walker) settle(i int32, rec *cache.Record) {
 		ws := &w.states[wt.idx]
 		ws.status, ws.known, ws.dedup = StatusRan, true, true
 		ws.key, ws.digest, ws.output = rec.Key, st.digest, out
-		ws.synthetic, ws.servedModel = rec.Synthetic, rec.ServedModel
+		ws.answerer, ws.servedModel = st.answerer, rec.ServedModel
+		ws.prov = w.provs.with(w.inputProv(wt.idx), st.answerer)
 		ws.dropped, ws.dropWhy = st.dropped, st.dropWhy
 		w.setMemo(wt.inKey, ws)
 		w.markLatest(w.g.Nodes[wt.idx], rec.Key)
@@ -447,6 +487,15 @@ func (w *walker) whyDirty(n *Node, key string, parts []namedPart) reason {
 	oldParts, err := w.store.Parts(old)
 	if err != nil {
 		return why(planChanged, "key changed")
+	}
+	switch {
+	case oldScheme(oldParts):
+		return why(planOldScheme, "")
+	case onlyAnswererDiffers(oldParts, parts):
+		// The cached answer would serve, were it the same answerer's.
+		r := why(planAnswerer, explain(oldParts, parts, n.Inst.about))
+		r.from = answererOfParts(oldParts)
+		return r
 	}
 	return why(planChanged, explain(oldParts, parts, n.Inst.about))
 }

@@ -37,6 +37,7 @@ type Plan struct {
 	Diags  hcl.Diagnostics
 	g      *Graph
 	states []nodeState
+	provs  *provTable // interns the states' provenance
 }
 
 // Plan works out, without any model call, which nodes are cached and which
@@ -51,7 +52,7 @@ func (e *Engine) Plan(g *Graph) *Plan {
 	w.log = e.Log
 	w.checkRecords = e.CheckRecords
 	w.walk(e.Resolvers)
-	return &Plan{Summary: w.planSummary(), g: g, states: w.states, Diags: w.growDiags}
+	return &Plan{Summary: w.planSummary(), g: g, states: w.states, provs: w.provs, Diags: w.growDiags}
 }
 
 // Verify recomputes every cached deterministic node of the graph and
@@ -205,7 +206,7 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	w.budget = &budget{max: opts.MaxCost}
 	// The run takes over the plan's states: cached nodes stay settled, the
 	// rest start afresh (a plan's in-memory results are not cache records).
-	w.states = plan.states
+	w.states, w.provs = plan.states, plan.provs
 	plan.states = nil
 	for i := range w.states {
 		if w.states[i].status != StatusCached {
@@ -241,11 +242,6 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	sum.Repaired = w.dmg.fixed
 	sum.Unavailable = w.down
 	sum.Interrupted = ctx.Err() != nil
-	for _, inst := range g.Instances {
-		if g.usesMock(inst.providers) {
-			sum.Synthetic = true
-		}
-	}
 	sum.BudgetExhausted = w.budget.exhausted
 	ran := time.Now()
 	if w.storeErr != nil {

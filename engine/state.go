@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
 // Status is what became of a node in a plan or a run.
@@ -43,9 +44,16 @@ type nodeState struct {
 	estCost       float64
 	estApprox     bool // the input estimate is not a tokenizer count
 	provider      string
-	synthetic     bool
-	servedModel   string
-	wantModel     string
+	// answerer is who answered a call or service node, as its record (or
+	// the memo written with it) says; in a plan, for a node to run, who
+	// will be asked. nil for compute nodes.
+	answerer *llm.Answerer
+	// prov is who answered the calls the node's output rests on,
+	// transitively: its inputs' provenance and its own answerer
+	// (provenance.go). Read from records, never from the configuration.
+	prov        *provenance
+	servedModel string
+	wantModel   string
 	// dropped marks an output that says its item was dropped ("dropped":
 	// true), with the reason in the words of the stage that dropped it,
 	// numbers generalised so reasons can be counted.

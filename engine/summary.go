@@ -7,6 +7,7 @@ import (
 
 	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
 // Counts are node counts of a run, overall or for one stage instance.
@@ -111,8 +112,14 @@ type Summary struct {
 	Skipped         map[string]int            `json:"skipped_reasons,omitempty"`
 	Interrupted     bool                      `json:"interrupted,omitempty"`
 	BudgetExhausted bool                      `json:"budget_exhausted,omitempty"`
-	Synthetic       bool                      `json:"synthetic,omitempty"`
-	Reports         []string                  `json:"reports,omitempty"`
+	// Synthetic says some result of the run rests on an answer of the
+	// mock, as the records read and written say (never what the providers
+	// configured suggest).
+	Synthetic bool `json:"synthetic,omitempty"`
+	// Answered lists who answered the model and service nodes the run
+	// holds answers for (cached and new alike), from their records.
+	Answered []AnsweredBy `json:"answered,omitempty"`
+	Reports  []string     `json:"reports,omitempty"`
 	// ResultsDigest digests every node's key and status in graph order: two
 	// runs with the same digest hold the same results (keys name outputs), so
 	// a page built from them need not be built again.
@@ -121,6 +128,69 @@ type Summary struct {
 	// caller gives it; Phases splits it.
 	WallSeconds float64 `json:"wall_seconds"`
 	Phases      Phases  `json:"phases"`
+}
+
+// AnsweredBy is one answerer and the model and service nodes it answered,
+// as their records say.
+type AnsweredBy struct {
+	Class     string `json:"class"`
+	Identity  string `json:"identity,omitempty"`
+	Synthetic bool   `json:"synthetic,omitempty"`
+	Nodes     int    `json:"nodes"`
+	// Models counts, per requested model name, the model names the
+	// answerer said answered.
+	Models map[string]map[string]int `json:"models,omitempty"`
+}
+
+// Name is the answerer as plans and pages name it: "mock seed 7".
+func (a AnsweredBy) Name() string {
+	return llm.Answerer{Class: a.Class, Identity: a.Identity}.String()
+}
+
+// answeredTally counts answered nodes per answerer.
+type answeredTally map[llm.Answerer]*AnsweredBy
+
+func (t answeredTally) add(st *nodeState) {
+	if st.answerer == nil || !st.known || !(st.isCall || st.isService) {
+		return
+	}
+	a := t[*st.answerer]
+	if a == nil {
+		a = &AnsweredBy{Class: st.answerer.Class, Identity: st.answerer.Identity, Synthetic: st.answerer.Synthetic}
+		t[*st.answerer] = a
+	}
+	a.Nodes++
+	if st.wantModel != "" {
+		if a.Models == nil {
+			a.Models = map[string]map[string]int{}
+		}
+		m := a.Models[st.wantModel]
+		if m == nil {
+			m = map[string]int{}
+			a.Models[st.wantModel] = m
+		}
+		served := st.servedModel
+		if served == "" {
+			served = st.wantModel
+		}
+		m[served]++
+	}
+}
+
+// list is the tally sorted by class, then identity.
+func (t answeredTally) list() []AnsweredBy {
+	if len(t) == 0 {
+		return nil
+	}
+	out := make([]AnsweredBy, 0, len(t))
+	for _, a := range t {
+		out = append(out, *a)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return answererLess(llm.Answerer{Class: out[i].Class, Identity: out[i].Identity, Synthetic: out[i].Synthetic},
+			llm.Answerer{Class: out[j].Class, Identity: out[j].Identity, Synthetic: out[j].Synthetic})
+	})
+	return out
 }
 
 // Phases are the seconds a run spent loading (the experiment, datasets and
@@ -178,6 +248,20 @@ type Estimate struct {
 	Choices int `json:"choices,omitempty"`
 }
 
+// AnswererChange is a group of nodes a plan will ask anew because their
+// cached answers are another answerer's.
+type AnswererChange struct {
+	// From is who gave the cached answers ("mock seed 7"); "" when they
+	// were stored under the previous key scheme (OldScheme), which did not
+	// record it.
+	From      string `json:"from,omitempty"`
+	OldScheme bool   `json:"old_scheme,omitempty"`
+	// Provider is the provider block that will be asked, To who it is.
+	Provider string `json:"provider"`
+	To       string `json:"to"`
+	Nodes    int    `json:"nodes"`
+}
+
 // PlanSummary is `plan --json`.
 type PlanSummary struct {
 	Nodes struct {
@@ -189,6 +273,12 @@ type PlanSummary struct {
 	// UpperBound adds, for pending expansions, calls at their stages' bounds.
 	UpperBound Estimate              `json:"upper_bound,omitempty"`
 	Stages     map[string]PlanCounts `json:"stages"`
+	// AnswererChanges says where answers will come from where that differs
+	// from the cache: model and service nodes whose cached answer would
+	// serve but for who gave it (or that were cached under the previous key
+	// scheme, which did not record it), grouped by old answerer and the
+	// provider that will be asked.
+	AnswererChanges []AnswererChange `json:"answerer_changes,omitempty"`
 	// Order lists stage addresses in DAG order, for printing.
 	Order []string `json:"-"`
 }
@@ -219,11 +309,16 @@ func (w *walker) summarize() *Summary {
 	s := &Summary{Stages: map[string]StageSummary{}, Models: map[string]ModelUsage{}, Skipped: map[string]int{},
 		ServedModels: map[string]map[string]int{}, Services: map[string]ServiceUsage{}}
 	results := sha256.New()
+	answered := answeredTally{}
 	for i, n := range w.g.Nodes {
 		if n.Inst.source {
 			continue
 		}
 		st := &w.states[i]
+		if st.known {
+			answered.add(st)
+			s.Synthetic = s.Synthetic || st.prov.synthetic()
+		}
 		// Cached and ran both mean "has this output": a warm re-run of a
 		// cold run holds the same results.
 		settled := st.status
@@ -311,6 +406,7 @@ func (w *walker) summarize() *Summary {
 	if len(s.Services) == 0 {
 		s.Services = nil
 	}
+	s.Answered = answered.list()
 	s.ResultsDigest = "sha256:" + hex.EncodeToString(results.Sum(nil))
 	return s
 }
@@ -403,6 +499,7 @@ func (w *walker) planSummary() *PlanSummary {
 		}
 		p.Stages[n.Inst.Address] = c
 	}
+	p.AnswererChanges = w.answererChanges()
 	for inst, pe := range w.g.pending() {
 		c := p.Stages[inst.Address]
 		c.Pending = &Pending{After: pe.after, Items: pe.items, MaxPerItem: pe.maxPerItem, LaidOut: pe.laidOut}
@@ -436,6 +533,61 @@ func (w *walker) planSummary() *PlanSummary {
 		p.Stages[inst.Address] = c
 	}
 	return p
+}
+
+// answererChanges groups the plan's model and service nodes to run whose
+// cached answers are another answerer's (reasons planAnswerer and
+// planOldScheme).
+func (w *walker) answererChanges() []AnswererChange {
+	type group struct {
+		from      string
+		oldScheme bool
+		provider  string
+	}
+	counts := map[group]*AnswererChange{}
+	for i := range w.g.Nodes {
+		st := &w.states[i]
+		if st.status != StatusToRun || !(st.isCall || st.isService) {
+			continue
+		}
+		k := group{provider: st.provider}
+		switch st.why.kind {
+		case planAnswerer:
+			k.from = st.why.from
+		case planOldScheme:
+			k.oldScheme = true
+		default:
+			continue
+		}
+		c := counts[k]
+		if c == nil {
+			to := ""
+			if st.answerer != nil {
+				to = st.answerer.String()
+			}
+			c = &AnswererChange{From: k.from, OldScheme: k.oldScheme, Provider: st.provider, To: to}
+			counts[k] = c
+		}
+		c.Nodes++
+	}
+	out := make([]AnswererChange, 0, len(counts))
+	for _, c := range counts {
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Provider != b.Provider {
+			return a.Provider < b.Provider
+		}
+		if a.OldScheme != b.OldScheme {
+			return a.OldScheme
+		}
+		return a.From < b.From
+	})
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // modelOfState is the model a planned call goes to: the prepared request's

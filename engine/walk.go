@@ -76,6 +76,10 @@ type walker struct {
 
 	internMu sync.Mutex
 	interned map[string]string
+	// provs interns the provenance of every node (provenance.go).
+	provs *provTable
+	// adopt is set on a plan walk that adopts previous-scheme records (adopt.go).
+	adopt *adoption
 }
 
 func newWalker(g *Graph, store cache.Store, plan bool) *walker {
@@ -86,6 +90,7 @@ func newWalker(g *Graph, store cache.Store, plan bool) *walker {
 		log:       zerolog.Nop(),
 		interned:  map[string]string{},
 		flights:   flights{m: map[string][]waiter{}, ran: map[string]bool{}},
+		provs:     newProvTable(),
 	}
 }
 

@@ -91,7 +91,7 @@ type Price struct {
 // Model is a decoded model block.
 type Model struct {
 	Address     string   `json:"-"` // "model.gpt4o"
-	Provider    string   `json:"-"` // provider block name (operational, never key material)
+	Provider    string   `json:"-"` // provider block name (never key material; who answers is: Answerer)
 	Name        string   `json:"name"`
 	Family      string   `json:"family,omitempty"`
 	Temperature *float64 `json:"temperature,omitempty"`
@@ -108,6 +108,13 @@ type Model struct {
 	// ("" unknown): plan warns about targets it may have read. Not key
 	// material: it changes no answer.
 	KnowledgeCutoff string `json:"-"`
+	// Answerer is who answers this model's calls: its provider's
+	// llm.Answerer (class and identity, never the provider's name). It is
+	// key material of every model and service node that calls the model,
+	// not of a compute node's params (json "-"): a compute output depends
+	// on who answered only through its inputs, whose provenance the engine
+	// keys it on (In.Provenance).
+	Answerer llm.Answerer `json:"-"`
 }
 
 // Request starts a request to this model with its sampling parameters.
@@ -159,8 +166,6 @@ type Upstream struct {
 	// dataset, or when nothing upstream generates). A judge stage reads it to
 	// keep judges independent of the generator and its family.
 	Generator *Model
-	// Synthetic reports that a mock provider fed this instance or anything upstream.
-	Synthetic bool
 
 	mu     sync.Mutex
 	byItem map[string][]int
@@ -244,14 +249,13 @@ func WithDefaults(t Type, p Params) Params {
 	return out
 }
 
-// Instance is one stage instance to lay out.
+// Instance is one stage instance to lay out. It says nothing of who will
+// answer its calls: that is known only from the records its nodes read
+// (In.Provenance), never from the configuration.
 type Instance struct {
 	Address string // `stage.rank_ideas.novelty["gpt4o"]`
 	Key     string // for_each / fan-out key, "" when single
 	Params  Params
-	// Synthetic reports that a mock provider feeds this instance (its own
-	// models or anything upstream); reports label their files with it.
-	Synthetic bool
 }
 
 // Dep points at one upstream node: Input is the parameter name, Index the node's
@@ -284,7 +288,28 @@ type In struct {
 	// reconstruct it from offsets.
 	From   *Upstream
 	Output []byte // the upstream node's canonical JSON output; nil if it failed (only for Node.AllowMissing)
+	// Provenance says who answered the calls Output rests on, transitively,
+	// as the cache records say (nil: none did, a dataset item; or Output
+	// is nil). A compute node is keyed on its inputs' provenance, so an
+	// output that labels what fed it (a report marking the cells that came
+	// from the mock) is recomputed when that changes; a call's request must
+	// not read it (a call is keyed on its request, not on it).
+	Provenance *Provenance
 }
+
+// Provenance is who answered the model and service calls an output rests
+// on, directly or through its inputs, read from the records of those calls.
+// Shared between nodes: read-only.
+type Provenance struct {
+	// Synthetic says some answer came from a synthetic answerer (the mock).
+	Synthetic bool
+	// Answerers are the distinct answerers, sorted by class, then identity.
+	Answerers []llm.Answerer
+}
+
+// IsSynthetic reports whether p says some answer was made up; a nil p did
+// not rest on any call.
+func (p *Provenance) IsSynthetic() bool { return p != nil && p.Synthetic }
 
 // Work is what a node does once its inputs are known. Exactly one of Call,
 // Service or Compute is set. The engine keys the node on the stage type and
@@ -324,7 +349,8 @@ type Call struct {
 // Service is one non-chat request (embeddings, token embeddings, literature
 // search) to Model's provider, and how to turn the reply into the node
 // output. Model.Name is the service's model ("" when it has none); the
-// engine keys the node on Request, never on the provider.
+// engine keys the node on Request and on who answers (Model.Answerer), never
+// on the provider block's name.
 type Service struct {
 	Model   *Model
 	Request llm.ServiceRequest

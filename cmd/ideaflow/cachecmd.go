@@ -23,7 +23,7 @@ func (a *app) cacheCmd() *cobra.Command {
 		Use:   "cache",
 		Short: "Inspect, share and clean the result cache",
 	}
-	cmd.AddCommand(a.cacheStatsCmd(), a.cacheLsCmd(), a.cacheGCCmd(), a.cacheExportCmd(), a.cacheImportCmd(), a.cacheVerifyCmd())
+	cmd.AddCommand(a.cacheStatsCmd(), a.cacheLsCmd(), a.cacheGCCmd(), a.cacheExportCmd(), a.cacheImportCmd(), a.cacheVerifyCmd(), a.cacheAdoptCmd())
 	return cmd
 }
 
@@ -234,6 +234,85 @@ func (a *app) cacheGCCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&yes, "yes", false, "delete without asking (for scripts)")
 	a.addVarFlags(cmd)
 	return cmd
+}
+
+func (a *app) cacheAdoptCmd() *cobra.Command {
+	var provider string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "adopt EXPERIMENT --provider NAME",
+		Short: "Keep answers cached before answers were keyed by who gave them, on your word that provider NAME gave them",
+		Long: `Answers cached by an ideaflow before key scheme v2 do not say who gave them,
+so after the upgrade every model and service node is asked again. If you know
+that provider NAME of EXPERIMENT gave them (the experiment only ever ran
+against that endpoint), adopt stores each such record under the new key of
+the provider's node, marked adopted and answered by NAME's answerer, so those
+nodes need no new call:
+
+  ideaflow cache adopt experiments/ib/main.hcl --provider gateway
+
+A record marked synthetic (the mock's) is never adopted for a provider whose
+answers are real, nor a real one for the mock. --dry-run says what it would
+adopt and writes nothing. Run it before ` + "`cache gc`" + `, which deletes records no
+experiment reaches.`,
+		Args: cobra.ExactArgs(1),
+		RunE: a.withCache(cacheExisting, func(store *cache.Badger, args []string) error {
+			if provider == "" {
+				return &exitError{exitBadInput, errors.New("name the provider whose answers these are: --provider NAME")}
+			}
+			g, err := a.load(args[0])
+			if err != nil {
+				return err
+			}
+			rep, err := (&engine.Engine{Store: store, Log: a.log}).Adopt(g, strings.TrimPrefix(provider, "provider."), dryRun)
+			switch {
+			case errors.Is(err, engine.ErrNoSuchProvider):
+				names := make([]string, 0, len(g.Exp.Providers))
+				for n := range g.Exp.Providers {
+					names = append(names, n)
+				}
+				sort.Strings(names)
+				return &exitError{exitBadInput, fmt.Errorf("%w; it declares %s", err, strings.Join(names, ", "))}
+			case err != nil:
+				return &exitError{exitFailedNodes, err}
+			}
+			printAdopt(a.stdout, rep)
+			return nil
+		}),
+	}
+	cmd.Flags().StringVar(&provider, "provider", "", "the provider block whose answers the old records are")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be adopted and write nothing")
+	a.addVarFlags(cmd)
+	return cmd
+}
+
+// printAdopt says what adopt did: what it adopted for whom, what it
+// refused and why, and what it found nothing for.
+func printAdopt(w io.Writer, r *engine.AdoptReport) {
+	verb := "adopted"
+	if r.DryRun {
+		verb = "would adopt"
+	}
+	fmt.Fprintf(w, "provider.%s (%s): %s %d record(s)", r.Provider, r.Answerer.String(), verb, r.Adopted)
+	if r.Answers > 0 {
+		fmt.Fprintf(w, " and %d stored answer(s)", r.Answers)
+	}
+	fmt.Fprintln(w, " cached before answers were keyed by who gave them; they are marked adopted.")
+	if r.RefusedSynthetic > 0 {
+		fmt.Fprintf(w, "refused %d record(s) marked SYNTHETIC: the mock's answers never serve provider.%s.\n", r.RefusedSynthetic, r.Provider)
+	}
+	if r.RefusedReal > 0 {
+		fmt.Fprintf(w, "refused %d record(s) not marked synthetic: a real answer is never labelled the mock's.\n", r.RefusedReal)
+	}
+	if r.Cached > 0 {
+		fmt.Fprintf(w, "%d node(s) were already cached under the new scheme.\n", r.Cached)
+	}
+	if r.Missing > 0 {
+		fmt.Fprintf(w, "%d node(s) have no record under either scheme: a run asks them.\n", r.Missing)
+	}
+	if r.Unreached > 0 {
+		fmt.Fprintf(w, "%d node(s) were not reached: their inputs are neither cached nor adopted.\n", r.Unreached)
+	}
 }
 
 // printGCPreview says what gc will delete, by the experiment that last

@@ -265,7 +265,7 @@ func (a *app) planCmd() *cobra.Command {
 				return enc.Encode(p.Summary)
 			}
 			fmt.Fprintf(a.stdout, "Plan for %s (cache: %s)\n\n", g.Exp.Name, dir)
-			printPlan(a.stdout, g, p.Summary)
+			printPlan(a.stdout, g, p.Summary, expArg(args))
 			return nil
 		},
 	}
@@ -274,7 +274,7 @@ func (a *app) planCmd() *cobra.Command {
 	return cmd
 }
 
-func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary) {
+func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary, exp string) {
 	for _, addr := range p.Order {
 		c := p.Stages[addr]
 		est := ""
@@ -325,6 +325,28 @@ func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary) {
 		fmt.Fprintf(w, "Not yet known: stages that expand after others run may add up to %d calls, %s (an upper bound, at each stage's limit per item).\n",
 			ub.LLMCalls+ub.ServiceCalls, costText(&ub))
 	}
+	for _, c := range p.AnswererChanges {
+		fmt.Fprintln(w, answererChangeText(exp, c))
+	}
+}
+
+// answererChangeText says where answers will come from when it differs
+// from the cache: "36 cached answers are the mock's (seed 7); provider.gw
+// will be asked (endpoint https://gw.example/v1)."
+func answererChangeText(exp string, c engine.AnswererChange) string {
+	answers, are := fmt.Sprintf("%d cached answers", c.Nodes), "are"
+	if c.Nodes == 1 {
+		answers, are = "1 cached answer", "is"
+	}
+	asked := fmt.Sprintf("provider.%s will be asked (%s)", c.Provider, c.To)
+	switch {
+	case c.OldScheme:
+		return fmt.Sprintf("%s %s from before answers were keyed by who gave them; %s. If you know they are provider.%s's, "+
+			"`ideaflow cache adopt %s --provider %s` keeps them.", answers, are, asked, c.Provider, exp, c.Provider)
+	case strings.HasPrefix(c.From, "mock"):
+		return fmt.Sprintf("%s %s the mock's (%s); %s.", answers, are, strings.TrimSpace(strings.TrimPrefix(c.From, "mock")), asked)
+	}
+	return fmt.Sprintf("%s came from %s; %s.", answers, c.From, asked)
 }
 
 // printDrops says, for the stage that dropped items, how many and why (the
@@ -541,8 +563,10 @@ func printSummary(w io.Writer, order []string, s *engine.Summary) {
 	if s.BudgetExhausted {
 		fmt.Fprintln(w, "Budget reached (--max-cost): remaining model nodes were not dispatched.")
 	}
-	if s.Synthetic {
+	if some, all, text := syntheticOf(s); all {
 		fmt.Fprintln(w, "SYNTHETIC: answers came from the mock provider; they are not real model output.")
+	} else if some {
+		fmt.Fprintf(w, "PARTLY SYNTHETIC: %s; the reports mark what rests on them.\n", text)
 	}
 	for _, r := range s.Reports {
 		fmt.Fprintf(w, "wrote %s\n", r)

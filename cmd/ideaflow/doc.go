@@ -214,6 +214,9 @@ func writeKind(w io.Writer, k llm.KindInfo) {
 	if k.Synthetic {
 		fmt.Fprint(w, " Synthetic: its answers are made up, and results built on them are labelled SYNTHETIC.")
 	}
+	if k.AnswererDoc != "" {
+		fmt.Fprintf(w, " Who answers, for the cache: %s.", k.AnswererDoc)
+	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| setting | type | required | default | description |")

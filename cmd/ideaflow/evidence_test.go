@@ -112,12 +112,20 @@ func TestEvidenceRecordsAndReplays(t *testing.T) {
 		t.Errorf("replay %+v (%d service, %d model calls); live %+v (%d, %d)", replaySum.Nodes, replaySum.ServiceCalls, replaySum.LLMCalls,
 			liveSum.Nodes, liveSum.ServiceCalls, liveSum.LLMCalls)
 	}
-	// The same outputs, stage by stage (the export's keys aside).
+	// The same outputs, stage by stage (the export's keys aside, and who
+	// answered: the recording, by its file's digest, where Semantic Scholar
+	// answered the live run).
 	for _, stage := range []string{"stage.literature_search.snippets", "stage.literature_search.papers", "stage.paper_augment.se",
 		"stage.soundness_review.se", "stage.contribution_review.se", "stage.llm_review.baseline",
 		"stage.coverage.review", "stage.coverage_score.review", "stage.preference_score.pairs"} {
-		a := exportRows(t, stage, exp, liveCache, live)
-		r := exportRows(t, stage, exp, replayCache, replay)
+		a, liveBy := exportJSONLRows(t, stage, exp, liveCache, live)
+		r, replayBy := exportJSONLRows(t, stage, exp, replayCache, replay)
+		for i := range liveBy {
+			if liveBy[i] == "endpoint" && (i >= len(replayBy) || replayBy[i] != "corpus") {
+				t.Errorf("%s row %d: answered by %q live, so by the recording (corpus) replayed; got %q", stage, i, liveBy[i], replayBy)
+				break
+			}
+		}
 		if len(a) == 0 || strings.Join(a, "\n") != strings.Join(r, "\n") {
 			t.Errorf("%s: %d rows live, %d replayed, or they differ:\n%s\n---\n%s", stage, len(a), len(r), strings.Join(a, "\n"), strings.Join(r, "\n"))
 		}
@@ -130,23 +138,26 @@ func TestEvidenceRecordsAndReplays(t *testing.T) {
 	}
 }
 
-// exportRows is a stage's JSONL export with the columns that name where a
-// result came from (key, model) dropped.
-func exportRows(t *testing.T, stage, exp, cacheDir string, vars []string) []string {
+// exportJSONLRows is a stage's JSONL export with the columns that name where a
+// result came from (key, answerer) dropped, and each row's answerer class.
+func exportJSONLRows(t *testing.T, stage, exp, cacheDir string, vars []string) (rows, answeredBy []string) {
 	t.Helper()
 	code, stdout, stderr := cli(t, append([]string{"export", stage, exp, "--cache-dir", cacheDir, "--format", "jsonl"}, vars...)...)
 	if code != 0 {
 		t.Fatalf("export %s: exit %d\n%s", stage, code, stderr)
 	}
-	var rows []string
 	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
 		var row map[string]any
 		if err := json.Unmarshal([]byte(line), &row); err != nil {
 			t.Fatalf("%s: %v", line, err)
 		}
+		class, _ := row["answerer_class"].(string)
+		answeredBy = append(answeredBy, class)
 		delete(row, "key")
+		delete(row, "answerer_class")
+		delete(row, "answerer_identity")
 		b, _ := json.Marshal(row)
 		rows = append(rows, string(b))
 	}
-	return rows
+	return rows, answeredBy
 }

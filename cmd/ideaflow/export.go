@@ -102,7 +102,13 @@ type table struct {
 // Columns every row starts and ends with, whatever the stage.
 var (
 	leadColumns = []string{"address", "instance", "instance_key", "item", "slot", "label"}
-	tailColumns = []string{"generator", "generator_family", "model", "served_model", "synthetic", "key"}
+	// answerer_class and answerer_identity name who answered a model or
+	// service node (its record's answerer); for a deterministic node, who
+	// answered the calls it rests on ("; " between several). synthetic says
+	// the row rests on an answer of the mock, directly or through its
+	// inputs, as the records say.
+	tailColumns = []string{"generator", "generator_family", "model", "served_model", "fingerprint",
+		"answerer_class", "answerer_identity", "synthetic", "key"}
 )
 
 // outputColumns are the columns of known stage types' outputs, in order;
@@ -155,6 +161,7 @@ func exportTable(views []engine.NodeView) (*table, error) {
 			ideasSoFar[v.Instance+"\x00"+v.Item] = -1
 			continue
 		}
+		v := &views[i]
 		row := func(fields map[string]any) {
 			vals := []any{v.Address, v.Instance, v.InstanceKey, v.Item, v.Slot, v.Label}
 			for _, c := range outCols {
@@ -165,7 +172,10 @@ func exportTable(views []engine.NodeView) (*table, error) {
 				gen, family = g.Name, nonEmpty(g.Family)
 			}
 			r := v.Result
-			vals = append(vals, gen, family, nonEmpty(r.Model), nonEmpty(r.ServedModel), r.Synthetic, v.Key)
+			class, identity := answererColumns(v)
+			synthetic := r.Synthetic || (v.Provenance != nil && v.Provenance.Synthetic)
+			vals = append(vals, gen, family, nonEmpty(r.Model), nonEmpty(r.ServedModel), nonEmpty(r.Fingerprint),
+				class, identity, synthetic, v.Key)
 			t.rows = append(t.rows, vals)
 		}
 		out := v.Result.Output
@@ -265,6 +275,22 @@ func exportTable(views []engine.NodeView) (*table, error) {
 		}
 	}
 	return t, nil
+}
+
+// answererColumns are a row's answerer_class and answerer_identity: a call
+// or service record's answerer, else who answered what the node rests on.
+func answererColumns(v *engine.NodeView) (class, identity any) {
+	if a := v.Result.Answerer; a != nil {
+		return a.Class, nonEmpty(a.Identity)
+	}
+	if v.Provenance == nil || len(v.Provenance.Answerers) == 0 {
+		return nil, nil
+	}
+	var cs, ids []string
+	for _, a := range v.Provenance.Answerers {
+		cs, ids = append(cs, a.Class), append(ids, a.Identity)
+	}
+	return strings.Join(cs, "; "), nonEmpty(strings.Join(ids, "; "))
 }
 
 // labelsText writes rank labels in letter order: "A=idea 1; B=target".

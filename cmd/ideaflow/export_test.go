@@ -17,7 +17,7 @@ import (
 )
 
 var ideaColumns = []string{"address", "instance", "instance_key", "item", "slot", "label", "idea_index", "item_idea_index", "idea",
-	"generator", "generator_family", "model", "served_model", "synthetic", "key"}
+	"generator", "generator_family", "model", "served_model", "fingerprint", "answerer_class", "answerer_identity", "synthetic", "key"}
 
 // cachedIdeas reads every generation record of instance from the cache:
 // address -> ideas, and address -> key.
@@ -53,7 +53,7 @@ func cachedIdeas(t *testing.T, cacheDir, instance string) (map[string][]string, 
 // export of the generation instance has one row per cached idea, with the
 // columns in order and the values the cache holds.
 func TestExportIdeas(t *testing.T) {
-	_, exp, cacheDir, _ := newScenario(t)
+	srv, exp, cacheDir, _ := newScenario(t)
 	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
 		t.Fatal(stderr)
 	}
@@ -101,7 +101,8 @@ func TestExportIdeas(t *testing.T) {
 		wantRow := map[string]string{
 			"address": addr, "instance": inst, "instance_key": "gen-a", "item": row["item"], "slot": row["slot"],
 			"label": "sample " + row["slot"], "idea_index": "0", "item_idea_index": strconv.Itoa(slot), "idea": ideas[addr][0],
-			"generator": "gen-a", "generator_family": "", "model": "gen-a", "served_model": "gen-a", "synthetic": "false", "key": keys[addr],
+			"generator": "gen-a", "generator_family": "", "model": "gen-a", "served_model": "gen-a", "fingerprint": "fp_llmtest",
+			"answerer_class": "endpoint", "answerer_identity": srv.URL, "synthetic": "false", "key": keys[addr],
 		}
 		if !reflect.DeepEqual(row, wantRow) || addr != inst+"/"+row["item"]+"/sample "+row["slot"] {
 			t.Errorf("row\n%v\nwant\n%v", row, wantRow)
@@ -161,7 +162,7 @@ func TestExportIdeas(t *testing.T) {
 
 // export of rankings: one row per ranking, with the order and target rank.
 func TestExportRankings(t *testing.T) {
-	_, exp, cacheDir, _ := newScenario(t)
+	srv, exp, cacheDir, _ := newScenario(t)
 	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
 		t.Fatal(stderr)
 	}
@@ -174,7 +175,7 @@ func TestExportRankings(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantHeader := []string{"address", "instance", "instance_key", "item", "slot", "label", "order", "target_letter", "target_rank", "n", "labels", "dropped",
-		"generator", "generator_family", "model", "served_model", "synthetic", "key"}
+		"generator", "generator_family", "model", "served_model", "fingerprint", "answerer_class", "answerer_identity", "synthetic", "key"}
 	if len(recs) != 2 || !reflect.DeepEqual(recs[0], wantHeader) {
 		t.Fatalf("export:\n%s", stdout)
 	}
@@ -189,7 +190,8 @@ func TestExportRankings(t *testing.T) {
 	}
 	r := recs[1]
 	if r[6] != strings.Join(o.Order, " > ") || r[7] != o.TargetLetter || r[8] != strconv.Itoa(o.TargetRank) || r[9] != "3" || r[11] != "false" ||
-		r[12] != "gen-b" || r[14] != "judge-model" || !strings.Contains(r[10], "=target") {
+		r[12] != "gen-b" || r[14] != "judge-model" || !strings.Contains(r[10], "=target") ||
+		r[16] != "fp_llmtest" || r[17] != "endpoint" || r[18] != srv.URL || r[19] != "false" {
 		t.Errorf("row %q for output %+v", r, o)
 	}
 
@@ -243,7 +245,7 @@ func TestExportSimilarity(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantHeader := []string{"address", "instance", "instance_key", "item", "slot", "label", "method", "idea_index", "precision", "recall", "f1", "dropped",
-			"generator", "generator_family", "model", "served_model", "synthetic", "key"}
+			"generator", "generator_family", "model", "served_model", "fingerprint", "answerer_class", "answerer_identity", "synthetic", "key"}
 		// 4 kept targets x 3 ideas, and the dropped target's row.
 		if len(recs) != 1+12+1 || !reflect.DeepEqual(recs[0], wantHeader) {
 			t.Fatalf("%s: %d rows, header %q\n%s", tc.inst, len(recs), recs[0], stdout)

@@ -37,12 +37,16 @@ func (a *app) writeHTMLPage(g *engine.Graph, store cache.Store, sum *engine.Summ
 		fmt.Fprintf(a.stdout, "%s is current (the results it shows are unchanged)\n", path)
 		return path, nil
 	}
-	page := &report.Page{Experiment: g.Exp.Name, Synthetic: sum.Synthetic, ResultsDigest: sum.ResultsDigest,
+	page := &report.Page{Experiment: g.Exp.Name, ResultsDigest: sum.ResultsDigest,
 		Partial: sum.Interrupted || sum.BudgetExhausted || sum.Nodes.Failed+sum.Nodes.Skipped > 0}
+	page.Synthetic, page.SyntheticAll, page.SyntheticText = syntheticOf(sum)
 	page.Summary = report.RunSummary{
 		Total: sum.Nodes.Total, Cached: sum.Nodes.Cached, Ran: sum.Nodes.Ran, Failed: sum.Nodes.Failed, Skipped: sum.Nodes.Skipped,
 		LLMCalls: sum.LLMCalls, ServiceCalls: sum.ServiceCalls, TokensIn: sum.Tokens.Input, TokensOut: sum.Tokens.Output,
 		CostUSD: sum.CostUSD, WallSeconds: sum.WallSeconds, ServedModels: sum.ServedModels,
+	}
+	for _, a := range sum.Answered {
+		page.Summary.Answered = append(page.Summary.Answered, report.PageAnswerer{Name: a.Name(), Nodes: a.Nodes, Synthetic: a.Synthetic})
 	}
 	for _, f := range sum.Failures {
 		page.Summary.Failures = append(page.Summary.Failures, f.Address+": "+f.Error)
@@ -71,6 +75,26 @@ func (a *app) writeHTMLPage(g *engine.Graph, store cache.Store, sum *engine.Summ
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	return path, nil
+}
+
+// syntheticOf says, from the records the run read and wrote (sum), whether
+// some result rests on an answer of the mock, whether every answer is the
+// mock's, and if not how many are.
+func syntheticOf(sum *engine.Summary) (some, all bool, text string) {
+	if !sum.Synthetic {
+		return false, false, ""
+	}
+	nodes, mock := 0, 0
+	for _, a := range sum.Answered {
+		nodes += a.Nodes
+		if a.Synthetic {
+			mock += a.Nodes
+		}
+	}
+	if mock == nodes {
+		return true, true, ""
+	}
+	return true, false, fmt.Sprintf("%d of %d model and service nodes were answered by the mock", mock, nodes)
 }
 
 // current reports whether the page at path shows exactly sum's results and
@@ -196,11 +220,13 @@ func (a *app) pageItems(g *engine.Graph, store cache.Store) ([]report.PageItem, 
 			if model == "" && v.Generator != nil {
 				model = v.Generator.Name
 			}
+			synthetic := v.Provenance != nil && v.Provenance.Synthetic
 			if raw, ok := out["ideas"]; ok {
 				var ideas []string
 				if json.Unmarshal(raw, &ideas) == nil {
 					gr := group(v.Item, model)
 					gr.Ideas = append(gr.Ideas, ideas...)
+					gr.Synthetic = gr.Synthetic || synthetic
 				}
 				continue
 			}
@@ -208,6 +234,7 @@ func (a *app) pageItems(g *engine.Graph, store cache.Store) ([]report.PageItem, 
 				continue
 			}
 			j := judgement(v, out)
+			j.Synthetic = synthetic
 			gr := group(v.Item, model)
 			gr.Judgements = append(gr.Judgements, j)
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/engine"
 	"github.com/ideaflow/ideaflow/stages/datasets"
 	"github.com/ideaflow/ideaflow/stages/literature"
 	"github.com/ideaflow/ideaflow/stages/literature/s2fake"
@@ -362,6 +363,33 @@ stage "write_ideabench_dataset" "t" {
 `
 	if string(refs) != want {
 		t.Errorf("references.jsonl:\n%s", refs)
+	}
+
+	// A corpus reply is keyed on the file's contents, not its path: the
+	// same file elsewhere is asked nothing; an edited one is asked afresh.
+	rerun := func(step string) engine.Summary {
+		t.Helper()
+		code, stdout, stderr := cli(t, "run", exp, "--cache-dir", filepath.Join(dir, "cache"), "--out", out, "--summary-json", filepath.Join(dir, "s.json"))
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s", step, code, stdout, stderr)
+		}
+		return readSummary(t, filepath.Join(dir, "s.json"))
+	}
+	copyFile(t, "../../stages/literature/testdata/corpus.jsonl", filepath.Join(exp, "moved.jsonl"))
+	hcl, _ := os.ReadFile(filepath.Join(exp, "main.hcl"))
+	os.WriteFile(filepath.Join(exp, "main.hcl"), []byte(strings.Replace(string(hcl), `path = "papers.jsonl"`, `path = "moved.jsonl"`, 1)), 0o644)
+	if s := rerun("moved"); s.ServiceCalls != 0 || s.Nodes.Cached != 4 {
+		t.Errorf("the same corpus under another path: %d service calls, %d cached; want 0 and 4", s.ServiceCalls, s.Nodes.Cached)
+	}
+	f, _ := os.OpenFile(filepath.Join(exp, "moved.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"paperId": "p9", "title": "A paper added later", "abstract": "Added.", "year": 2024}` + "\n")
+	f.Close()
+	if s := rerun("edited"); s.ServiceCalls != 3 {
+		t.Errorf("an edited corpus: %d service calls, want 3 (its every query asked afresh)", s.ServiceCalls)
+	}
+	views := showJSON(t, "stage.find_targets.t", exp, "--cache-dir", filepath.Join(dir, "cache"))
+	if a := views[0].Result.Answerer; a == nil || a.Class != "corpus" || !strings.HasPrefix(a.Identity, "sha256:") {
+		t.Errorf("a corpus reply names its answerer %+v", a)
 	}
 }
 

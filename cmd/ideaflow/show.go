@@ -116,6 +116,13 @@ func printNode(w io.Writer, v *engine.NodeView) {
 	if g := v.Generator; g != nil {
 		field("generator", modelText(g.Name, g.Family))
 	}
+	if a := v.Asks; a != nil {
+		field("will ask", a.String()+" (provider "+v.Provider+")")
+	}
+	if p := v.Provenance; p != nil && (v.Work != "call" && v.Work != "service" || len(p.Answerers) > 1) {
+		// What the output rests on, beyond the node's own answerer.
+		field("rests on", restsOn(p))
+	}
 	for _, n := range v.Notes {
 		field("note", n)
 	}
@@ -148,19 +155,31 @@ func printNode(w io.Writer, v *engine.NodeView) {
 			if served == "" {
 				served = "(not reported)"
 			}
-			fmt.Fprintf(w, "  model:       %s, served by %s", r.Model, served)
-			if r.Fingerprint != "" {
-				fmt.Fprintf(w, ", fingerprint %s", r.Fingerprint)
+			fingerprint := r.Fingerprint
+			if fingerprint == "" {
+				fingerprint = "(not reported)"
 			}
-			fmt.Fprintln(w)
+			if a := r.Answerer; a != nil {
+				fmt.Fprintf(w, "  answered by: %s (class %s, identity %s)\n", a.String(), a.Class, nonEmptyText(a.Identity))
+			} else {
+				fmt.Fprintln(w, "  answered by: (the record does not say)")
+			}
+			fmt.Fprintf(w, "  model:       %s, served by %s, fingerprint %s\n", r.Model, served, fingerprint)
+			if r.AdoptedFrom != "" {
+				fmt.Fprintf(w, "  adopted:     copied by `ideaflow cache adopt` from the previous-scheme record %s, on the user's word that %s answered it\n",
+					shortDigest(r.AdoptedFrom), r.Answerer)
+			}
 			u := r.Usage
 			fmt.Fprintf(w, "  usage:       %d input + %d output tokens, $%.6f, %d ms\n", u.InputTokens, u.OutputTokens, u.CostUSD, u.LatencyMS)
 			if r.AnswerKey != "" {
 				fmt.Fprintf(w, "  answer:      re-derived with no call from the stored answer %s (the same request, asked under other output settings)\n", shortDigest(r.AnswerKey))
 			}
 		}
-		if r.Synthetic {
+		switch p := v.Provenance; {
+		case r.Synthetic && (v.Work == "call" || v.Work == "service"):
 			fmt.Fprintln(w, "  SYNTHETIC: answered by the mock provider")
+		case p != nil && p.Synthetic:
+			fmt.Fprintln(w, "  SYNTHETIC: rests on answers of the mock provider ("+restsOn(p)+")")
 		}
 		if !r.CreatedAt.IsZero() {
 			fmt.Fprintf(w, "  created:     %s\n", r.CreatedAt.UTC().Format("2006-01-02 15:04:05Z"))
@@ -267,6 +286,25 @@ func printAttempts(w io.Writer, as []cache.Attempt) {
 			fmt.Fprintf(w, "       raw: %q\n", shorten(at.Raw, 200))
 		}
 	}
+}
+
+// restsOn names the answerers a provenance lists.
+func restsOn(p *engine.FedBy) string {
+	if len(p.Answerers) == 0 {
+		return "no call"
+	}
+	names := make([]string, len(p.Answerers))
+	for i, a := range p.Answerers {
+		names[i] = a.String()
+	}
+	return strings.Join(names, "; ")
+}
+
+func nonEmptyText(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }
 
 func modelText(name, family string) string {

@@ -89,7 +89,8 @@ func (l *loader) within(a *hcl.Attribute, v, lo, hi float64) bool {
 	return false
 }
 
-// checkProviderUse reports models whose provider does not exist in this experiment.
+// checkProviderUse reports models whose provider does not exist in this
+// experiment and gives the others their provider's Answerer.
 func (l *loader) checkProviderUse() {
 	names := make([]string, 0, len(l.exp.Models))
 	for n := range l.exp.Models {
@@ -101,9 +102,12 @@ func (l *loader) checkProviderUse() {
 		if m.Provider == "" {
 			continue
 		}
-		if _, ok := l.exp.Providers[m.Provider]; !ok {
+		p, ok := l.exp.Providers[m.Provider]
+		if !ok {
 			r := l.decls["model."+n].declRange
 			l.errorf(&r, "Unknown provider", "model.%s uses provider %q, which is not declared. Add a provider %q block.", n, m.Provider, m.Provider)
+			continue
 		}
+		m.Answerer = p.Answerer
 	}
 }

@@ -77,6 +77,7 @@ func kindList() string {
 
 func (l *loader) evalProvider(d *decl) {
 	a := d.content.Attributes
+	before := errorCount(l.diags)
 	kind, _ := l.str(a, "kind", nil)
 	p := &Provider{Provider: llm.NewProvider(d.name, kind), DeclRange: d.declRange, APIKeyEnvRange: d.declRange, Ranges: map[string]hcl.Range{}}
 	l.exp.Providers[d.name] = p
@@ -118,6 +119,28 @@ func (l *loader) evalProvider(d *decl) {
 	if r, ok := p.Ranges["api_key_env"]; ok {
 		p.APIKeyEnvRange = r
 	}
+	if errorCount(l.diags) > before {
+		return // a setting it may be identified by is wrong, and reported
+	}
+	for _, s := range k.Settings {
+		if _, set := a[s.Name]; s.Required && !set {
+			return // reported by checkProvider; it cannot be identified without it
+		}
+	}
+	who, err := p.Identify()
+	if err != nil {
+		rng, fix := d.declRange, "the provider block"
+		for _, name := range []string{"endpoint_identity", "path", "base_url"} {
+			if r, ok := p.Ranges[name]; ok {
+				rng, fix = r, name
+				break
+			}
+		}
+		l.errorf(&rng, "Cannot tell who answers provider."+d.name,
+			"%s. Answers are cached by who gives them (a corpus by its file's contents, an endpoint by its URL), so the provider must be identified before anything is planned: fix %s.", err, fix)
+		return
+	}
+	p.Answerer = who
 }
 
 // setting evaluates a setting's attribute as its declared type.

@@ -49,6 +49,10 @@ type Provider struct {
 	DeclRange      hcl.Range
 	APIKeyEnvRange hcl.Range            // the api_key_env value, else the block
 	Ranges         map[string]hcl.Range // setting name -> range of its value, for settings given
+	// Answerer is who answers the provider's calls (llm.Provider.Identify),
+	// given to every model that names the provider (stages.Model.Answerer):
+	// key material of the nodes that call them.
+	Answerer llm.Answerer
 }
 
 // Dataset is a dataset block.

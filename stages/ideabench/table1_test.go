@@ -300,8 +300,8 @@ func TestTable1ScriptedCells(t *testing.T) {
 	// Markdown has the paper's column names, Model and Resource as two
 	// columns, low before high, and the best Insight Scores in bold.
 	for _, line := range []string{
-		"gen-a,low,1,3,0,1,0.222222222222222,3,0,1,0.777777777777778,3,0,1,8,3,0,1,false\n",
-		"gen-b,high,0.716666666666667,3,0,1,0,3,0,1,1,3,0,1,5.2,3,0,1,false\n",
+		"gen-a,low,1,3,0,1,false,0.222222222222222,3,0,1,false,0.777777777777778,3,0,1,false,8,3,0,1,false,false\n",
+		"gen-b,high,0.716666666666667,3,0,1,false,0,3,0,1,false,1,3,0,1,false,5.2,3,0,1,false,false\n",
 		"| Model | Resource | Semantic Similarity | Novelty Insight Score | Feasibility Insight Score | Idea Overlap |\n",
 		"| gen-a | low | 1.000 | **0.222** | 0.778 | 8.000 |\n| | high | 1.000 | **0.222** | 0.778 | 8.000 |\n",
 		"| gen-b | low | 0.717 | 0.000 | **1.000** | 5.200 |\n| | high | 0.717 | 0.000 | **1.000** | 5.200 |\n",

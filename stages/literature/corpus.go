@@ -29,7 +29,7 @@ func init() {
 		Doc: "A local JSONL file of papers (one Semantic Scholar paper object a line: paperId, title, abstract, year, " +
 			"publicationDate, venue, citationCount, publicationTypes, fieldsOfStudy, references) indexed in memory for BM25, " +
 			"serving every literature operation offline; or the evidence of a run, its recorded requests and replies (`ideaflow evidence` writes them), " +
-			"replayed verbatim. Its answers are cached like any other: after editing the file, change the queries' as_of.",
+			"replayed verbatim. Its answers are keyed on the digest of the file's contents: after editing the file, its queries are answered afresh.",
 		Ops:                append([]string(nil), Ops...),
 		DefaultConcurrency: CorpusConcurrency,
 		Settings: []llm.Setting{
@@ -38,6 +38,8 @@ func init() {
 			{Name: "max_concurrency", Type: llm.TypeInt, Default: CorpusConcurrency,
 				Doc: "queries answered at once (0: the default)", Check: llm.AtLeast(0, fmt.Sprintf("0 (default %d)", CorpusConcurrency))},
 		},
+		Identify:    corpusAnswerer,
+		AnswererDoc: "the class corpus and the SHA-256 of the file's contents (not its path): an edited file answers afresh",
 		Open: func(p llm.Provider, o llm.Opener) (llm.Client, error) {
 			path, _ := p.Get("path")
 			c, err := LoadCorpus(path.(string))
@@ -47,6 +49,24 @@ func init() {
 			return &corpusClient{ServiceOnly: llm.NewServiceOnly(p.Name, p.Kind), provider: p.Name, kind: p.Kind, c: c, clock: o.Clock()}, nil
 		},
 	})
+}
+
+// corpusAnswerer identifies a corpus provider by the SHA-256 of its file's
+// bytes, so a reply says which corpus answered it: an edited file (or
+// another file) answers its queries afresh, and the same file under another
+// path or provider name shares them.
+func corpusAnswerer(p llm.Provider) (llm.Answerer, error) {
+	path, _ := p.Get("path")
+	f, err := os.Open(path.(string))
+	if err != nil {
+		return llm.Answerer{}, fmt.Errorf("corpus: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return llm.Answerer{}, fmt.Errorf("corpus: read %s: %w", path, err)
+	}
+	return llm.Answerer{Class: llm.ClassCorpus, Identity: "sha256:" + hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 // corpusMembers are the members a corpus line may have: Paper's, the

@@ -2,6 +2,8 @@ package literature
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"math"
 	"os"
@@ -274,3 +276,66 @@ type fixedClock struct{}
 
 func (fixedClock) Now() time.Time                                   { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC) }
 func (fixedClock) Sleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+
+// TestLiteratureAnswerers: a corpus is identified by its contents, the
+// Semantic Scholar kind by its endpoints.
+func TestLiteratureAnswerers(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	line := `{"paperId": "p1", "title": "T", "abstract": "A."}` + "\n"
+	os.WriteFile(a, []byte(line), 0o644)
+	os.WriteFile(b, []byte(line), 0o644)
+	corpus := func(path string) llm.Answerer {
+		t.Helper()
+		p := llm.NewProvider("lit", "corpus")
+		if err := p.Set("path", path); err != nil {
+			t.Fatal(err)
+		}
+		id, err := p.Identify()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	sum := sha256.Sum256([]byte(line))
+	if got := corpus(a); got != (llm.Answerer{Class: llm.ClassCorpus, Identity: "sha256:" + hex.EncodeToString(sum[:])}) || corpus(b) != got {
+		t.Errorf("corpus answerer %+v (the same contents under another path: %+v)", got, corpus(b))
+	}
+	os.WriteFile(b, []byte(line+line), 0o644)
+	if corpus(b) == corpus(a) {
+		t.Error("an edited corpus answers as before")
+	}
+	p := llm.NewProvider("lit", "corpus")
+	p.Set("path", filepath.Join(dir, "missing.jsonl"))
+	if _, err := p.Identify(); err == nil {
+		t.Error("a missing corpus is identified")
+	}
+
+	s2 := func(set map[string]string) string {
+		t.Helper()
+		p := llm.NewProvider("s2", "semantic_scholar")
+		for k, v := range set {
+			if err := p.Set(k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		id, err := p.Identify()
+		if err != nil || id.Class != llm.ClassEndpoint {
+			t.Fatalf("%+v, %v", id, err)
+		}
+		return id.Identity
+	}
+	for _, tc := range []struct {
+		set  map[string]string
+		want string
+	}{
+		{nil, "https://api.semanticscholar.org/graph/v1"},
+		{map[string]string{"base_url": "http://127.0.0.1:9/graph/v1/"}, "http://127.0.0.1:9/graph/v1"},
+		{map[string]string{"base_url": "http://m/graph/v1", "recommendations_url": "http://m/recommendations/v1"}, "http://m/graph/v1 recommendations http://m/recommendations/v1"},
+		{map[string]string{"base_url": "http://m/graph/v1", "recommendations_url": "http://m/r", "endpoint_identity": "s2"}, "s2"},
+	} {
+		if got := s2(tc.set); got != tc.want {
+			t.Errorf("semantic_scholar %v: %q, want %q", tc.set, got, tc.want)
+		}
+	}
+}

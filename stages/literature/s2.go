@@ -97,8 +97,35 @@ func init() {
 		Ops:                append([]string(nil), Ops...),
 		DefaultConcurrency: S2Concurrency,
 		Settings:           settings,
+		Identify:           s2Answerer,
+		AnswererDoc:        "the class endpoint and endpoint_identity, by default the normalised base_url (with recommendations_url when it is not the public one)",
 		Open:               openS2,
 	})
+}
+
+// s2Answerer identifies a semantic_scholar provider by its Graph API's
+// base URL, with the Recommendations API's when it is not the public one
+// (a mirror of one and not the other is another answerer); endpoint_identity
+// overrides both.
+func s2Answerer(p llm.Provider) (llm.Answerer, error) {
+	a, err := llm.EndpointAnswerer(p, S2GraphURL)
+	if err != nil {
+		return a, err
+	}
+	if v, _ := p.Get("endpoint_identity"); v != nil && v.(string) != "" {
+		return a, nil
+	}
+	recs, _ := p.Get("recommendations_url")
+	r, _ := recs.(string)
+	if r == "" || r == S2RecommendationsURL {
+		return a, nil
+	}
+	n, err := llm.NormalizeURL(r)
+	if err != nil {
+		return a, fmt.Errorf("recommendations_url: %w", err)
+	}
+	a.Identity += " recommendations " + n
+	return a, nil
 }
 
 func openS2(p llm.Provider, o llm.Opener) (llm.Client, error) {

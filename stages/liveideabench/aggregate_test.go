@@ -199,7 +199,7 @@ func TestLeaderboardFiles(t *testing.T) {
 		return u
 	}
 	pub := &stages.Upstream{Address: "dataset.published", Type: "dataset", Nodes: []stages.NodeInfo{{Item: "vendor/m1"}, {Item: "m2"}}}
-	inst := &stages.Instance{Address: "stage.leaderboard.main", Synthetic: true, Params: stages.WithDefaults(leaderboardType{}, stages.Params{
+	inst := &stages.Instance{Address: "stage.leaderboard.main", Params: stages.WithDefaults(leaderboardType{}, stages.Params{
 		"ideas": []*stages.Upstream{cat(0)}, "judgements": []*stages.Upstream{cat(1)}, "fluency": []*stages.Upstream{cat(2)}, "published": pub})}
 	nodes, err := leaderboardType{}.Layout(inst)
 	if err != nil {
@@ -210,6 +210,8 @@ func TestLeaderboardFiles(t *testing.T) {
 		return stages.In{Dep: stages.Dep{Input: "published"}, Node: stages.NodeInfo{Item: model}, Output: b}
 	}
 	in := append(r.all(), row("vendor/m1", "m1", 1, 8), row("m2", "m2", 2, 7))
+	// The judgements' records say the mock answered them: the board is synthetic.
+	in[len(r.ideas)].Provenance = &stages.Provenance{Synthetic: true}
 	w, err := nodes[0].Prepare(in)
 	if err != nil {
 		t.Fatal(err)

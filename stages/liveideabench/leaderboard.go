@@ -275,7 +275,7 @@ func (leaderboardType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 			if err != nil {
 				return nil, err
 			}
-			lb := &Leaderboard{Title: title, Synthetic: inst.Synthetic, Mapping: mappingName, Models: sortedByRank(ms)}
+			lb := &Leaderboard{Title: title, Synthetic: anySynthetic(rest), Mapping: mappingName, Models: sortedByRank(ms)}
 			lb.fill()
 			if len(published) > 0 {
 				if lb.Published, err = compare(lb.Models, published); err != nil {
@@ -504,4 +504,15 @@ func (lb *Leaderboard) markdown(cols []string) string {
 		}
 	}
 	return b.String()
+}
+
+// anySynthetic reports whether any input rests on an answer of the mock, as
+// the records it was computed from say.
+func anySynthetic(in []stages.In) bool {
+	for _, x := range in {
+		if x.Provenance.IsSynthetic() {
+			return true
+		}
+	}
+	return false
 }

@@ -54,8 +54,10 @@ func init() {
 		Doc: "Sanity controls, offline: a model named copy_reference answers with reference abstracts, shuffled_words with the target idea's words shuffled (seeded), " +
 			"target_oracle with the target idea itself (generate_ideas' target param hands it the target idea). Generation requests only.",
 		Chat: true, DefaultConcurrency: MockConcurrency,
-		Settings: []Setting{settingSeed, maxConcurrency(MockConcurrency)},
-		open:     func(p Provider, _ options) (Client, error) { return &baselineClient{p: p}, nil },
+		Identify:    seededAnswerer(ClassBaseline, false),
+		AnswererDoc: "the class baseline and the seed",
+		Settings:    []Setting{settingSeed, maxConcurrency(MockConcurrency)},
+		open:        func(p Provider, _ options) (Client, error) { return &baselineClient{p: p}, nil },
 	})
 }
 

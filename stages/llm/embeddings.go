@@ -23,6 +23,7 @@ func init() {
 		Doc: "Any OpenAI-compatible embeddings endpoint (POST {base_url}/embeddings): OpenAI, vLLM, Ollama, " +
 			"text-embeddings-inference's OpenAI route. Inputs are sent in batches of max_batch.",
 		Ops:                []string{OpEmbeddings},
+		AnswererDoc:        "the class endpoint and endpoint_identity, by default the normalised base_url",
 		DefaultConcurrency: DefaultMaxConcurrency,
 		Settings: withSettings(httpSettings(DefaultMaxConcurrency), requiredBaseURL("http://localhost:8000/v1"),
 			maxBatch(DefaultEmbeddingBatch, "inputs per request")),

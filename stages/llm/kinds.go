@@ -20,7 +20,14 @@ type KindInfo struct {
 	Synthetic bool
 	// DefaultConcurrency is max_concurrency's default for this kind.
 	DefaultConcurrency int
-	Settings           []Setting // in documentation order; "kind" itself is not listed
+	// Identify says who answers a provider block of this kind (see
+	// Answerer): key material of every node it serves. nil: an endpoint
+	// identified by base_url when the kind has that setting, else the
+	// kind's name (Provider.Identify).
+	Identify func(p Provider) (Answerer, error)
+	// AnswererDoc says, for the reference, what Identify keys answers on.
+	AnswererDoc string
+	Settings    []Setting // in documentation order; "kind" itself is not listed
 
 	// Open connects a provider block of a kind registered from outside this
 	// package (RegisterKind); o carries the options New was given (clock,
@@ -236,7 +243,7 @@ func CheckURL(v any) error { return checkURL(v) }
 // httpSettings are the settings of every kind that talks HTTP through
 // httpcall, with the kind's default concurrency.
 func httpSettings(concurrency int) []Setting {
-	return []Setting{settingBaseURL, settingAPIKey, settingHeaders, settingHeaderEnv,
+	return []Setting{settingBaseURL, settingEndpointIdentity, settingAPIKey, settingHeaders, settingHeaderEnv,
 		maxConcurrency(concurrency), settingRPM, settingTPM, settingRetries, settingTimeout, settingMaxReply,
 		settingBreakerFailures, settingBreakerSeconds}
 }

@@ -75,7 +75,7 @@ func TestProviderSet(t *testing.T) {
 	}{
 		{"tei", "max_batch", 8, ""},
 		{"openai", "org_env", "ORG", ""},
-		{"tei", "org_env", "ORG", `kind "tei" has no setting "org_env" (it has: base_url, api_key_env, headers, header_env, max_concurrency, requests_per_minute, tokens_per_minute, max_retries, timeout_seconds, max_reply_bytes, breaker_failures, breaker_seconds, max_batch)`},
+		{"tei", "org_env", "ORG", `kind "tei" has no setting "org_env" (it has: base_url, endpoint_identity, api_key_env, headers, header_env, max_concurrency, requests_per_minute, tokens_per_minute, max_retries, timeout_seconds, max_reply_bytes, breaker_failures, breaker_seconds, max_batch)`},
 		{"mock", "max_batch", 2, `kind "mock" has no setting "max_batch"`},
 		{"tei", "max_batch", "8", "max_batch: a int setting cannot hold string"},
 		{"nope", "seed", 1, `unknown kind "nope" (registered kinds: baseline, embeddings, mock, openai, tei, transformers)`},

@@ -32,8 +32,10 @@ func init() {
 		Chat:      true,
 		Ops:       []string{OpEmbeddings, OpTokenEmbeddings, OpTokenMatching},
 		Synthetic: true, DefaultConcurrency: MockConcurrency,
-		Settings: []Setting{settingSeed, maxConcurrency(MockConcurrency), settingRepairs, settingNChoices},
-		open:     func(p Provider, _ options) (Client, error) { return newMock(p), nil },
+		Identify:    seededAnswerer(ClassMock, true),
+		AnswererDoc: "the class mock and the seed: another seed's answers never serve these nodes, nor does the mock serve a real endpoint's",
+		Settings:    []Setting{settingSeed, maxConcurrency(MockConcurrency), settingRepairs, settingNChoices},
+		open:        func(p Provider, _ options) (Client, error) { return newMock(p), nil },
 	})
 }
 

@@ -23,7 +23,9 @@ func init() {
 		Chat: true, Ops: []string{OpEmbeddings}, DefaultConcurrency: DefaultMaxConcurrency,
 		Settings: withSettings(httpSettings(DefaultMaxConcurrency), requiredKey(), settingOrg, settingRepairs,
 			maxBatch(DefaultEmbeddingBatch, "embedding inputs per request"), settingNChoices),
-		open: newOpenAI,
+		Identify:    func(p Provider) (Answerer, error) { return EndpointAnswerer(p, openai.DefaultConfig("").BaseURL) },
+		AnswererDoc: "the class endpoint and endpoint_identity, by default the normalised base_url (https://api.openai.com/v1 when unset)",
+		open:        newOpenAI,
 	})
 }
 

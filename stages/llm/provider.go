@@ -10,7 +10,9 @@ import (
 // shares are fields; a setting only some kinds declare (max_batch) lives in
 // Settings, keyed by its name and typed per its Setting.Type. Set and the
 // typed getters reach both alike. Operational settings (limits, retries,
-// timeouts, sizes) never enter a cache key.
+// timeouts, sizes) never enter a cache key; who answers does (Identify: the
+// kind's class and the endpoint's identity, from base_url or
+// endpoint_identity, or the mock's seed).
 type Provider struct {
 	Name      string            // block label
 	Kind      string            // a registered kind: see Kinds

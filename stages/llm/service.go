@@ -7,8 +7,9 @@ import (
 
 // Service operations: the non-chat requests a provider kind may serve. Each
 // is one cached, rate-limited, retried, budgeted call, exactly like a chat
-// completion; the engine keys it on the operation, the model name and the
-// body, never on the provider, its address or its key.
+// completion; the engine keys it on the operation, the model name, the body
+// and who answers (the provider's Answerer: its class and identity), never
+// on the provider block's name or its credentials.
 const (
 	// OpEmbeddings: sentence embeddings. Body {"input": ["text", ...]};
 	// reply body {"vectors": [[float, ...], ...]}, one vector per input, in

@@ -24,6 +24,7 @@ func init() {
 			"and POST {base_url}/embed_all, special tokens dropped (kept, flagged, when a token_matching request says so); token_matching reduces them to BERTScore's matching before caching. " +
 			"For another layer (bert_score's defaults) use the transformers kind.",
 		Ops:                []string{OpTokenEmbeddings, OpTokenMatching},
+		AnswererDoc:        "the class endpoint and endpoint_identity, by default the normalised base_url",
 		DefaultConcurrency: DefaultMaxConcurrency,
 		Settings: withSettings(httpSettings(DefaultMaxConcurrency), requiredBaseURL("http://localhost:8080"),
 			maxBatch(DefaultTEIBatch, "inputs per request; halved after a 413")),

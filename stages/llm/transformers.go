@@ -52,6 +52,7 @@ func init() {
 			"the tokens, special-token flags and vectors of each input, tokenized as bert_score tokenizes; " +
 			"layer_token_matching (bert_score's layers) and token_matching (the final layer) reduce them to BERTScore's matching before caching.",
 		Ops:                []string{OpLayerTokenMatching, OpTokenMatching},
+		AnswererDoc:        "the class endpoint and endpoint_identity, by default the normalised base_url",
 		DefaultConcurrency: 4,
 		Settings: withSettings(httpSettings(4), requiredBaseURL("http://localhost:8090"),
 			maxBatch(DefaultTransformersBatch, "texts per request; halved after a 413")),

@@ -55,7 +55,12 @@ type Page struct {
 	// Summary.ResultsDigest); written into the page so a later run holding
 	// the same results can leave the page as it is (PageDigest).
 	ResultsDigest string
+	// Synthetic says some result on the page rests on an answer of the
+	// mock, as the records say; SyntheticAll says every answer the run
+	// read is the mock's, and SyntheticText says how many are when not.
 	Synthetic     bool
+	SyntheticAll  bool
+	SyntheticText string
 	Partial       bool // some inputs of this run did not complete
 	Summary       RunSummary
 	Provenance    PageProvenance
@@ -73,7 +78,17 @@ type RunSummary struct {
 	WallSeconds                         float64
 	// ServedModels: requested model -> model the endpoint said answered -> answers.
 	ServedModels map[string]map[string]int
-	Failures     []string // "address: error"
+	// Answered lists who answered the run's model and service nodes, as
+	// their records say.
+	Answered []PageAnswerer
+	Failures []string // "address: error"
+}
+
+// PageAnswerer is one answerer and the model and service nodes it answered.
+type PageAnswerer struct {
+	Name      string // "endpoint https://api.openai.com/v1", "mock seed 7"
+	Nodes     int
+	Synthetic bool
 }
 
 // PageProvenance is what produced the results.
@@ -103,6 +118,9 @@ type ItemGroup struct {
 	Model      string      `json:"model"` // the instance key or generator name
 	Ideas      []string    `json:"ideas"`
 	Judgements []Judgement `json:"judgements,omitempty"`
+	// Synthetic: some of the ideas were made up by the mock, as their
+	// records say.
+	Synthetic bool `json:"synthetic,omitempty"`
 }
 
 // Judgement is one judge node's answer about an item's ideas.
@@ -120,6 +138,9 @@ type Judgement struct {
 	Score     *float64           `json:"score,omitempty"`
 	Scores    map[string]float64 `json:"scores,omitempty"` // named ratings
 	Rationale string             `json:"rationale,omitempty"`
+	// Synthetic: the judgement rests on an answer of the mock (its own, or
+	// the ideas it judged), as the records say.
+	Synthetic bool `json:"synthetic,omitempty"`
 }
 
 // itemsMarker stands in the template where the items block goes.
@@ -157,9 +178,10 @@ type pageData struct {
 }
 
 type plotView struct {
-	Name    string
-	SVG     template.HTML
-	Omitted []string
+	Name      string
+	SVG       template.HTML
+	Omitted   []string
+	Synthetic string // the figure's SyntheticNote
 }
 
 type servedView struct {
@@ -174,6 +196,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"money": func(v float64) string { return fmt.Sprintf("$%.4f", v) },
 	"secs":  func(v float64) string { return fmt.Sprintf("%.1f s", v) },
 	"inc":   func(i int) int { return i + 1 },
+	"mark":  func() string { return MixedMark },
 }).Parse(pageTmpl))
 
 // WriteHTML writes p as one self-contained HTML page.
@@ -201,6 +224,9 @@ func WriteHTML(w io.Writer, p *Page) error {
 		v := plotView{Name: pl.Name, SVG: template.HTML(inlineSVG(pl.SVG, fonts, &order))} // our own drawing, not user text
 		if pl.Figure != nil {
 			v.Omitted = pl.Figure.Omitted
+			if note := pl.Figure.SyntheticNote(); note != "" {
+				v.Synthetic = note + ": the drawing's values rest on answers the mock made up"
+			}
 		}
 		d.Plots = append(d.Plots, v)
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -28,7 +29,7 @@ func drawn(t testing.TB, kind string) string {
 func samplePage(t testing.TB) *Page {
 	rank := 2.0
 	return &Page{
-		Experiment: "exp", Synthetic: true,
+		Experiment: "exp", Synthetic: true, SyntheticAll: true,
 		Summary: RunSummary{Total: 10, Cached: 4, Ran: 5, Failed: 1, LLMCalls: 5, TokensIn: 100, TokensOut: 50, CostUSD: 0.01, WallSeconds: 1.5,
 			ServedModels: map[string]map[string]int{"gpt-4o": {"gpt-4o-2024-08-06": 3}, "judge": {"judge": 2}},
 			Failures:     []string{`stage.rank_ideas.novelty["b"]/p2: boom`}},
@@ -305,5 +306,52 @@ func TestTableFromMarkdown(t *testing.T) {
 		if _, ok := TableFromMarkdown("x", md); ok {
 			t.Errorf("%q reads as a table", md)
 		}
+	}
+}
+
+// TestWriteHTMLMarksMixedResults: a page some of whose results rest on the
+// mock says how many at the top, and marks exactly those: the table's
+// cells, the plot, the items.
+func TestWriteHTMLMarksMixedResults(t *testing.T) {
+	md, err := os.ReadFile(filepath.Join("testdata", "table1_mixed.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, ok := TableFromMarkdown("table1", string(md))
+	if !ok {
+		t.Fatal("table1_mixed.md does not read as a table")
+	}
+	p := &Page{Experiment: "exp", Synthetic: true, SyntheticText: "12 of 32 model and service nodes were answered by the mock",
+		Tables: []PageTable{table},
+		Plots:  []PagePlot{{Name: "fig", SVG: drawn(t, "bar"), Figure: &Figure{Points: 4, SyntheticPoints: 1, Synthetic: true}}},
+		Items: []PageItem{{ID: "p1", Groups: []ItemGroup{
+			{Model: "gen-a", Ideas: []string{"made up"}, Synthetic: true, Judgements: []Judgement{{Stage: "rank_ideas.novelty", Synthetic: true}}},
+			{Model: "gen-b", Ideas: []string{"real"}, Judgements: []Judgement{{Stage: "rank_ideas.novelty"}}}}}},
+		Summary: RunSummary{Answered: []PageAnswerer{{Name: "endpoint http://gw/v1", Nodes: 20}, {Name: "mock seed 7", Nodes: 12, Synthetic: true}}},
+	}
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, want := range []string{
+		`PARTLY SYNTHETIC: some results on this page come from the mock provider (12 of 32 model and service nodes were answered by the mock)`,
+		`<p class="banner synthetic table-synthetic">PARTLY SYNTHETIC: 1 of 4 cells (marked †) come from the mock provider`,
+		`<td class="num synthetic-cell">0.667<span class="mark" title="from the mock provider">†</span></td>`,
+		`<p class="banner synthetic plot-synthetic">1 of 4 points SYNTHETIC: mock provider`,
+		`<tr><td>endpoint http://gw/v1</td><td>20</td></tr>`,
+		`<tr class="synthetic"><td>mock seed 7</td><td>12 (SYNTHETIC)</td></tr>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if n := strings.Count(page, `synthetic-cell"`); n != 1 {
+		t.Errorf("%d cells marked, want 1", n)
+	}
+	items := pageItems(t, page)
+	if len(items) != 1 || !items[0].Groups[0].Synthetic || !items[0].Groups[0].Judgements[0].Synthetic ||
+		items[0].Groups[1].Synthetic || items[0].Groups[1].Judgements[0].Synthetic {
+		t.Errorf("items %+v", items)
 	}
 }

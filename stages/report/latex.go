@@ -13,9 +13,13 @@ import (
 func (f *filled) latex() string {
 	var b strings.Builder
 	caption := texEscape(f.title)
-	if f.synthetic {
+	switch {
+	case f.allSynthetic():
 		b.WriteString("% " + SyntheticBanner + "\n")
 		caption = `\textbf{SYNTHETIC (mock provider, made-up numbers):} ` + caption
+	case f.mixed():
+		b.WriteString("% " + MixedNote(f.synthetic, f.values) + "\n")
+		caption = fmt.Sprintf(`\textbf{PARTLY SYNTHETIC (%d of %d cells, marked $^\dagger$: mock provider, made-up numbers):} `, f.synthetic, f.values) + caption
 	}
 	b.WriteString("\\begin{table}[t]\n\\centering\n")
 	fmt.Fprintf(&b, "\\caption{%s}\n", caption)
@@ -71,6 +75,9 @@ func (f *filled) latex() string {
 				if cl.hasCI() {
 					text += " [" + texEscape(cl.low) + ", " + texEscape(cl.high) + "]"
 				}
+			}
+			if f.marked(cl) {
+				text += `$^\dagger$`
 			}
 			if cl.note > 0 {
 				text += fmt.Sprintf("$^{%d}$", cl.note)

@@ -19,18 +19,25 @@ type PageTable struct {
 	Notes     []string // the table's general notes
 	Footnotes []string // footnote i+1's text
 	Markdown  string
+	// Synthetic is the sentence the table opens with when some of its
+	// values are synthetic (SyntheticBanner, or MixedNote); Mixed says
+	// only some are, each cell marked (PageCell.Synthetic).
+	Synthetic string
+	Mixed     bool
 }
 
 // IsNumeric reports whether column i is right-aligned (false past Numeric).
 func (t PageTable) IsNumeric(i int) bool { return i < len(t.Numeric) && t.Numeric[i] }
 
 // PageCell is one table cell: Value (bold when it is the column's best),
-// then Rest (an interval), then footnote Note (0: none).
+// then Rest (an interval), then footnote Note (0: none). Synthetic marks a
+// value of a partly synthetic table that comes from the mock.
 type PageCell struct {
-	Value string
-	Bold  bool
-	Rest  string
-	Note  int
+	Value     string
+	Bold      bool
+	Rest      string
+	Note      int
+	Synthetic bool
 }
 
 var (
@@ -85,6 +92,8 @@ func TableFromMarkdown(name, md string) (t PageTable, ok bool) {
 			fallthrough
 		default:
 			switch {
+			case t.Header == nil && t.Title == "" && (line == SyntheticBanner || strings.HasPrefix(line, MixedPrefix)):
+				t.Synthetic, t.Mixed = unescapeMarkdown(line), line != SyntheticBanner
 			case t.Header == nil && strings.HasPrefix(line, "# ") && t.Title == "":
 				t.Title = strings.TrimPrefix(line, "# ")
 			case ruled && strings.HasPrefix(line, "- "):
@@ -122,14 +131,15 @@ func splitMarkdownRow(line string) []string {
 
 func unescapeMarkdown(s string) string { return strings.ReplaceAll(s, `\|`, "|") }
 
-// markdownCell reads "**0.614** [0.58, 0.65][^2]" (bold, interval and note
-// each optional).
+// markdownCell reads "**0.614** [0.58, 0.65]†[^2]" (bold, interval, mark
+// and note each optional).
 func markdownCell(c string) PageCell {
 	var cell PageCell
 	if m := mdNoteRef.FindStringSubmatchIndex(c); m != nil {
 		cell.Note, _ = strconv.Atoi(c[m[2]:m[3]])
 		c = c[:m[0]]
 	}
+	c, cell.Synthetic = strings.CutSuffix(c, MixedMark)
 	if rest, ok := strings.CutPrefix(c, "**"); ok {
 		if i := strings.Index(rest, "**"); i >= 0 {
 			cell.Value, cell.Bold, cell.Rest = rest[:i], true, rest[i+2:]

@@ -41,8 +41,11 @@ var plotFormats = map[string]string{"svg": ".svg", "png": ".png"}
 
 type plotType struct{}
 
-func (plotType) Name() string    { return "plot" }
-func (plotType) Version() string { return "2" }
+func (plotType) Name() string { return "plot" }
+
+// Version 3: points are marked synthetic one by one, from their inputs'
+// records, and the figure counts them.
+func (plotType) Version() string { return "3" }
 
 func (plotType) Params() []stages.Param {
 	return []stages.Param{
@@ -114,7 +117,7 @@ type plotSpec struct {
 	xLabel, yLabel, value string
 	sep                   string
 	x, series             selector
-	pareto, synthetic     bool
+	pareto                bool
 	formats               []string
 	inputs                []plotInput // in dep order
 	byRoleKey             map[string]map[string]int
@@ -140,6 +143,7 @@ func (plotType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 				if err != nil {
 					return nil, err
 				}
+				fig.countSynthetic()
 				out, err := spec.render(fig)
 				if err != nil {
 					return nil, err
@@ -159,7 +163,7 @@ func layoutPlot(inst *stages.Instance) (*plotSpec, []stages.Dep, error) {
 	s := &plotSpec{
 		name: plotName(inst.Address), title: p.String("title"), kind: p.String("kind"),
 		xLabel: p.String("x_label"), yLabel: p.String("y_label"), value: p.String("value"),
-		sep: p.String("separator"), pareto: p.Bool("pareto"), synthetic: inst.Synthetic,
+		sep: p.String("separator"), pareto: p.Bool("pareto"),
 		formats: p.Strings("formats"), byRoleKey: map[string]map[string]int{},
 	}
 	if s.title == "" {
@@ -240,8 +244,15 @@ func layoutPlot(inst *stages.Instance) (*plotSpec, []stages.Dep, error) {
 	return s, deps, nil
 }
 
+// plotScore is one listed instance's score (nil when it failed) and
+// whether the records it rests on say it is made up.
+type plotScore struct {
+	*stages.Score
+	synthetic bool
+}
+
 // index maps (role, address) to each input's score; nil for a failed one.
-func (s *plotSpec) index(in []stages.In) ([]*stages.Score, error) {
+func (s *plotSpec) index(in []stages.In) ([]plotScore, error) {
 	if len(in) != len(s.inputs) {
 		return nil, fmt.Errorf("plot got %d inputs, want %d (one per listed instance)", len(in), len(s.inputs))
 	}
@@ -249,7 +260,7 @@ func (s *plotSpec) index(in []stages.In) ([]*stages.Score, error) {
 	for i, x := range s.inputs {
 		pos[x.role+"\x00"+x.address] = i
 	}
-	out := make([]*stages.Score, len(s.inputs))
+	out := make([]plotScore, len(s.inputs))
 	seen := make([]bool, len(s.inputs))
 	for _, x := range in {
 		if x.From == nil {
@@ -267,7 +278,7 @@ func (s *plotSpec) index(in []stages.In) ([]*stages.Score, error) {
 		if err := json.Unmarshal(x.Output, &sc); err != nil {
 			return nil, fmt.Errorf("%s: not a score: %w", x.From.Address, err)
 		}
-		out[i] = &sc
+		out[i] = plotScore{Score: &sc, synthetic: x.Provenance.IsSynthetic()}
 	}
 	return out, nil
 }
@@ -285,8 +296,39 @@ type Figure struct {
 	// Pareto lists the points (by series 0 index) on the Pareto front of a scatter.
 	Pareto []int `json:"pareto,omitempty"`
 	// Omitted says which instances have no point and why.
-	Omitted   []string `json:"omitted,omitempty"`
-	Synthetic bool     `json:"synthetic,omitempty"`
+	Omitted []string `json:"omitted,omitempty"`
+	// Synthetic says some point is made up (it rests on an answer of the
+	// mock, as the records say); SyntheticPoints of Points are, and their
+	// Point.Synthetic says which. The title says so too.
+	Synthetic       bool `json:"synthetic,omitempty"`
+	SyntheticPoints int  `json:"synthetic_points,omitempty"`
+	Points          int  `json:"points"`
+}
+
+// countSynthetic counts the figure's points and its synthetic ones.
+func (f *Figure) countSynthetic() {
+	f.Points, f.SyntheticPoints = 0, 0
+	for _, ser := range f.Series {
+		for _, p := range ser.Points {
+			f.Points++
+			if p.Synthetic {
+				f.SyntheticPoints++
+			}
+		}
+	}
+	f.Synthetic = f.SyntheticPoints > 0
+}
+
+// SyntheticNote is what a figure's title adds about made-up points: "" for
+// none, every point, or how many of them.
+func (f *Figure) SyntheticNote() string {
+	switch {
+	case f.SyntheticPoints == 0:
+		return ""
+	case f.SyntheticPoints == f.Points:
+		return "SYNTHETIC: mock provider"
+	}
+	return fmt.Sprintf("%d of %d points SYNTHETIC: mock provider", f.SyntheticPoints, f.Points)
 }
 
 // Series is one line, bar group, heatmap row, or a scatter's points.
@@ -306,11 +348,14 @@ type Point struct {
 	Lo    *float64 `json:"lo,omitempty"`
 	Hi    *float64 `json:"hi,omitempty"`
 	Size  *float64 `json:"size,omitempty"`
+	// Synthetic: a score the point shows rests on an answer of the mock.
+	Synthetic bool `json:"synthetic,omitempty"`
 }
 
 // pick reads the plotted number of a score and its CI, if any. A CI is
 // read only for the value itself: ci_low/ci_high bound Score.Value.
-func (s *plotSpec) pick(sc *stages.Score) (v float64, lo, hi *float64, ok bool) {
+func (s *plotSpec) pick(ps plotScore) (v float64, lo, hi *float64, ok bool) {
+	sc := ps.Score
 	if sc == nil || sc.Count == 0 {
 		return 0, nil, nil, false
 	}
@@ -326,7 +371,8 @@ func (s *plotSpec) pick(sc *stages.Score) (v float64, lo, hi *float64, ok bool) 
 	return sc.Value, lo, hi, true
 }
 
-func (s *plotSpec) why(in plotInput, sc *stages.Score) string {
+func (s *plotSpec) why(in plotInput, ps plotScore) string {
+	sc := ps.Score
 	switch {
 	case sc == nil:
 		return in.address + ": not computed (failed or skipped)"
@@ -338,8 +384,8 @@ func (s *plotSpec) why(in plotInput, sc *stages.Score) string {
 }
 
 // figure lays the scores out as series and points.
-func (s *plotSpec) figure(scores []*stages.Score) (*Figure, error) {
-	f := &Figure{Kind: s.kind, Title: s.title, XLabel: s.xLabel, YLabel: s.yLabel, Synthetic: s.synthetic}
+func (s *plotSpec) figure(scores []plotScore) (*Figure, error) {
+	f := &Figure{Kind: s.kind, Title: s.title, XLabel: s.xLabel, YLabel: s.yLabel}
 	if s.kind == "scatter" {
 		return s.scatter(f, scores)
 	}
@@ -354,7 +400,7 @@ func (s *plotSpec) figure(scores []*stages.Score) (*Figure, error) {
 			// value = "domain=*": a point per extra value named so, its
 			// x the rest of the name (a model x domain heatmap).
 			sc := scores[i]
-			if sc == nil || sc.Count == 0 {
+			if sc.Score == nil || sc.Count == 0 {
 				f.Omitted = append(f.Omitted, s.why(in, sc))
 				continue
 			}
@@ -362,7 +408,7 @@ func (s *plotSpec) figure(scores []*stages.Score) (*Figure, error) {
 			n := 0
 			for _, k := range slices.Sorted(maps.Keys(sc.Extra)) {
 				if x, ok := strings.CutPrefix(k, prefix); ok && x != "" {
-					pts = append(pts, raw{x: x, series: ser, p: Point{Label: x, Y: sc.Extra[k]}})
+					pts = append(pts, raw{x: x, series: ser, p: Point{Label: x, Y: sc.Extra[k], Synthetic: sc.synthetic}})
 					n++
 				}
 			}
@@ -378,7 +424,7 @@ func (s *plotSpec) figure(scores []*stages.Score) (*Figure, error) {
 		}
 		x, _ := s.x.pick(in.key, in.stage, s.sep)
 		ser, _ := s.series.pick(in.key, in.stage, s.sep)
-		pts = append(pts, raw{x: x, series: ser, p: Point{Label: x, Y: v, Lo: lo, Hi: hi}})
+		pts = append(pts, raw{x: x, series: ser, p: Point{Label: x, Y: v, Lo: lo, Hi: hi, Synthetic: scores[i].synthetic}})
 	}
 	// x is numeric for a line when every label is a number; else categories:
 	// the numeric ones first, ascending ("1", "3", ..., "15"), then the rest
@@ -441,7 +487,7 @@ func (s *plotSpec) figure(scores []*stages.Score) (*Figure, error) {
 	return f, nil
 }
 
-func (s *plotSpec) scatter(f *Figure, scores []*stages.Score) (*Figure, error) {
+func (s *plotSpec) scatter(f *Figure, scores []plotScore) (*Figure, error) {
 	ser := Series{Name: "models"}
 	for _, i := range s.dataOrder {
 		in := s.inputs[i]
@@ -460,10 +506,11 @@ func (s *plotSpec) scatter(f *Figure, scores []*stages.Score) (*Figure, error) {
 		if label == "" {
 			label = in.stage
 		}
-		p := Point{Label: label, X: x, Y: y, XLo: xlo, XHi: xhi, Lo: lo, Hi: hi}
+		p := Point{Label: label, X: x, Y: y, XLo: xlo, XHi: xhi, Lo: lo, Hi: hi, Synthetic: scores[i].synthetic || scores[yi].synthetic}
 		if zi, ok := s.byRoleKey["size"][in.key]; ok {
 			if z, _, _, okz := s.pick(scores[zi]); okz {
 				p.Size = &z
+				p.Synthetic = p.Synthetic || scores[zi].synthetic
 			} else {
 				f.Omitted = append(f.Omitted, s.why(s.inputs[zi], scores[zi])+" (drawn at the smallest size)")
 			}

@@ -48,8 +48,8 @@ func drawFigure(w io.Writer, f *Figure, format string) error {
 func buildPlot(f *Figure) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = f.Title
-	if f.Synthetic {
-		p.Title.Text += " (SYNTHETIC: mock provider)"
+	if note := f.SyntheticNote(); note != "" {
+		p.Title.Text += " (" + note + ")"
 	}
 	p.X.Label.Text, p.Y.Label.Text = f.XLabel, f.YLabel
 	p.Legend.Top = true

@@ -28,8 +28,9 @@ func ci(v, lo, hi float64, n int) *stages.Score {
 
 func val(v float64, n int) *stages.Score { return &stages.Score{Value: v, Count: n} }
 
-// runPlot lays a plot out, feeds it the scores, and returns its files.
-func runPlot(t *testing.T, params stages.Params, inputs []plotInputCase) (*stages.Files, *Figure) {
+// runPlot lays a plot out, feeds it the scores, and returns its files. The
+// inputs whose instance addresses are in synthetic rest on the mock.
+func runPlot(t *testing.T, params stages.Params, inputs []plotInputCase, synthetic ...string) (*stages.Files, *Figure) {
 	t.Helper()
 	byRole := map[string][]*stages.Upstream{}
 	for _, c := range inputs {
@@ -62,7 +63,13 @@ func runPlot(t *testing.T, params stages.Params, inputs []plotInputCase) (*stage
 				out = score(t, *c.score)
 			}
 		}
-		in = append(in, stages.In{Dep: d, From: u, Output: out})
+		x := stages.In{Dep: d, From: u, Output: out}
+		for _, a := range synthetic {
+			if a == u.Address && out != nil {
+				x.Provenance = mockProvenance
+			}
+		}
+		in = append(in, x)
 	}
 	w, err := nodes[0].Prepare(in)
 	if err != nil {
@@ -304,5 +311,41 @@ func TestPlotHeatmapFromExtras(t *testing.T) {
 	}
 	if len(fig.Omitted) != 1 || !strings.Contains(fig.Omitted[0], `model-c"]: the score has no extra value named domain=*`) {
 		t.Errorf("omitted %v", fig.Omitted)
+	}
+}
+
+// TestPlotMarksSyntheticPoints: a point is synthetic when the score it
+// shows rests on the mock, as its input's provenance says; the figure counts
+// them and its title says how many.
+func TestPlotMarksSyntheticPoints(t *testing.T) {
+	inputs := []plotInputCase{
+		{"data", "stage.insight_score.novelty", "gpt-4o/low", val(0.6, 10)},
+		{"data", "stage.insight_score.novelty", "gpt-4o/high", val(0.7, 10)},
+		{"data", "stage.insight_score.novelty", "llama/low", val(0.4, 10)},
+		{"data", "stage.insight_score.novelty", "llama/high", val(0.5, 10)},
+	}
+	params := func() stages.Params { return stages.Params{"kind": "bar", "x": "key[0]", "series": "key[1]"} }
+	_, fig := runPlot(t, params(), inputs, `stage.insight_score.novelty["llama/high"]`)
+	var marked []string
+	for _, ser := range fig.Series {
+		for _, p := range ser.Points {
+			if p.Synthetic {
+				marked = append(marked, ser.Name+"/"+p.Label)
+			}
+		}
+	}
+	if strings.Join(marked, ",") != "high/llama" || fig.Points != 4 || fig.SyntheticPoints != 1 || !fig.Synthetic ||
+		fig.SyntheticNote() != "1 of 4 points SYNTHETIC: mock provider" {
+		t.Errorf("marked %v, figure %d of %d synthetic, note %q", marked, fig.SyntheticPoints, fig.Points, fig.SyntheticNote())
+	}
+	all := []string{}
+	for _, c := range inputs {
+		all = append(all, aggregate(c.block, c.key).Address)
+	}
+	if _, fig := runPlot(t, params(), inputs, all...); fig.SyntheticNote() != "SYNTHETIC: mock provider" {
+		t.Errorf("every point synthetic: note %q", fig.SyntheticNote())
+	}
+	if _, fig := runPlot(t, params(), inputs); fig.Synthetic || fig.SyntheticNote() != "" {
+		t.Errorf("no point synthetic: %+v", fig)
 	}
 }

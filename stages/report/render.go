@@ -15,6 +15,25 @@ import (
 // up by the mock provider cannot be mistaken for results.
 const SyntheticBanner = "SYNTHETIC RESULTS: every number in this report comes from the mock provider. They are made up and say nothing about any model."
 
+// MixedMark follows each synthetic value of a table that also holds real
+// ones (Markdown, LaTeX as a dagger, the page); MixedNote, at the top,
+// says how many there are.
+const MixedMark = "†"
+
+// MixedPrefix starts the note a partly synthetic table opens with.
+const MixedPrefix = "PARTLY SYNTHETIC: "
+
+// MixedNote is the note opening a table of which synthetic of values values
+// come from the mock provider.
+func MixedNote(synthetic, values int) string {
+	cells := "cells"
+	if values == 1 {
+		cells = "cell"
+	}
+	return fmt.Sprintf("%s%d of %d %s (marked %s) come from the mock provider: their numbers are made up and say nothing about any model.",
+		MixedPrefix, synthetic, values, cells, MixedMark)
+}
+
 // Cell statuses, as the JSON format names them.
 const (
 	statusOK     = "ok"
@@ -31,6 +50,9 @@ type cell struct {
 	value, low, high string
 	best             bool
 	note             int // 1-based footnote number, 0: none
+	// synthetic: the score rests on an answer of the mock, as the records
+	// its input was computed from say.
+	synthetic bool
 }
 
 // shown reports whether the cell has a value to print.
@@ -49,6 +71,29 @@ type filled struct {
 	notes []string
 	// ci[c] says column c has a CI in some cell (CSV and JSON add its bounds).
 	ci []bool
+	// values counts the cells that show a value; synthetic those of them
+	// that are synthetic.
+	values, synthetic int
+}
+
+// allSynthetic: every value is synthetic (the table opens with
+// SyntheticBanner and marks no cell); mixed: some are, and each is marked.
+func (f *filled) allSynthetic() bool { return f.synthetic > 0 && f.synthetic == f.values }
+func (f *filled) mixed() bool        { return f.synthetic > 0 && f.synthetic < f.values }
+
+// marked says whether cell cl carries MixedMark.
+func (f *filled) marked(cl *cell) bool { return f.mixed() && cl.shown() && cl.synthetic }
+
+// syntheticNote is the sentence a synthetic or partly synthetic table
+// opens with, "" for a real one.
+func (f *filled) syntheticNote() string {
+	switch {
+	case f.allSynthetic():
+		return SyntheticBanner
+	case f.mixed():
+		return MixedNote(f.synthetic, f.values)
+	}
+	return ""
 }
 
 // countKey is what a value is over: the items that contributed and the
@@ -78,9 +123,14 @@ func (t *table) fill(scores map[string]*stages.In) (*filled, error) {
 					return nil, fmt.Errorf("column %s, row %s: not a score: %w", t.colLabel(col), row.rowLabel(), err)
 				}
 				cl.status, cl.score = statusOK, &s
+				cl.synthetic = scores[addr].Provenance.IsSynthetic()
 			}
 			if !cl.shown() {
 				continue
+			}
+			f.values++
+			if cl.synthetic {
+				f.synthetic++
 			}
 			m := t.metrics[col.metric]
 			cl.value = formatNumber(m, cl.score.Value, t.digits)
@@ -346,8 +396,8 @@ func (f *filled) repeated(r, j int) bool {
 
 func (f *filled) markdown() string {
 	var b strings.Builder
-	if f.synthetic {
-		b.WriteString(SyntheticBanner + "\n\n")
+	if note := f.syntheticNote(); note != "" {
+		b.WriteString(mdEscape(note) + "\n\n")
 	}
 	fmt.Fprintf(&b, "# %s\n\n", f.title)
 	var head, rule []string
@@ -378,6 +428,9 @@ func (f *filled) markdown() string {
 					text += " [" + cl.low + ", " + cl.high + "]"
 				}
 				text = mdEscape(text)
+			}
+			if f.marked(cl) {
+				text += MixedMark
 			}
 			if cl.note > 0 {
 				text += fmt.Sprintf("[^%d]", cl.note)
@@ -419,9 +472,9 @@ func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 // csv writes one line per row: the raw values of the row dimensions (stable
 // for scripts, whatever the labels), then for each column its value at full
 // precision (15 significant digits), its CI bounds when the column has any, and the items it is over,
-// missing and dropped; and whether the numbers are synthetic, so a script
-// can never lose the label. A cell without a value leaves its fields empty
-// (NA to pandas and R).
+// missing and dropped, and whether it is synthetic; and whether any value of
+// the row is synthetic, so a script can never lose the label. A cell
+// without a value leaves its fields empty (NA to pandas and R).
 func (f *filled) csv() (string, error) {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
@@ -437,7 +490,7 @@ func (f *filled) csv() (string, error) {
 		if f.ci[c] {
 			header = append(header, col.id+"_ci_low", col.id+"_ci_high")
 		}
-		header = append(header, col.id+"_count", col.id+"_missing", col.id+"_dropped")
+		header = append(header, col.id+"_count", col.id+"_missing", col.id+"_dropped", col.id+"_synthetic")
 	}
 	header = append(header, "synthetic")
 	if err := w.Write(header); err != nil {
@@ -445,12 +498,15 @@ func (f *filled) csv() (string, error) {
 	}
 	for r, row := range f.rows {
 		rec := append([]string(nil), row.values...)
+		rowSynthetic := false
 		for c := range f.cols {
 			cl := &f.cells[r][c]
-			value, lo, hi, count, missing, dropped := "", "", "", "", "", ""
+			value, lo, hi, count, missing, dropped, synthetic := "", "", "", "", "", "", ""
 			if cl.status == statusOK {
 				s := cl.score
 				count, missing, dropped = strconv.Itoa(s.Count), strconv.Itoa(s.Missing), strconv.Itoa(int(s.Extra["dropped"]))
+				synthetic = strconv.FormatBool(cl.synthetic)
+				rowSynthetic = rowSynthetic || cl.synthetic
 				if cl.shown() {
 					value = fullPrecision(s.Value)
 					if cl.hasCI() {
@@ -462,9 +518,9 @@ func (f *filled) csv() (string, error) {
 			if f.ci[c] {
 				rec = append(rec, lo, hi)
 			}
-			rec = append(rec, count, missing, dropped)
+			rec = append(rec, count, missing, dropped, synthetic)
 		}
-		rec = append(rec, strconv.FormatBool(f.synthetic))
+		rec = append(rec, strconv.FormatBool(rowSynthetic))
 		if err := w.Write(rec); err != nil {
 			return "", err
 		}
@@ -479,12 +535,18 @@ func (f *filled) csv() (string, error) {
 func fullPrecision(v float64) string { return strconv.FormatFloat(v, 'g', 15, 64) }
 
 type jsonReport struct {
-	Title     string       `json:"title"`
-	Synthetic bool         `json:"synthetic"`
-	RowDims   []jsonDim    `json:"row_dims"`
-	Pivot     *jsonDim     `json:"pivot,omitempty"`
-	Columns   []jsonColumn `json:"columns"`
-	Rows      []jsonRow    `json:"rows"`
+	Title string `json:"title"`
+	// Synthetic says some value is synthetic; SyntheticCells of Cells
+	// (the cells with a value) are, each with its own "synthetic", and
+	// SyntheticNote is the sentence the Markdown opens with.
+	Synthetic      bool         `json:"synthetic"`
+	SyntheticCells int          `json:"synthetic_cells"`
+	Cells          int          `json:"cells"`
+	SyntheticNote  string       `json:"synthetic_note,omitempty"`
+	RowDims        []jsonDim    `json:"row_dims"`
+	Pivot          *jsonDim     `json:"pivot,omitempty"`
+	Columns        []jsonColumn `json:"columns"`
+	Rows           []jsonRow    `json:"rows"`
 	// TableNotes are the unnumbered notes (counts per column, bold, CIs);
 	// Notes the numbered footnotes cells point at.
 	TableNotes []string `json:"table_notes,omitempty"`
@@ -524,10 +586,13 @@ type jsonCell struct {
 	Extra   map[string]float64 `json:"extra,omitempty"` // the score's other named values
 	Best    bool               `json:"best,omitempty"`
 	Note    int                `json:"note,omitempty"`
+	// Synthetic: the score rests on an answer of the mock.
+	Synthetic bool `json:"synthetic,omitempty"`
 }
 
 func (f *filled) json() (string, error) {
-	j := jsonReport{Title: f.title, Synthetic: f.synthetic, RowDims: []jsonDim{}, TableNotes: f.general, Notes: f.notes}
+	j := jsonReport{Title: f.title, Synthetic: f.synthetic > 0, SyntheticCells: f.synthetic, Cells: f.values,
+		SyntheticNote: f.syntheticNote(), RowDims: []jsonDim{}, TableNotes: f.general, Notes: f.notes}
 	for i, d := range f.dims {
 		j.RowDims = append(j.RowDims, jsonDim{Name: d, Label: f.dimLabels[i]})
 	}
@@ -549,7 +614,7 @@ func (f *filled) json() (string, error) {
 		}
 		for c := range f.cols {
 			cl := &f.cells[r][c]
-			jc := jsonCell{Status: cl.status, Best: cl.best, Note: cl.note}
+			jc := jsonCell{Status: cl.status, Best: cl.best, Note: cl.note, Synthetic: cl.status == statusOK && cl.synthetic}
 			if s := cl.score; s != nil {
 				jc.Count, jc.Missing, jc.Dropped = &s.Count, &s.Missing, int(s.Extra["dropped"])
 				if cl.shown() {

@@ -8,8 +8,11 @@
 //
 // Its one node writes files (stages.Node.WritesFiles): its output is a
 // stages.Files, which the engine writes to the experiment's results folder.
-// Files of an instance fed by a mock provider (Instance.Synthetic) are
-// labelled SYNTHETIC.
+// A cell whose score rests on an answer of the mock (as the records it was
+// computed from say: stages.In.Provenance) is synthetic. A table of only
+// synthetic cells opens with the SYNTHETIC banner; a table that mixes them
+// with real ones says at the top how many are synthetic and marks exactly
+// those cells (MixedMark), in every format.
 package report
 
 import (
@@ -31,8 +34,10 @@ type reportType struct{}
 func (reportType) Name() string { return "report" }
 
 // Version 2: row dimensions, labels, pivots, number formats, bold best,
-// CIs and count footnotes changed every format's layout.
-func (reportType) Version() string { return "2" }
+// CIs and count footnotes changed every format's layout. Version 3:
+// synthetic cells are marked one by one, from their inputs' records
+// (CSV and JSON gained per-cell synthetic fields).
+func (reportType) Version() string { return "3" }
 
 func (reportType) Params() []stages.Param {
 	return []stages.Param{

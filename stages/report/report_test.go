@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -62,7 +64,7 @@ func score(t *testing.T, s stages.Score) []byte {
 // table1 is a report over two models with three metric stages: novelty for
 // both, feasibility only for gpt-4o (whose llama instance is absent), and a
 // keyless overall stage that applies to every row. llama's novelty failed.
-func table1(t *testing.T, synthetic bool) (stages.Node, []stages.In) {
+func table1(t *testing.T, synthetic ...int) (stages.Node, []stages.In) {
 	t.Helper()
 	cols := []*stages.Upstream{
 		aggregate("stage.insight_score.novelty", "gpt-4o"),
@@ -77,7 +79,7 @@ func table1(t *testing.T, synthetic bool) (stages.Node, []stages.In) {
 		"title":   "Insight Scores (n = 3)",
 	}
 	params = stages.WithDefaults(reportType{}, params)
-	nodes, err := reportType{}.Layout(&stages.Instance{Address: "report.table1", Params: params, Synthetic: synthetic})
+	nodes, err := reportType{}.Layout(&stages.Instance{Address: "report.table1", Params: params})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,8 +92,19 @@ func table1(t *testing.T, synthetic bool) (stages.Node, []stages.In) {
 		score(t, stages.Score{Value: 0.125, Count: 3, Missing: 1}),
 		score(t, stages.Score{Value: -0.00001, Count: 1}),
 	}
-	return nodes[0], inputs(t, params, nodes[0], outputs)
+	in := inputs(t, params, nodes[0], outputs)
+	for _, i := range synthetic {
+		in[i].Provenance = mockProvenance
+	}
+	return nodes[0], in
 }
+
+// mockProvenance and realProvenance are what the engine hands a report of
+// inputs that rest on the mock's answers, or on an endpoint's.
+var (
+	mockProvenance = &stages.Provenance{Synthetic: true, Answerers: []llm.Answerer{{Class: llm.ClassMock, Identity: "seed 7", Synthetic: true}}}
+	realProvenance = &stages.Provenance{Answerers: []llm.Answerer{{Class: llm.ClassEndpoint, Identity: "https://api.openai.com/v1"}}}
+)
 
 // inputs resolves n's deps the way the engine does: an Inputs param's
 // Dep.Index counts across the listed upstreams' nodes in list order, and
@@ -139,7 +152,7 @@ func render(t *testing.T, n stages.Node, in []stages.In) stages.Files {
 }
 
 func TestReportLayout(t *testing.T) {
-	n, _ := table1(t, false)
+	n, _ := table1(t)
 	want := []stages.Dep{{Input: "columns", Index: 0}, {Input: "columns", Index: 1}, {Input: "columns", Index: 2}, {Input: "columns", Index: 3}}
 	if n.Item != "" || !n.AllowMissing || !n.WritesFiles || !reflect.DeepEqual(n.Deps, want) {
 		t.Errorf("node %+v", n)
@@ -149,7 +162,7 @@ func TestReportLayout(t *testing.T) {
 // TestReportMatchesInputsByFrom gives the report its inputs in reverse: the
 // cells are found by In.From, so the files are the same.
 func TestReportMatchesInputsByFrom(t *testing.T) {
-	n, in := table1(t, false)
+	n, in := table1(t)
 	want := render(t, n, in)
 	rev := make([]stages.In, len(in))
 	for i := range in {
@@ -180,7 +193,7 @@ func TestReportInputErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			n, in := table1(t, false)
+			n, in := table1(t)
 			if _, err := n.Prepare(tc.edit(in)); err == nil || err.Error() != tc.want {
 				t.Errorf("Prepare error %v\nwant %q", err, tc.want)
 			}
@@ -188,13 +201,27 @@ func TestReportInputErrors(t *testing.T) {
 	}
 }
 
+// TestReportGolden renders table1 with real inputs, with synthetic inputs
+// only (the SYNTHETIC banner, no cell marked), and mixed: exactly the cell
+// fed by the mock is marked, in every format, and the top says 1 of 4.
 func TestReportGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		synthetic bool
-	}{{"table1", false}, {"table1_synthetic", true}} {
+		synthetic []int // inputs that rest on the mock
+		banner    string
+		csvRows   []string // how each CSV row ends: synthetic per row
+	}{
+		{"table1", nil, "# ", []string{",false", ",false"}},
+		{"table1_synthetic", []int{0, 1, 2, 3}, SyntheticBanner, []string{",true", ",true"}},
+		{"table1_mixed", []int{0}, "PARTLY SYNTHETIC: 1 of 4 cells (marked †) come from the mock provider", []string{",false,true", ",false"}},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n, in := table1(t, tc.synthetic)
+			n, in := table1(t, tc.synthetic...)
+			for i := range in {
+				if in[i].Provenance == nil && in[i].Output != nil {
+					in[i].Provenance = realProvenance
+				}
+			}
 			out := render(t, n, in)
 			var names []string
 			for f := range out.Files {
@@ -207,18 +234,35 @@ func TestReportGolden(t *testing.T) {
 				golden(t, tc.name+ext, out.Files["table1"+ext])
 			}
 			md, csv := out.Files["table1.md"], out.Files["table1.csv"]
-			if got := strings.HasPrefix(md, "SYNTHETIC"); got != tc.synthetic {
-				t.Errorf("markdown starts with SYNTHETIC: %v, want %v", got, tc.synthetic)
+			if !strings.HasPrefix(md, tc.banner) {
+				t.Errorf("markdown does not start with %q:\n%s", tc.banner, md)
+			}
+			if got, want := strings.Count(md, MixedMark), map[bool]int{true: 2, false: 0}[len(tc.synthetic) == 1]; got != want {
+				t.Errorf("markdown has %d marks, want %d (the note and the one cell)", got, want)
 			}
 			lines := strings.Split(strings.TrimSpace(csv), "\n")
-			for _, l := range lines[1:] {
-				want := ",false"
-				if tc.synthetic {
-					want = ",true"
+			for r, l := range lines[1:] {
+				if !strings.HasSuffix(l, tc.csvRows[r]) {
+					t.Errorf("csv row %q does not end with %s", l, tc.csvRows[r])
 				}
-				if !strings.HasSuffix(l, want) {
-					t.Errorf("csv row %q does not end with %s", l, want)
+			}
+			pt, ok := TableFromMarkdown("table1", md)
+			if !ok {
+				t.Fatal("the page cannot read the table")
+			}
+			var marked []string
+			for r, row := range pt.Rows {
+				for c, cell := range row {
+					if cell.Synthetic {
+						marked = append(marked, fmt.Sprintf("%d/%d=%s", r, c, cell.Value))
+					}
 				}
+			}
+			if want := map[bool]string{true: "0/1=0.667", false: ""}[len(tc.synthetic) == 1]; strings.Join(marked, " ") != want {
+				t.Errorf("page marks %v, want %q", marked, want)
+			}
+			if (pt.Synthetic != "") != (len(tc.synthetic) > 0) || pt.Mixed != (len(tc.synthetic) == 1) {
+				t.Errorf("page table banner %q, mixed %v", pt.Synthetic, pt.Mixed)
 			}
 		})
 	}
@@ -237,7 +281,7 @@ func TestReportDefaultFormatsAndTitle(t *testing.T) {
 	want := map[string]string{
 		"main.md": "# main\n\n| | insight_score.novelty |\n|---|---:|\n| stage.generate_ideas.only | 0.500 |\n\n" +
 			"- insight_score.novelty: each value is over 2 items.\n",
-		"main.csv": "row,insight_score.novelty,insight_score.novelty_count,insight_score.novelty_missing,insight_score.novelty_dropped,synthetic\nstage.generate_ideas.only,0.5,2,0,0,false\n",
+		"main.csv": "row,insight_score.novelty,insight_score.novelty_count,insight_score.novelty_missing,insight_score.novelty_dropped,insight_score.novelty_synthetic,synthetic\nstage.generate_ideas.only,0.5,2,0,0,false,false\n",
 	}
 	if !reflect.DeepEqual(out.Files, want) {
 		t.Errorf("files %q\nwant %q", out.Files, want)
@@ -301,7 +345,7 @@ func TestReportLayoutErrors(t *testing.T) {
 }
 
 func TestReportNotScore(t *testing.T) {
-	n, in := table1(t, false)
+	n, in := table1(t)
 	in[0].Output = []byte(`[]`)
 	w, err := n.Prepare(in)
 	if err != nil {
@@ -315,7 +359,7 @@ func TestReportNotScore(t *testing.T) {
 
 func TestReportRegistered(t *testing.T) {
 	typ, ok := stages.Lookup("report")
-	if !ok || typ.Name() != "report" || typ.Version() != "2" {
+	if !ok || typ.Name() != "report" || typ.Version() != "3" {
 		t.Fatal("report type not registered")
 	}
 }
@@ -628,10 +672,10 @@ func TestReportLabelledScoreNodes(t *testing.T) {
 		score(t, stages.Score{Value: 2.5, Count: 10}), score(t, stages.Score{Value: 2, Count: 4}),
 	}
 	files := render(t, nodes[0], inputs(t, params, nodes[0], outs))
-	want := "row,coverage_score.review/overall,coverage_score.review/overall_count,coverage_score.review/overall_missing,coverage_score.review/overall_dropped," +
-		"coverage_score.review/domain=ai,coverage_score.review/domain=ai_count,coverage_score.review/domain=ai_missing,coverage_score.review/domain=ai_dropped,synthetic\n" +
-		"scholareval,3.5,10,0,0,3.25,4,0,0,false\n" +
-		"baseline,2.5,10,0,0,2,4,0,0,false\n"
+	want := "row,coverage_score.review/overall,coverage_score.review/overall_count,coverage_score.review/overall_missing,coverage_score.review/overall_dropped,coverage_score.review/overall_synthetic," +
+		"coverage_score.review/domain=ai,coverage_score.review/domain=ai_count,coverage_score.review/domain=ai_missing,coverage_score.review/domain=ai_dropped,coverage_score.review/domain=ai_synthetic,synthetic\n" +
+		"scholareval,3.5,10,0,0,false,3.25,4,0,0,false,false\n" +
+		"baseline,2.5,10,0,0,false,2,4,0,0,false,false\n"
 	if got := files.Files["coverage.csv"]; got != want {
 		t.Errorf("coverage.csv:\n%s\nwant:\n%s", got, want)
 	}

@@ -17,7 +17,6 @@ import (
 // fills it. Inputs are matched to cells by In.From, never by position.
 type table struct {
 	name, title string
-	synthetic   bool
 	formats     []string
 
 	// dims are the row dimensions shown as leading columns (the pivot
@@ -82,7 +81,7 @@ var printfVerb = regexp.MustCompile(`%[-+ #0]*[0-9]*(\.[0-9]+)?[eEfFgG]`)
 
 func layoutTable(inst *stages.Instance) (*table, []stages.Dep, error) {
 	p := inst.Params
-	t := &table{name: reportName(inst.Address), title: p.String("title"), synthetic: inst.Synthetic,
+	t := &table{name: reportName(inst.Address), title: p.String("title"),
 		digits: p.Int("digits"), ciDigits: p.Int("ci_digits")}
 	if t.title == "" {
 		t.title = t.name

@@ -58,7 +58,12 @@
     groupsOf(it, f).forEach(function (g) {
       var gd = el("div", "group");
       gd.setAttribute("data-model", g.model);
-      gd.appendChild(el("h4", null, g.model + ": " + (g.ideas || []).length + " idea(s)"));
+      var h = el("h4", null, g.model + ": " + (g.ideas || []).length + " idea(s)");
+      if (g.synthetic) {
+        h.appendChild(document.createTextNode(" "));
+        h.appendChild(el("span", "badge synthetic", "made up by the mock"));
+      }
+      gd.appendChild(h);
       var ol = el("ol", "ideas");
       ol.start = 0;
       (g.ideas || []).forEach(function (idea) { ol.appendChild(el("li", "idea", idea)); });
@@ -68,7 +73,12 @@
         var jd = el("div", "judgement");
         var head = j.stage + (j.label ? " · " + j.label : "") + (j.judge ? " · judge " + j.judge : "");
         if (j.score !== undefined && j.score !== null) head += " · score " + j.score;
-        jd.appendChild(el("div", "judge", head));
+        var jh = el("div", "judge", head);
+        if (j.synthetic) {
+          jh.appendChild(document.createTextNode(" "));
+          jh.appendChild(el("span", "badge synthetic", "made up by the mock"));
+        }
+        jd.appendChild(jh);
         if (j.shown) {
           var letters = Object.keys(j.shown).sort();
           jd.appendChild(el("div", "shown", "shown: " + letters.map(function (l) { return l + " = " + j.shown[l]; }).join(", ")));
