@@ -30,6 +30,8 @@ type Graph struct {
 	depStart []int32
 	depList  []int32
 	byAddr   map[string]*Instance
+	// hasField memoises which dataset records have a field (checkNeeds).
+	hasField map[recordField]bool
 }
 
 // Instance is a stage instance (or a dataset) with its nodes.
@@ -64,8 +66,11 @@ type Instance struct {
 	expander stages.Expander // nil unless the stage type expands
 	expanded map[string]bool // items expanded so far (expanders only)
 	final    bool            // no node will be added any more
-	calls    bool            // its nodes likely make model calls (see guessWork): they are resolved first
-	services bool            // its nodes likely make service calls
+	// willFail are the needs some items cannot meet (checkNeeds): plan
+	// counts those items as failing.
+	willFail []willFail
+	calls    bool // its nodes likely make model calls (see guessWork): they are resolved first
+	services bool // its nodes likely make service calls
 	// model is the model the instance's nodes call, for estimates before
 	// they are prepared: its first chat model param in declaration order,
 	// else its first service model param (modelService).
@@ -106,6 +111,20 @@ type Node struct {
 // downstream of an Expander are laid out later, by grow. Errors carry the
 // source range of the block or param at fault.
 func Build(exp *config.Experiment) (*Graph, hcl.Diagnostics) {
+	return BuildWith(exp, BuildOptions{})
+}
+
+// BuildOptions change what Build checks.
+type BuildOptions struct {
+	// SkipWiringCheck lays out a wiring checkNeeds would refuse, so that a
+	// test can see what running it does (stages/all's wiring test: validate
+	// refuses exactly what would fail for a missing field). The CLI never
+	// sets it.
+	SkipWiringCheck bool
+}
+
+// BuildWith is Build with options.
+func BuildWith(exp *config.Experiment, opts BuildOptions) (*Graph, hcl.Diagnostics) {
 	g := &Graph{Exp: exp, byAddr: map[string]*Instance{}}
 	var diags hcl.Diagnostics
 
@@ -127,6 +146,7 @@ func Build(exp *config.Experiment) (*Graph, hcl.Diagnostics) {
 			laidOut: true, final: true}
 		inst.Up = &stages.Upstream{Address: inst.Address, Type: "dataset"}
 		inst.Up.Source = inst.Up
+		inst.Up.Fields = g.datasetFields(inst)
 		inst.nodes = make([]int32, 0, len(items))
 		for _, it := range items {
 			inst.nodes = append(inst.nodes, int32(len(g.Nodes)))
@@ -152,6 +172,12 @@ func Build(exp *config.Experiment) (*Graph, hcl.Diagnostics) {
 		if d := g.checkServiceOps(inst); d.HasErrors() {
 			diags = append(diags, d...)
 			continue
+		}
+		if d := g.checkNeeds(inst); len(d) > 0 && !opts.SkipWiringCheck {
+			diags = append(diags, d...)
+			if d.HasErrors() {
+				continue
+			}
 		}
 		if pc, ok := si.Type.(stages.ParamChecker); ok {
 			if err := pc.CheckParams(inst.stInst); err != nil {
@@ -240,6 +266,9 @@ func (g *Graph) declare(si *config.StageInstance) *Instance {
 		}
 	}
 	inst.Up.Generator = generator
+	if sch, ok := stages.SchemaOf(si.Type, inst.Params); ok {
+		inst.Up.Fields = sch.Gives
+	}
 	inst.paramParts = paramParts(si.Type, inst.Params)
 	inst.about = aboutParts(si.Type, inst.Params)
 	if inherited {

@@ -161,6 +161,11 @@ type Upstream struct {
 	Generator *Model
 	// Synthetic reports that a mock provider fed this instance or anything upstream.
 	Synthetic bool
+	// Fields are the fields its nodes' outputs carry: its type's
+	// Schema(params).Gives, a dataset format's declared record fields
+	// (nil for a format whose records are whatever the file holds), nil
+	// for a type that declares none. See schema.go.
+	Fields []Field
 
 	mu     sync.Mutex
 	byItem map[string][]int

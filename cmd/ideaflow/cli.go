@@ -302,6 +302,9 @@ func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary) {
 			fmt.Fprintf(w, "      %s\n", pendingText(pe))
 		}
 		printDrops(w, c.Drops)
+		for _, why := range slices.Sorted(maps.Keys(c.WillFail)) {
+			fmt.Fprintf(w, "      %6d  item(s) will fail: %s\n", c.WillFail[why], why)
+		}
 	}
 	e := p.Estimate
 	fmt.Fprintf(w, "\n%d nodes: %d cached, %d to run.\n", p.Nodes.Total, p.Nodes.Cached, p.Nodes.ToRun)
@@ -507,6 +510,9 @@ func printSummary(w io.Writer, order []string, s *engine.Summary) {
 		c := s.Stages[k]
 		fmt.Fprintf(w, "  %-56s %6d cached  %6d ran  %4d failed  %4d skipped\n", k, c.Cached, c.Ran, c.Failed, c.Skipped)
 		printDrops(w, c.Drops)
+		for _, why := range slices.Sorted(maps.Keys(c.WillFail)) {
+			fmt.Fprintf(w, "      %6d  item(s) will fail: %s\n", c.WillFail[why], why)
+		}
 	}
 	services := ""
 	if s.ServiceCalls > 0 {

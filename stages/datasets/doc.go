@@ -127,3 +127,18 @@ func Docs() []FormatDoc {
 	}
 	return out
 }
+
+// FormatFields returns the fields every item's record of format carries,
+// as FormatDoc.Fields declares them: a Required field is in every record;
+// any other is optional per item (an IdeaBench target's idea is filled for
+// some targets only), and a stage that needs it fails on the records
+// without it, which plan counts. open is true when the records are
+// whatever the file holds (jsonl, csv): the fields are then the data's.
+// ok is false for an unknown format.
+func FormatFields(format string) (fields []Field, open, ok bool) {
+	if _, known := readers[format]; !known {
+		return nil, false, false
+	}
+	d := formatDocs[format]
+	return d.Fields, d.Fields == nil, true
+}
