@@ -353,22 +353,24 @@ func ReadIdeas(in In, why string) (*IdeasIn, error) {
 }
 
 // IdeasPerNode is how many ideas each node of up gives, from its declared
-// fields: 1 for an "idea", the declared count of an "ideas" list; 0 when up
-// gives neither or the count varies (a dataset's records give their own).
+// fields: the declared count of an "ideas" list (0 when it varies), else 1
+// (an "idea", a dataset record's idea column, or a type that declares no
+// schema, read as one idea a node).
 func IdeasPerNode(up *Upstream) int {
 	if up == nil {
 		return 0
 	}
-	if up.Type == "dataset" {
-		return 1 // a record's idea column
-	}
-	for _, f := range up.Fields {
-		switch f.Name {
+	var idea, ideas *Field
+	for i := range up.Fields {
+		switch up.Fields[i].Name {
 		case FieldIdea:
-			return 1
+			idea = &up.Fields[i]
 		case FieldIdeas:
-			return f.PerNode
+			ideas = &up.Fields[i]
 		}
 	}
-	return 0
+	if ideas != nil && idea == nil {
+		return ideas.PerNode
+	}
+	return 1
 }
