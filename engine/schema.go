@@ -91,13 +91,36 @@ func (g *Graph) checkNeeds(inst *Instance) hcl.Diagnostics {
 				continue
 			}
 			fsch, ok := stages.SchemaOf(from.cfg.Type, from.Params)
-			if !ok || fsch.Open || fsch.GivesAny(need.Fields...) {
+			if !ok || fsch.Open {
+				continue
+			}
+			if fsch.GivesAny(need.Fields...) {
+				if !givesAlways(&fsch, need.Fields) {
+					// Only some of its nodes carry the field (a review's
+					// score): which, the run tells.
+					d := errAt(inst.cfg, need.Input, "%s reads %s%s from %s; %s (%s) gives it on some nodes only, so the nodes of %s reading the others will fail. %s",
+						inst.Type, stages.QuoteOr(need.Fields), forText(need.Why), need.Input, from.Address, from.Type, inst.Address, fixText(need))
+					d[0].Severity, d[0].Summary = hcl.DiagWarning, "Some nodes of "+inst.Address+" may fail"
+					diags = append(diags, d...)
+				}
 				continue
 			}
 			diags = append(diags, g.needError(inst, need, up, from, fmt.Sprintf("%s (%s) gives %s", from.Address, from.Type, givesText(fsch.Gives)))...)
 		}
 	}
 	return diags
+}
+
+// givesAlways reports whether a schema gives one of fields on every node
+// (not only on some: a field marked Optional).
+func givesAlways(s *stages.Schema, fields []string) bool {
+	for _, n := range fields {
+		top, _, _ := strings.Cut(n, ".")
+		if f, ok := s.Field(top); ok && !f.Optional {
+			return true
+		}
+	}
+	return false
 }
 
 // upstreamsOf lists the instances an Input or Inputs param names.
@@ -326,17 +349,22 @@ func (w *walker) willFailCounts(inst *Instance) map[string]int {
 	return out
 }
 
-// readsDropped reports whether the plan knows item is dropped for inst:
-// every node of inst for item reads a dropped input, or, before inst is
-// laid out, its input's nodes for the item are dropped.
+// readsDropped reports whether the plan knows item cannot fail for inst:
+// every node of inst for item reads a dropped input, inst is laid out with
+// no node for it (fluency pairs no single idea), or, before inst is laid
+// out, its input's nodes for the item are dropped.
 func (w *walker) readsDropped(inst *Instance, input, item string) bool {
-	if mine := inst.Up.ItemNodes(item); len(mine) > 0 {
+	mine := inst.Up.ItemNodes(item)
+	if len(mine) > 0 {
 		for _, k := range mine {
 			if !w.depDropped(inst.nodes[k]) {
 				return false
 			}
 		}
 		return true
+	}
+	if inst.laidOut && (inst.expander == nil || inst.expanded[item]) {
+		return true // laid out with no node for the item: nothing reads it
 	}
 	up := inst.inputs[input]
 	if up == nil || up.source {

@@ -67,6 +67,12 @@ type Field struct {
 	// a dropped item. A stage that needs an optional field fails on the
 	// items without it, which plan counts where it can (dataset records).
 	Optional bool
+	// Only names the kind of node that carries the field when not every
+	// node of the instance does ("the scores node", "the selection"): its
+	// other nodes are helpers (service replies) that carry other fields.
+	// Unlike Optional it depends on no item: a reader of the field reads
+	// those nodes, and every one of them carries it.
+	Only string
 	// PerNode is, for a TextsField, how many texts each node carries when
 	// the params fix it (generate_ideas' ideas: 1, or n in batch mode); 0
 	// when it varies. A judge lays out one judgement per idea from it.

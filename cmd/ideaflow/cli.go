@@ -510,9 +510,6 @@ func printSummary(w io.Writer, order []string, s *engine.Summary) {
 		c := s.Stages[k]
 		fmt.Fprintf(w, "  %-56s %6d cached  %6d ran  %4d failed  %4d skipped\n", k, c.Cached, c.Ran, c.Failed, c.Skipped)
 		printDrops(w, c.Drops)
-		for _, why := range slices.Sorted(maps.Keys(c.WillFail)) {
-			fmt.Fprintf(w, "      %6d  item(s) will fail: %s\n", c.WillFail[why], why)
-		}
 	}
 	services := ""
 	if s.ServiceCalls > 0 {

@@ -268,6 +268,12 @@ func (c *agreementConfig) compute(in []stages.In) (*AgreementOutput, error) {
 				}
 				continue
 			}
+			if !stages.HasField(x.Output, c.fields[i]) && !droppedOutput(x.Output) {
+				return nil, stages.MissingField(x, "the judgement value_field names", c.fields[i])
+			}
+			if c.coders == "field" && !stages.HasField(x.Output, c.coderField) && !droppedOutput(x.Output) {
+				return nil, stages.MissingField(x, "the coder coder_field names", c.coderField)
+			}
 			if c.coders == "keys" {
 				byCoder, drop, err := nodeValues(x.Output, c.fields[i])
 				if err != nil {

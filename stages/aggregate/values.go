@@ -53,6 +53,9 @@ func readItems(up *stages.Upstream, ins []stages.In, field string) (*itemValues,
 		if len(ins) != 1 || ins[0].Output == nil {
 			return nil, fmt.Errorf("%s failed or was skipped, so there is nothing to aggregate", up.Address)
 		}
+		if !stages.HasField(ins[0].Output, "value") {
+			return nil, stages.MissingField(ins[0], "a score's per-item values", "value")
+		}
 		var s stages.Score
 		if err := json.Unmarshal(ins[0].Output, &s); err != nil {
 			return nil, fmt.Errorf("%s: output is not a score: %w", up.Address, err)
@@ -92,6 +95,9 @@ func readItems(up *stages.Upstream, ins []stages.In, field string) (*itemValues,
 			continue
 		}
 		v, dropped, err := nodeValue(in.Output, field)
+		if err != nil && !dropped && !stages.HasField(in.Output, field) {
+			return nil, stages.MissingField(in, "the number value_field names", field)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s, item %q, slot %d: %w", up.Address, item, in.Node.Slot, err)
 		}
@@ -265,4 +271,12 @@ func (iv *itemValues) column() []float64 {
 		out[i] = iv.values[it]
 	}
 	return out
+}
+
+// droppedOutput reports an output that says its item was dropped upstream.
+func droppedOutput(out []byte) bool {
+	var d struct {
+		Dropped bool `json:"dropped"`
+	}
+	return json.Unmarshal(out, &d) == nil && d.Dropped
 }

@@ -89,14 +89,23 @@ func (insightType) Schema(stages.Params) stages.Schema {
 // embedding scores node (method, scores), a bertscore token matching
 // (reference_tokens, matches), an embedding service reply (vectors).
 var similarityGives = stages.With(stages.DroppedFields[:1],
-	stages.Field{Name: "method", Type: stages.TextField, Optional: true, Doc: "rouge_l, embedding (a scores node)"},
-	stages.Field{Name: "scores", Type: stages.ObjectsField, Role: stages.RoleScore, Optional: true, Doc: "precision, recall and F1 of each idea"},
-	stages.Field{Name: "reference_tokens", Type: stages.TextsField, Optional: true, Doc: "bertscore: the reference's tokens"},
-	stages.Field{Name: "matches", Type: stages.ObjectsField, Optional: true, Doc: "bertscore: each idea's tokens and token matching"},
-	stages.Field{Name: "vectors", Type: stages.ObjectsField, Optional: true, Doc: "embedding: a text's sentence vectors (a service reply)"},
+	stages.Field{Name: "method", Type: stages.TextField, Only: "the scores node", Doc: "embedding"},
+	stages.Field{Name: "scores", Type: stages.ObjectsField, Role: stages.RoleScore, Only: "the scores node", Doc: "the cosine of each idea, as precision, recall and F1"},
+	stages.Field{Name: "vectors", Type: stages.ObjectsField, Only: "the service replies", Doc: "a text's sentence vectors"},
 )
 
 func (similarityType) Schema(p stages.Params) stages.Schema {
+	gives := similarityGives
+	switch p.String("method") {
+	case "rouge_l":
+		gives = stages.With(stages.DroppedFields[:1],
+			stages.Field{Name: "method", Type: stages.TextField, Doc: "rouge_l"},
+			stages.Field{Name: "scores", Type: stages.ObjectsField, Role: stages.RoleScore, Doc: "precision, recall and F1 of each idea"})
+	case "bertscore":
+		gives = stages.With(stages.DroppedFields[:1],
+			stages.Field{Name: "reference_tokens", Type: stages.TextsField, Doc: "the reference's tokens"},
+			stages.Field{Name: "matches", Type: stages.ObjectsField, Doc: "each idea's tokens and token matching"})
+	}
 	var needs []stages.Need
 	against := p.String("against")
 	if against == "" {
@@ -112,7 +121,7 @@ func (similarityType) Schema(p stages.Params) stages.Schema {
 	} else {
 		needs = append(needs, stages.Need{Input: "ideas", Fields: []string{stages.FieldIdeas}, Why: "the ideas compared"})
 	}
-	return stages.Schema{Gives: similarityGives, Needs: needs}
+	return stages.Schema{Gives: gives, Needs: needs}
 }
 
 // similarityNeed is what reads a similarity's scores.

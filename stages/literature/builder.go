@@ -141,6 +141,9 @@ func (findTargetsType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		item := n.Item
 		nodes = append(nodes, stages.Node{Item: item, Label: "search", Deps: []stages.Dep{{Input: "queries", Index: i}},
 			Prepare: func(in []stages.In) (*stages.Work, error) {
+				if !hasAnyField(in[0].Output, queryCriteria) {
+					return nil, stages.MissingField(in[0], "the query's criterion", queryCriteria...)
+				}
 				q, err := decodeTargetQuery(item, in[0].Output)
 				if err != nil {
 					return nil, err
@@ -582,4 +585,13 @@ func pyList(l []string) string {
 		q[i] = "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
 	}
 	return "[" + strings.Join(q, ", ") + "]"
+}
+
+func hasAnyField(rec []byte, fields []string) bool {
+	for _, f := range fields {
+		if stages.HasField(rec, f) {
+			return true
+		}
+	}
+	return false
 }

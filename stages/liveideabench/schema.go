@@ -30,9 +30,9 @@ func (generateType) Schema(p stages.Params) stages.Schema {
 func (judgeType) Schema(stages.Params) stages.Schema {
 	return stages.Schema{
 		Gives: []stages.Field{
-			{Name: "judge", Type: stages.TextField, Role: stages.RoleJudge, Optional: true, Doc: "the judge model (not in a dropped idea's output)"},
-			{Name: "scores", Type: stages.NumbersField, Role: stages.RoleScores, Optional: true, Doc: "dimension -> score, 1-10"},
-			{Name: "mean", Type: stages.NumberField, Role: stages.RoleScore, Optional: true, Doc: "the mean of the scores"},
+			{Name: "judge", Type: stages.TextField, Role: stages.RoleJudge, Doc: "the judge model"},
+			{Name: "scores", Type: stages.NumbersField, Role: stages.RoleScores, Doc: "dimension -> score, 1-10"},
+			{Name: "mean", Type: stages.NumberField, Role: stages.RoleScore, Doc: "the mean of the scores"},
 			{Name: "reasoning", Type: stages.TextField, Role: stages.RoleRationale, Optional: true, Doc: "the judge's reasoning"},
 			{Name: "dropped", Type: stages.BoolField, Role: stages.RoleDropped, Optional: true, Doc: "the idea was dropped upstream"},
 		},
@@ -40,16 +40,20 @@ func (judgeType) Schema(stages.Params) stages.Schema {
 	}
 }
 
-func (fluencyType) Schema(stages.Params) stages.Schema {
+func (fluencyType) Schema(p stages.Params) stages.Schema {
+	gives := []stages.Field{
+		{Name: "letter", Type: stages.TextField, Role: stages.RoleScore, Doc: "the judge's A-D"},
+		{Name: "judge", Type: stages.TextField, Role: stages.RoleJudge, Doc: "the judge model"},
+	}
+	if m := p.String("method"); m != "" && m != "judge" {
+		gives = []stages.Field{
+			{Name: "method", Type: stages.TextField, Doc: "jaccard or tfidf"},
+			{Name: "similarity", Type: stages.NumberField, Doc: "the pair's similarity, 0-1"},
+			{Name: "score", Type: stages.NumberField, Role: stages.RoleScore, Doc: "(1 - similarity) x 10"},
+		}
+	}
 	return stages.Schema{
-		Gives: []stages.Field{
-			{Name: "letter", Type: stages.TextField, Role: stages.RoleScore, Optional: true, Doc: "the judge's A-D (method judge)"},
-			{Name: "judge", Type: stages.TextField, Role: stages.RoleJudge, Optional: true, Doc: "the judge model (method judge)"},
-			{Name: "method", Type: stages.TextField, Optional: true, Doc: "jaccard or tfidf (offline methods)"},
-			{Name: "similarity", Type: stages.NumberField, Optional: true, Doc: "offline methods: the pair's similarity, 0-1"},
-			{Name: "score", Type: stages.NumberField, Role: stages.RoleScore, Optional: true, Doc: "offline methods: (1 - similarity) x 10"},
-			{Name: "dropped", Type: stages.BoolField, Role: stages.RoleDropped, Optional: true, Doc: "an idea of the pair was dropped"},
-		},
+		Gives: append(gives, stages.Field{Name: "dropped", Type: stages.BoolField, Role: stages.RoleDropped, Optional: true, Doc: "an idea of the pair was dropped"}),
 		Needs: []stages.Need{{Input: "ideas", Fields: []string{stages.FieldIdea}, Why: "the ideas paired"}},
 	}
 }

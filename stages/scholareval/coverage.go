@@ -96,7 +96,7 @@ func (coverageType) Expand(inst *stages.Instance, item string, in []stages.In) (
 	if len(in) != 1 || in[0].Output == nil {
 		return nil, fmt.Errorf("item %q has no record", item)
 	}
-	rec, err := decodeIdea(in[0].Output)
+	rec, err := decodeIdea(in[0])
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +361,7 @@ func coverageScore(g group, judged, records []stages.In, ci *stats.Options) ([]b
 		if r.Output == nil {
 			continue
 		}
-		rec, err := decodeIdea(r.Output)
+		rec, err := decodeIdea(r)
 		if err != nil {
 			return nil, err
 		}
