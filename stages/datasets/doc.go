@@ -8,8 +8,12 @@ package datasets
 // Field is one field of an item's record (what stages read) or one column
 // of an input file.
 type Field struct {
-	Name     string
-	Type     string
+	Name string
+	Type string
+	// Required says every record has it (non-empty). A record field not
+	// Required is optional per item: some records carry it, others do not
+	// (an IdeaBench target's idea), and a stage that needs it fails on
+	// those, which validate warns about and plan counts (stages.Schema).
 	Required bool
 	Doc      string
 }
