@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -98,9 +99,9 @@ func (g *Graph) checkNeeds(inst *Instance) hcl.Diagnostics {
 				if !givesAlways(&fsch, need.Fields) {
 					// Only some of its nodes carry the field (a review's
 					// score): which, the run tells.
-					d := errAt(inst.cfg, need.Input, "%s reads %s%s from %s; %s (%s) gives it on some nodes only, so the nodes of %s reading the others will fail. %s",
-						inst.Type, stages.QuoteOr(need.Fields), forText(need.Why), need.Input, from.Address, from.Type, inst.Address, fixText(need))
-					d[0].Severity, d[0].Summary = hcl.DiagWarning, "Some nodes of "+inst.Address+" may fail"
+					d := errAt(inst.cfg, need.Input, "%s reads %s%s from %s; %s (%s) gives it on some nodes only, so the nodes of %s reading the others will fail.%s",
+						inst.Type, stages.QuoteOr(need.Fields), forText(need.Why), need.Input, from.Address, from.Type, inst.Block, fixText(need))
+					d[0].Severity, d[0].Summary = hcl.DiagWarning, "Some nodes of "+inst.Block+" may fail"
 					diags = append(diags, d...)
 				}
 				continue
@@ -163,9 +164,9 @@ func (g *Graph) checkRecords(inst *Instance, need stages.Need, up, ds *Instance)
 		why += " (" + need.Why + ")"
 	}
 	inst.willFail = append(inst.willFail, willFail{input: need.Input, items: missing, why: why})
-	d := errAt(inst.cfg, need.Input, "%d of %d record(s) of %s have no %s, which %s reads%s from %s: their nodes will fail (%s). %s",
+	d := errAt(inst.cfg, need.Input, "%d of %d record(s) of %s have no %s, which %s reads%s through %s: their nodes will fail (%s).%s",
 		len(missing), len(ds.nodes), where, stages.QuoteOr(need.Fields), inst.Type, forText(need.Why), need.Input, someItems(missing), fixText(need))
-	d[0].Severity, d[0].Summary = hcl.DiagWarning, "Some items of "+inst.Address+" will fail"
+	d[0].Severity, d[0].Summary = hcl.DiagWarning, "Some items of "+inst.Block+" will fail"
 	return d
 }
 
@@ -205,12 +206,12 @@ func (g *Graph) datasetFormat(ds *Instance) string {
 // needError is the error of a need from cannot meet, at inst's input
 // attribute: what it reads, what from gives, who could give it and how.
 func (g *Graph) needError(inst *Instance, need stages.Need, up, from *Instance, gives string) hcl.Diagnostics {
-	through := ""
+	what := fmt.Sprintf("each node of %s", need.Input)
 	if need.Source {
-		through = fmt.Sprintf(" in the dataset record of each item of %s", up.Address)
+		what = fmt.Sprintf("the dataset record of each item of %s (%s)", need.Input, up.Address)
 	}
-	d := errAt(inst.cfg, need.Input, "%s reads %s%s%s from %s; %s. %s%s",
-		inst.Type, stages.QuoteOr(need.Fields), forText(need.Why), through, need.Input, gives, feeders(inst, need), fixText(need))
+	d := errAt(inst.cfg, need.Input, "%s reads %s%s from %s; %s.%s%s",
+		inst.Type, stages.QuoteOr(need.Fields), forText(need.Why), what, gives, feeders(inst, need), fixText(need))
 	d[0].Summary = fmt.Sprintf("%s cannot read what %s gives", inst.Block, from.Address)
 	return d
 }
@@ -280,21 +281,24 @@ func feeders(inst *Instance, need stages.Need) string {
 			}
 		}
 	}
+	ds := fmt.Sprintf("a dataset whose records have %s", stages.QuoteOr(need.Fields))
+	if len(formats) > 0 {
+		ds += " (format " + orList(formats) + ", or a jsonl or csv file with that field)"
+	}
+	if need.Source {
+		return fmt.Sprintf(" A dataset gives it when its records have %s%s.", stages.QuoteOr(need.Fields), strings.TrimPrefix(ds, "a dataset whose records have "+stages.QuoteOr(need.Fields)))
+	}
 	var parts []string
 	if len(types) > 0 {
 		parts = append(parts, "a stage of type "+orList(types))
 	}
 	if admits("dataset") {
-		ds := fmt.Sprintf("a dataset whose records have %s", stages.QuoteOr(need.Fields))
-		if len(formats) > 0 {
-			ds += " (format " + orList(formats) + ", or a jsonl or csv file with that field)"
-		}
 		parts = append(parts, ds)
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Feed %s from %s.", need.Input, strings.Join(parts, ", or "))
+	return fmt.Sprintf(" Feed %s from %s.", need.Input, strings.Join(parts, ", or "))
 }
 
 func orList(ss []string) string {
@@ -397,4 +401,16 @@ func (g *Graph) SchemaOf(addr string) (stages.Schema, bool) {
 		return stages.Schema{}, false
 	}
 	return stages.SchemaOf(inst.cfg.Type, inst.Params)
+}
+
+// prepareError is how a node's failed Prepare reads in plans and runs: a
+// missing field without the item (every item that lacks it is one reason,
+// counted, not one line each; the node's address names the item), any
+// other error as it is.
+func prepareError(err error) string {
+	var fe *stages.FieldError
+	if errors.As(err, &fe) {
+		return fe.Generic()
+	}
+	return err.Error()
 }

@@ -201,23 +201,39 @@ var ErrMissingField = errors.New("missing field")
 // a wiring validate accepted must never give (stages/all tests it).
 type FieldError struct {
 	Address string   // the input node's address: "stage.rank_ideas.x/t1/perm 0", "dataset.targets/t1"
+	From    string   // its instance's: "stage.rank_ideas.x", "dataset.targets"
 	Fields  []string // the fields needed, any one of which would do
 	Why     string   // what the stage reads it for
 }
 
-func (e *FieldError) Error() string {
+func (e *FieldError) Error() string { return e.text(e.Address) }
+
+// Generic is the error without the node: the same for every item that
+// lacks the field, so a plan or a run summary counts them as one reason.
+func (e *FieldError) Generic() string {
+	if e.From == "" {
+		return e.text(e.Address)
+	}
+	return e.text(e.From)
+}
+
+func (e *FieldError) text(where string) string {
 	why := ""
 	if e.Why != "" {
 		why = " (" + e.Why + ")"
 	}
-	return fmt.Sprintf("missing field %s in %s%s", quoteOr(e.Fields), e.Address, why)
+	return fmt.Sprintf("missing field %s in %s%s", quoteOr(e.Fields), where, why)
 }
 
 func (e *FieldError) Unwrap() error { return ErrMissingField }
 
 // MissingField returns the *FieldError of input in lacking fields.
 func MissingField(in In, why string, fields ...string) error {
-	return &FieldError{Address: NodeAddress(in), Fields: fields, Why: why}
+	e := &FieldError{Address: NodeAddress(in), Fields: fields, Why: why}
+	if in.From != nil {
+		e.From = in.From.Address
+	}
+	return e
 }
 
 // NodeAddress is the address of an input's node, as the engine names it.
@@ -271,6 +287,14 @@ func HasField(doc []byte, path string) bool {
 		return strings.TrimSpace(s) != ""
 	}
 	return true
+}
+
+// LacksField reports whether doc is a JSON object without a value at path
+// (see HasField): a missing field, where a doc that is no object at all is
+// another mistake, which its decoder names.
+func LacksField(doc []byte, path string) bool {
+	d := bytes.TrimSpace(doc)
+	return len(d) > 0 && d[0] == '{' && !HasField(d, path)
 }
 
 // lookup returns the raw value at path in doc.

@@ -188,7 +188,7 @@ func (a *app) load(path string) (*engine.Graph, error) {
 		config.WriteDiagnostics(a.stderr, diags, exp.Files)
 		return nil, &exitError{exitBadInput, fmt.Errorf("%d error(s) in %s", len(diags.Errs()), path)}
 	}
-	config.WriteDiagnostics(a.stderr, diags, exp.Files) // warnings
+	config.WriteDiagnostics(a.stderr, config.Dedupe(diags), exp.Files) // warnings: once per block, not per for_each instance
 	return g, nil
 }
 

@@ -141,10 +141,16 @@ func (findTargetsType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		item := n.Item
 		nodes = append(nodes, stages.Node{Item: item, Label: "search", Deps: []stages.Dep{{Input: "queries", Index: i}},
 			Prepare: func(in []stages.In) (*stages.Work, error) {
-				if !hasAnyField(in[0].Output, queryCriteria) {
-					return nil, stages.MissingField(in[0], "the query's criterion", queryCriteria...)
-				}
 				q, err := decodeTargetQuery(item, in[0].Output)
+				if !hasAnyField(in[0].Output, queryCriteria) {
+					// A record without a criterion is not a target query
+					// (what the strict decode says of it, beside).
+					why := "the query's criterion"
+					if err != nil {
+						why += "; " + err.Error()
+					}
+					return nil, stages.MissingField(in[0], why, queryCriteria...)
+				}
 				if err != nil {
 					return nil, err
 				}

@@ -263,7 +263,7 @@ func (s *plotSpec) index(in []stages.In) ([]*stages.Score, error) {
 		if x.Output == nil {
 			continue
 		}
-		if !stages.HasField(x.Output, "value") {
+		if stages.LacksField(x.Output, "value") {
 			return nil, stages.MissingField(x, "the score plotted", "value")
 		}
 		var sc stages.Score
