@@ -32,6 +32,7 @@ type Graph struct {
 	byAddr   map[string]*Instance
 	// hasField memoises which dataset records have a field (checkNeeds).
 	hasField map[recordField]bool
+	project  bool // BuildOptions.ProjectInputs
 }
 
 // Instance is a stage instance (or a dataset) with its nodes.
@@ -69,6 +70,9 @@ type Instance struct {
 	// willFail are the needs some items cannot meet (checkNeeds): plan
 	// counts those items as failing.
 	willFail []willFail
+	// keep is, under BuildOptions.ProjectInputs, the fields each input
+	// (by Dep.Input) is cut down to before Prepare or Expand reads it.
+	keep     map[string]map[string]bool
 	calls    bool // its nodes likely make model calls (see guessWork): they are resolved first
 	services bool // its nodes likely make service calls
 	// model is the model the instance's nodes call, for estimates before
@@ -121,11 +125,17 @@ type BuildOptions struct {
 	// refuses exactly what would fail for a missing field). The CLI never
 	// sets it.
 	SkipWiringCheck bool
+	// ProjectInputs hands every node only the fields its stage's schema
+	// needs of each input (and the drop convention), so that a test can
+	// check a stage reads no field it does not declare (stages/all). The
+	// outputs computed so are not what the stages give: never share their
+	// store. The CLI never sets it.
+	ProjectInputs bool
 }
 
 // BuildWith is Build with options.
 func BuildWith(exp *config.Experiment, opts BuildOptions) (*Graph, hcl.Diagnostics) {
-	g := &Graph{Exp: exp, byAddr: map[string]*Instance{}}
+	g := &Graph{Exp: exp, byAddr: map[string]*Instance{}, project: opts.ProjectInputs}
 	var diags hcl.Diagnostics
 
 	dsNames := make([]string, 0, len(exp.Datasets))
@@ -281,6 +291,9 @@ func (g *Graph) declare(si *config.StageInstance) *Instance {
 		// Synthetic-ness is a property of the instance, not a param, yet a
 		// report labels its files with it: key it.
 		inst.paramParts = append(inst.paramParts, partOf("synthetic", []byte("true"), "true"))
+	}
+	if g.project {
+		inst.keep = keepFields(si.Type, inst)
 	}
 	inst.memoBase = memoBase(inst)
 	inst.stInst = &stages.Instance{Address: inst.Address, Key: inst.Key, Params: inst.Params, Synthetic: synthetic}

@@ -124,7 +124,7 @@ func (w *walker) loadInputs(n *Node) (in []stages.In, damaged bool, err error) {
 			}
 			return nil, false, fmt.Errorf("%s: %w", dn.Address, err)
 		}
-		in[k].Output = out
+		in[k].Output = n.Inst.projected(in[k].Input, out)
 	}
 	return in, false, nil
 }

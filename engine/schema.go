@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -76,6 +77,9 @@ func (g *Graph) checkNeeds(inst *Instance) hcl.Diagnostics {
 	}
 	var diags hcl.Diagnostics
 	for _, need := range sch.Needs {
+		if need.Optional {
+			continue // read when present: nothing fails without it
+		}
 		for _, up := range inst.upstreamsOf(need.Input) {
 			from := up
 			if need.Source {
@@ -413,4 +417,67 @@ func prepareError(err error) string {
 		return fe.Generic()
 	}
 	return err.Error()
+}
+
+// keepFields is what ProjectInputs cuts each input of inst down to: the top
+// of every field its schema needs from it, by the Dep.Input a node names
+// it with (the param, or for a Source need the dataset's address), and the
+// drop convention. An input the schema needs nothing of keeps the drop
+// fields alone.
+func keepFields(t stages.Type, inst *Instance) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	add := func(input string, fields ...string) {
+		if out[input] == nil {
+			out[input] = map[string]bool{"dropped": true, "reason": true}
+		}
+		for _, f := range fields {
+			top, _, _ := strings.Cut(f, ".")
+			out[input][top] = true // AllFields ("*") keeps every field
+		}
+	}
+	for _, p := range t.Params() {
+		if p.Kind == stages.Input || p.Kind == stages.Inputs {
+			add(p.Name)
+		}
+	}
+	sch, _ := stages.SchemaOf(t, inst.Params)
+	for _, n := range sch.Needs {
+		if !n.Source {
+			add(n.Input, n.Fields...)
+			continue
+		}
+		for _, up := range inst.upstreamsOf(n.Input) {
+			if up.Up.Source != nil {
+				add(up.Up.Source.Address, n.Fields...)
+			}
+		}
+	}
+	return out
+}
+
+// projected is out cut down to the fields inst keeps of input (see
+// keepFields); out itself when the graph does not project, for its own
+// nodes (stages.Self) and for what is no JSON object.
+func (inst *Instance) projected(input string, out []byte) []byte {
+	if inst.keep == nil || input == stages.Self || out == nil {
+		return out
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(out, &m) != nil || m == nil {
+		return out
+	}
+	keep := inst.keep[input]
+	if keep[stages.AllFields] {
+		return out
+	}
+	for k := range m {
+		if !keep[k] {
+			delete(m, k)
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return out
+	}
+	return b
 }

@@ -99,6 +99,13 @@ type Need struct {
 	// ("Add an extract_idea stage over the targets and set target = ...").
 	// Validate adds the stage types and dataset formats that give it.
 	Fix string
+	// Optional marks fields read when present, every one of Fields: a node
+	// without them does not fail (a target without references is dropped,
+	// an idea without a domain is judged without one). Validate does not
+	// check them; they complete what the stage reads, which stages/all
+	// holds it to (a stage handed only its declared reads gives the same
+	// outputs).
+	Optional bool
 }
 
 // Schema is a stage type's declaration of its outputs and its reads.
@@ -339,6 +346,21 @@ const (
 	FieldIdea  = "idea"
 	FieldIdeas = "ideas"
 )
+
+// AllFields in a Need's Fields reads the whole output or record (a prompt
+// template that reads .Item sees every field of it): always optional.
+const AllFields = "*"
+
+// Whole is the optional Need of a stage that decodes the whole output of
+// input, whose Accepts names the types it reads (a ScholarEval stage reading
+// the one before it in its chain): what it reads is what they give.
+func Whole(input string) Need {
+	return Need{Input: input, Fields: []string{AllFields}, Optional: true, Why: "the whole output of the stage type it accepts"}
+}
+
+// ScoreReads are the fields a reader of a Score reads when present, beside
+// its value (a table's counts and interval, an aggregate's per-item values).
+var ScoreReads = []string{"count", "missing", "extra", "per_item"}
 
 // IdeaFields are the names an idea's text may come under.
 var IdeaFields = []string{FieldIdea, FieldIdeas}

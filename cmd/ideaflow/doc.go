@@ -174,10 +174,7 @@ func writeSchema(w io.Writer, t stages.Type) {
 		gives = append(gives, fmt.Sprintf("`%s` (%s)", f.Name, note))
 	}
 	fmt.Fprintf(w, "\nGives (default params): %s.\n", strings.Join(gives, ", "))
-	if len(sch.Needs) == 0 {
-		return
-	}
-	var reads []string
+	var reads, also []string
 	for _, n := range sch.Needs {
 		fields := make([]string, len(n.Fields))
 		for i, f := range n.Fields {
@@ -187,9 +184,21 @@ func writeSchema(w io.Writer, t stages.Type) {
 		if n.Source {
 			from = "the dataset record of each item of `" + n.Input + "`"
 		}
-		reads = append(reads, fmt.Sprintf("%s from %s (%s)", strings.Join(fields, " or "), from, n.Why))
+		switch {
+		case n.Optional && len(n.Fields) == 1 && n.Fields[0] == stages.AllFields:
+			also = append(also, fmt.Sprintf("all of %s (%s)", from, n.Why))
+		case n.Optional:
+			also = append(also, fmt.Sprintf("%s from %s (%s)", strings.Join(fields, ", "), from, n.Why))
+		default:
+			reads = append(reads, fmt.Sprintf("%s from %s (%s)", strings.Join(fields, " or "), from, n.Why))
+		}
 	}
-	fmt.Fprintf(w, "\nReads: %s.\n", strings.Join(reads, "; "))
+	if len(reads) > 0 {
+		fmt.Fprintf(w, "\nReads: %s.\n", strings.Join(reads, "; "))
+	}
+	if len(also) > 0 {
+		fmt.Fprintf(w, "\nReads when present: %s.\n", strings.Join(also, "; "))
+	}
 }
 
 func writeDatasets(w io.Writer) {

@@ -28,10 +28,16 @@ func scoreNeed(p stages.Params, param, why string) stages.Need {
 		Fix: "Give a score stage (insight_score, aggregate, ...), or set value_field to the dotted path of the number in each node's output."}
 }
 
+// scoreReads is what a reader of param reads beside, when present: a
+// score's per-item values and counts.
+func scoreReads(param string) stages.Need {
+	return stages.Need{Input: param, Fields: stages.ScoreReads, Optional: true, Why: "a score's per-item values and counts"}
+}
+
 func (aggregateType) Schema(p stages.Params) stages.Schema {
 	return stages.Schema{
 		Gives: stages.With(stages.ScoreFields, stages.Field{Name: "statistic", Type: stages.TextField, Doc: `"mean", "median", "p30"`}),
-		Needs: []stages.Need{scoreNeed(p, "scores", "the per-item values")},
+		Needs: []stages.Need{scoreNeed(p, "scores", "the per-item values"), scoreReads("scores")},
 	}
 }
 
@@ -41,7 +47,7 @@ func (bootstrapType) Schema(p stages.Params) stages.Schema {
 			stages.Field{Name: "statistic", Type: stages.TextField, Doc: "the statistic resampled"},
 			stages.Field{Name: "method", Type: stages.TextField, Doc: "percentile or bca"},
 			stages.Field{Name: "seed", Type: stages.NumberField, Doc: "the resampling seed"}),
-		Needs: []stages.Need{scoreNeed(p, "scores", "the per-item values")},
+		Needs: []stages.Need{scoreNeed(p, "scores", "the per-item values"), scoreReads("scores")},
 	}
 }
 
@@ -58,12 +64,13 @@ func (compareType) Schema(p stages.Params) stages.Schema {
 			{Name: "resamples", Type: stages.NumberField, Doc: "bootstrap resamples"},
 			{Name: "seed", Type: stages.NumberField, Doc: "the resampling seed"},
 		},
-		Needs: []stages.Need{scoreNeed(p, "scores", "each model's per-item values")},
+		Needs: []stages.Need{scoreNeed(p, "scores", "each model's per-item values"), scoreReads("scores")},
 	}
 }
 
 func (agreementType) Schema(p stages.Params) stages.Schema {
-	needs := []stages.Need{scoreNeed(p, "judgements", "each judgement's value")}
+	needs := []stages.Need{scoreNeed(p, "judgements", "each judgement's value"), scoreReads("judgements"),
+		{Input: "judgements", Fields: []string{"order", "labels"}, Optional: true, Why: "rank_ideas' orders, for the tau-b between permutations"}}
 	if cf := p.String("coder_field"); cf != "" {
 		needs = append(needs, stages.Need{Input: "judgements", Fields: []string{cf}, Why: "the coder coder_field names"})
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -685,4 +687,96 @@ func (h *harness) outputs(t *testing.T, src, addr string) [][]byte {
 		out = append(out, v.Result.Output)
 	}
 	return out
+}
+
+// TestStagesReadOnlyWhatTheyDeclare runs every type's minimal instance
+// twice: as it is, and with each node handed only the fields its stage's
+// schema reads of each input, needed or optional
+// (engine.BuildOptions.ProjectInputs). Every node of the experiment must
+// give the same output both times: a stage that reads a field it does not
+// declare gives another output (or fails) when it is cut away.
+func TestStagesReadOnlyWhatTheyDeclare(t *testing.T) {
+	h := loadHarness(t)
+	for _, name := range stages.Names() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			addr := example(name)
+			src, err := h.experiment(nil, addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o := h.outcome(t, src, addr); len(o.failures) > 0 {
+				t.Fatalf("the minimal %s does not run: %v", name, o.failures)
+			}
+			want := h.allOutputs(t, src, h.store, engine.BuildOptions{})
+			// Outputs computed from cut-down inputs must not meet the real
+			// ones in a cache: a store of their own.
+			store := cache.NewMemory()
+			exp, diags := config.Load(h.dirOf(t, src), config.Options{Vars: h.vars()})
+			if diags.HasErrors() {
+				t.Fatal(diags.Error())
+			}
+			g, diags := engine.BuildWith(exp, engine.BuildOptions{ProjectInputs: true})
+			if diags.HasErrors() {
+				t.Fatal(diags.Error())
+			}
+			e := &engine.Engine{Store: store, Exec: engine.NewLocalExecutor(exp.LLMProviders(), zerolog.Nop())}
+			sum, err := e.Run(context.Background(), g, engine.RunOptions{ReportDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range sum.Failures {
+				t.Errorf("%s: %s", f.Address, f.Error)
+			}
+			got := h.allOutputs(t, src, store, engine.BuildOptions{ProjectInputs: true})
+			for _, a := range slices.Sorted(maps.Keys(want)) {
+				if untimed(got[a]) != untimed(want[a]) {
+					t.Errorf("%s gives another output when its stage reads only its declared fields:\n  real: %.300s\n  cut:  %.300s", a, want[a], got[a])
+				}
+			}
+			if len(got) != len(want) {
+				t.Errorf("%d nodes with cut inputs, %d without", len(got), len(want))
+			}
+		})
+	}
+}
+
+// allOutputs reads the output of every stage node of src from store, by
+// address.
+func (h *harness) allOutputs(t *testing.T, src string, store cache.Store, opts engine.BuildOptions) map[string]string {
+	exp, diags := config.Load(h.dirOf(t, src), config.Options{Vars: h.vars()})
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	g, diags := engine.BuildWith(exp, opts)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	e := &engine.Engine{Store: store}
+	p := e.Plan(g)
+	out := map[string]string{}
+	for _, addr := range g.StageOrder() {
+		views, err := e.Inspect(p, addr, engine.InspectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range views {
+			if v.Result != nil {
+				out[v.Address] = string(v.Result.Output)
+			}
+		}
+	}
+	return out
+}
+
+// untimed is an output without its "retrieved" member: when a literature
+// source answered is recorded, not computed, and differs between two runs.
+func untimed(out string) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(out), &m) != nil || m == nil {
+		return out
+	}
+	delete(m, "retrieved")
+	b, _ := json.Marshal(m)
+	return string(b)
 }

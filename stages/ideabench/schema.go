@@ -23,6 +23,8 @@ func (filterType) Schema(stages.Params) stages.Schema {
 		},
 		// A record without references is dropped, not failed: the dataset
 		// check refuses a dataset of which no target has one.
+		Needs: []stages.Need{{Input: "dataset", Fields: []string{"id", "keywords", "references", "year"}, Optional: true,
+			Why: "the target's references to filter, its keywords and year (published_after)"}},
 	}
 }
 
@@ -44,6 +46,7 @@ func (generateType) Schema(p stages.Params) stages.Schema {
 
 func (extractType) Schema(p stages.Params) stages.Schema {
 	need := stages.Need{Input: "targets", Source: true, Why: "the target's idea, or the abstract to extract it from"}
+	title := stages.Need{Input: "targets", Source: true, Fields: []string{"title"}, Optional: true, Why: "the title, in the extraction prompt"}
 	switch {
 	case p.Model("model") == nil:
 		need.Fields = []string{"idea"}
@@ -59,7 +62,7 @@ func (extractType) Schema(p stages.Params) stages.Schema {
 		Gives: stages.With(stages.DroppedFields[:1],
 			stages.Field{Name: "idea", Type: stages.TextField, Role: stages.RoleIdea, Doc: "the target's research idea"},
 			stages.Field{Name: "source", Type: stages.TextField, Doc: `"dataset" or "model": where the idea came from`}),
-		Needs: []stages.Need{need},
+		Needs: []stages.Need{need, title},
 	}
 }
 
@@ -82,7 +85,10 @@ func (rankType) Schema(p stages.Params) stages.Schema {
 
 func (insightType) Schema(stages.Params) stages.Schema {
 	return stages.Schema{Gives: stages.ScoreFields,
-		Needs: []stages.Need{{Input: "ranks", Fields: []string{"target_rank"}, Why: "the target's rank"}}}
+		Needs: []stages.Need{
+			{Input: "ranks", Fields: []string{"target_rank"}, Why: "the target's rank"},
+			{Input: "ranks", Fields: []string{"n"}, Why: "the ideas ranked with it"},
+		}}
 }
 
 // similarityGives are a similarity instance's outputs: a rouge_l or
@@ -124,12 +130,17 @@ func (similarityType) Schema(p stages.Params) stages.Schema {
 	return stages.Schema{Gives: gives, Needs: needs}
 }
 
-// similarityNeed is what reads a similarity's scores.
-var similarityNeed = []string{"scores", "matches"}
+// similarityNeed is what reads a similarity's scores, and similarityReads
+// what it reads beside when present (the method, bertscore's reference
+// tokens for idf).
+var (
+	similarityNeed  = []string{"scores", "matches"}
+	similarityReads = stages.Need{Input: "similarity", Fields: []string{"method", "reference_tokens"}, Optional: true, Why: "the method, and bertscore's reference tokens"}
+)
 
 func (similarityScoreType) Schema(stages.Params) stages.Schema {
 	return stages.Schema{Gives: stages.ScoreFields,
-		Needs: []stages.Need{{Input: "similarity", Fields: similarityNeed, Why: "each idea's similarity"}}}
+		Needs: []stages.Need{{Input: "similarity", Fields: similarityNeed, Why: "each idea's similarity"}, similarityReads}}
 }
 
 func (bestType) Schema(stages.Params) stages.Schema {
@@ -141,6 +152,7 @@ func (bestType) Schema(stages.Params) stages.Schema {
 		Needs: []stages.Need{
 			{Input: "ideas", Fields: []string{stages.FieldIdeas}, Why: "the ideas to pick from"},
 			{Input: "similarity", Fields: similarityNeed, Why: "each idea's similarity"},
+			similarityReads,
 		},
 	}
 }
@@ -151,7 +163,8 @@ func (overlapType) Schema(p stages.Params) stages.Schema {
 		{Input: "ideas", Source: true, Fields: []string{"abstract"}, Why: "the target abstract the idea is compared with"},
 	}
 	if p.Input("similarity") != nil {
-		needs = append(needs, stages.Need{Input: "similarity", Fields: append([]string{"idea"}, similarityNeed...), Why: "the most similar idea"})
+		needs = append(needs, stages.Need{Input: "similarity", Fields: append([]string{"idea"}, similarityNeed...), Why: "the most similar idea"},
+			stages.Need{Input: "similarity", Fields: []string{"idea_index", "method", "reference_tokens"}, Optional: true, Why: "the best idea's index, or the method of the similarity"})
 	}
 	return stages.Schema{
 		Gives: stages.With(stages.DroppedFields[:1],
@@ -168,10 +181,14 @@ func (overlapScoreType) Schema(stages.Params) stages.Schema {
 }
 
 func (positionType) Schema(p stages.Params) stages.Schema {
-	needs := []stages.Need{{Input: "rotate", Fields: []string{"order"}, Why: "the rotated rankings"}}
+	needs := []stages.Need{
+		{Input: "rotate", Fields: []string{"order"}, Why: "the rotated rankings"},
+		{Input: "rotate", Fields: []string{"target_letter", "target_rank", "n"}, Optional: true, Why: "where the target was shown and ranked"},
+	}
 	for _, in := range []string{"target_first", "shuffle"} {
 		if p.Input(in) != nil {
-			needs = append(needs, stages.Need{Input: in, Fields: []string{"target_rank"}, Why: "the target's rank, for the Insight Score"})
+			needs = append(needs, stages.Need{Input: in, Fields: []string{"target_rank"}, Why: "the target's rank, for the Insight Score"},
+				stages.Need{Input: in, Fields: []string{"n"}, Optional: true, Why: "the ideas ranked with it"})
 		}
 	}
 	return stages.Schema{Gives: stages.ScoreFields, Needs: needs}
@@ -181,7 +198,9 @@ func (sanityType) Schema(p stages.Params) stages.Schema {
 	var needs []stages.Need
 	for _, in := range []string{"shuffled_words", "copy_reference", "target_oracle"} {
 		if p.Input(in) != nil {
-			needs = append(needs, stages.Need{Input: in, Fields: []string{"value"}, Why: "the metric's score"})
+			needs = append(needs, stages.Need{Input: in, Fields: []string{"value"}, Why: "the metric's score"},
+				stages.Need{Input: in, Fields: []string{"count"}, Why: "how many targets the metric scored"},
+				stages.Need{Input: in, Fields: stages.ScoreReads, Optional: true, Why: "the rest of the score"})
 		}
 	}
 	return stages.Schema{Gives: stages.ScoreFields, Needs: needs}

@@ -29,7 +29,7 @@ func targetsNeed(p stages.Params) []stages.Need {
 	if t := p.Input("targets"); t != nil && t.Type == "dataset" {
 		return nil
 	}
-	return []stages.Need{{Input: "targets", Fields: []string{"papers"}, Why: "the targets found"}}
+	return []stages.Need{{Input: "targets", Fields: []string{"papers"}, Why: "the targets found"}, stages.Whole("targets")}
 }
 
 func (fetchReferencesType) Schema(p stages.Params) stages.Schema {
@@ -45,5 +45,6 @@ func (fetchReferencesType) Schema(p stages.Params) stages.Schema {
 
 func (writeDatasetType) Schema(p stages.Params) stages.Schema {
 	return stages.Schema{Gives: stages.FilesFields,
-		Needs: append(targetsNeed(p), stages.Need{Input: "references", Fields: []string{"references"}, Why: "the targets' references"})}
+		Needs: append(targetsNeed(p), stages.Need{Input: "references", Fields: []string{"references"}, Why: "the targets' references"},
+			stages.Whole("references"), stages.Need{Input: "targets", Fields: []string{stages.AllFields}, Optional: true, Why: "the target records, as they are"})}
 }

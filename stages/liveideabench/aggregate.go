@@ -158,6 +158,9 @@ func (g *aggregator) addJudgements(in []stages.In) error {
 		if j.Scores == nil {
 			return stages.MissingField(*x, "a judgement's scores", "scores")
 		}
+		if stages.LacksField(x.Output, "mean") {
+			return stages.MissingField(*x, "a judgement's mean score (flexibility)", "mean")
+		}
 		a.stats.Judgements++
 		domain, item := g.domains[x.Node.Item], x.Node.Item
 		for d, v := range j.Scores {

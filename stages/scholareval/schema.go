@@ -17,8 +17,12 @@ func onlyField(name string, t stages.FieldType, only, doc string) stages.Field {
 	return stages.Field{Name: name, Type: t, Only: only, Doc: doc}
 }
 
-// ideaNeed is what the first stages of each review read of an idea.
-var ideaNeed = stages.Need{Input: "ideas", Fields: stages.IdeaFields, Why: "the idea to review"}
+// ideaNeed is what the first stages of each review read of an idea, and
+// ideaRecord what they read of it when present.
+var (
+	ideaNeed   = stages.Need{Input: "ideas", Fields: stages.IdeaFields, Why: "the idea to review"}
+	ideaRecord = stages.Need{Input: "ideas", Fields: []string{"id", "domain", "cutoff", "rubric"}, Optional: true, Why: "its id, discipline, literature cutoff and rubric"}
+)
 
 // reviewGives are Review's fields, shared by the three reviews, followed by
 // those of one kind of review.
@@ -43,7 +47,7 @@ func (methodsType) Schema(stages.Params) stages.Schema {
 			schemaField("queries", stages.ObjectsField, "every method's queries, for literature_search"),
 			schemaField("dropped", stages.NumberField, "methods dropped as duplicates or past max_methods"),
 		},
-		Needs: []stages.Need{ideaNeed},
+		Needs: []stages.Need{ideaNeed, ideaRecord},
 	}
 }
 
@@ -57,7 +61,7 @@ func (dimensionsType) Schema(stages.Params) stages.Schema {
 			schemaField("queries", stages.ObjectsField, "every statement's queries, for literature_search"),
 			schemaField("dropped", stages.NumberField, "statements dropped as duplicates or past max_statements"),
 		},
-		Needs: []stages.Need{ideaNeed},
+		Needs: []stages.Need{ideaNeed, ideaRecord},
 	}
 }
 
@@ -72,7 +76,7 @@ func (searchType) Schema(p stages.Params) stages.Schema {
 	}
 	return stages.Schema{
 		Gives: gives,
-		Needs: []stages.Need{{Input: "queries", Fields: []string{"queries"}, Why: "the queries to search"}},
+		Needs: []stages.Need{{Input: "queries", Fields: []string{"queries"}, Why: "the queries to search"}, stages.Whole("queries")},
 	}
 }
 
@@ -86,6 +90,7 @@ func (evidenceType) Schema(stages.Params) stages.Schema {
 		Needs: []stages.Need{
 			{Input: "methods", Fields: []string{"methods"}, Why: "the methods"},
 			{Input: "search", Fields: []string{"snippets", "papers"}, Why: "the papers found for them"},
+			stages.Whole("methods"), stages.Whole("search"),
 		},
 	}
 }
@@ -105,13 +110,19 @@ func (synthesisType) Schema(stages.Params) stages.Schema {
 		Needs: []stages.Need{
 			{Input: "methods", Fields: []string{"methods"}, Why: "the methods"},
 			{Input: "evidence", Fields: []string{"evidence"}, Why: "the evidence per paper"},
+			stages.Whole("methods"), stages.Whole("evidence"),
 		},
 	}
 }
 
 func (soundnessType) Schema(stages.Params) stages.Schema {
 	return stages.Schema{Gives: reviewGives(stages.Field{Name: "score", Type: stages.NumberField, Role: stages.RoleScore, Optional: true, Doc: "the mean method score (0-10); none without a scored method"}),
-		Needs: []stages.Need{{Input: "synthesis", Fields: []string{"synthesis"}, Why: "the per-method reviews"}}}
+		Needs: []stages.Need{
+			{Input: "synthesis", Fields: []string{"synthesis"}, Why: "the per-method reviews"},
+			{Input: "synthesis", Source: true, Fields: stages.IdeaFields, Why: "the idea reviewed"},
+			{Input: "synthesis", Source: true, Fields: []string{"id", "domain", "cutoff", "rubric"}, Optional: true, Why: "the rest of its record"},
+			stages.Whole("synthesis"),
+		}}
 }
 
 func (augmentType) Schema(stages.Params) stages.Schema {
@@ -125,6 +136,7 @@ func (augmentType) Schema(stages.Params) stages.Schema {
 		Needs: []stages.Need{
 			{Input: "queries", Fields: []string{"queries"}, Why: "the contribution queries"},
 			{Input: "search", Fields: []string{"papers"}, Why: "the papers found, the seeds"},
+			stages.Whole("queries"), stages.Whole("search"),
 		},
 	}
 }
@@ -140,6 +152,7 @@ func (relevanceType) Schema(stages.Params) stages.Schema {
 			{Input: "dimensions", Fields: []string{"statements"}, Why: "the contribution statements"},
 			{Input: "search", Fields: []string{"papers"}, Why: "the papers found"},
 			{Input: "augment", Fields: []string{"recommended", "referenced"}, Why: "the papers added by augmentation"},
+			stages.Whole("dimensions"), stages.Whole("search"), stages.Whole("augment"),
 		},
 	}
 }
@@ -153,6 +166,7 @@ func (compareType) Schema(stages.Params) stages.Schema {
 		Needs: []stages.Need{
 			{Input: "dimensions", Fields: []string{"dimensions"}, Why: "the contribution dimensions"},
 			{Input: "relevance", Fields: []string{"score"}, Why: "each paper's relevance"},
+			stages.Whole("dimensions"), stages.Whole("relevance"),
 		},
 	}
 }
@@ -162,11 +176,12 @@ func (contributionType) Schema(stages.Params) stages.Schema {
 		Needs: []stages.Need{
 			{Input: "dimensions", Fields: []string{"dimensions"}, Why: "the contribution dimensions"},
 			{Input: "compare", Fields: []string{"scores"}, Why: "the pairwise comparisons"},
+			stages.Whole("dimensions"), stages.Whole("compare"),
 		}}
 }
 
 func (llmReviewType) Schema(stages.Params) stages.Schema {
-	return stages.Schema{Gives: reviewGives(optField("references", stages.TextsField, "the titles it lists (none: absent)")), Needs: []stages.Need{ideaNeed}}
+	return stages.Schema{Gives: reviewGives(optField("references", stages.TextsField, "the titles it lists (none: absent)")), Needs: []stages.Need{ideaNeed, ideaRecord}}
 }
 
 func (resolveType) Schema(stages.Params) stages.Schema {
@@ -181,12 +196,12 @@ func (resolveType) Schema(stages.Params) stages.Schema {
 
 func (validityType) Schema(stages.Params) stages.Schema {
 	return stages.Schema{Gives: stages.ScoreFields,
-		Needs: []stages.Need{{Input: "resolved", Fields: []string{"title"}, Why: "the references resolved"}}}
+		Needs: []stages.Need{{Input: "resolved", Fields: []string{"title"}, Why: "the references resolved"}, stages.Whole("resolved")}}
 }
 
 func (citationType) Schema(stages.Params) stages.Schema {
 	return stages.Schema{Gives: stages.ScoreFields,
-		Needs: []stages.Need{{Input: "reviews", Fields: []string{"citations"}, Why: "each review's citation check"}}}
+		Needs: []stages.Need{{Input: "reviews", Fields: []string{"citations"}, Why: "each review's citation check"}, stages.Whole("reviews")}}
 }
 
 func (coverageType) Schema(stages.Params) stages.Schema {
@@ -204,12 +219,19 @@ func (coverageType) Schema(stages.Params) stages.Schema {
 		},
 		Needs: []stages.Need{
 			{Input: "ideas", Fields: stages.IdeaFields, Why: "the idea whose rubric is judged"},
+			{Input: "ideas", Fields: []string{"id", "domain", "rubric"}, Optional: true, Why: "its discipline and rubric lines"},
 			{Input: "reviews", Fields: []string{"text"}, Why: "the reviews judged"},
+			stages.Whole("reviews"),
 		},
 	}
 }
 
 func (coverageScoreType) Schema(stages.Params) stages.Schema {
 	return stages.Schema{Gives: stages.ScoreFields,
-		Needs: []stages.Need{{Input: "coverage", Fields: []string{"score"}, Why: "each rubric line's score"}}}
+		Needs: []stages.Need{
+			{Input: "coverage", Fields: []string{"score"}, Why: "each rubric line's score"},
+			{Input: "coverage", Source: true, Fields: stages.IdeaFields, Why: "the idea whose rubric lines are counted"},
+			{Input: "coverage", Source: true, Fields: []string{"id", "domain", "rubric"}, Optional: true, Why: "its rubric lines, counted"},
+			stages.Whole("coverage"),
+		}}
 }
