@@ -317,27 +317,103 @@ func lookup(doc []byte, path string) ([]byte, bool) {
 }
 
 // member returns the raw value of the top-level member name of the object
-// doc (false when doc is no object or lacks it).
+// doc (false when doc is no object or lacks it). It scans bytes, skipping
+// the values before it without decoding them: a dataset of 100,000 targets
+// is scanned for a field its records lack in one pass each.
 func member(doc []byte, name string) ([]byte, bool) {
-	d := json.NewDecoder(bytes.NewReader(doc))
-	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+	i := skipSpace(doc, 0)
+	if i >= len(doc) || doc[i] != '{' {
 		return nil, false
 	}
-	for d.More() {
-		t, err := d.Token()
-		if err != nil {
+	i = skipSpace(doc, i+1)
+	for i < len(doc) && doc[i] == '"' {
+		end, ok := skipString(doc, i)
+		if !ok {
 			return nil, false
 		}
-		key, _ := t.(string)
-		var raw json.RawMessage
-		if err := d.Decode(&raw); err != nil {
+		key := doc[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var k string
+			if json.Unmarshal(doc[i:end], &k) != nil {
+				return nil, false
+			}
+			key = []byte(k)
+		}
+		i = skipSpace(doc, end)
+		if i >= len(doc) || doc[i] != ':' {
 			return nil, false
 		}
-		if key == name {
-			return raw, true
+		i = skipSpace(doc, i+1)
+		vend, ok := skipValue(doc, i)
+		if !ok {
+			return nil, false
+		}
+		if string(key) == name {
+			return doc[i:vend], true
+		}
+		i = skipSpace(doc, vend)
+		if i < len(doc) && doc[i] == ',' {
+			i = skipSpace(doc, i+1)
 		}
 	}
 	return nil, false
+}
+
+func skipSpace(d []byte, i int) int {
+	for i < len(d) && (d[i] == ' ' || d[i] == '\n' || d[i] == '\t' || d[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string starting at d[i] == '"'.
+func skipString(d []byte, i int) (int, bool) {
+	for j := i + 1; j < len(d); j++ {
+		switch d[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, true
+		}
+	}
+	return 0, false
+}
+
+// skipValue returns the index just past the JSON value starting at d[i].
+func skipValue(d []byte, i int) (int, bool) {
+	if i >= len(d) {
+		return 0, false
+	}
+	switch d[i] {
+	case '"':
+		return skipString(d, i)
+	case '{', '[':
+		depth := 0
+		for i < len(d) {
+			switch d[i] {
+			case '"':
+				j, ok := skipString(d, i)
+				if !ok {
+					return 0, false
+				}
+				i = j
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1, true
+				}
+			}
+			i++
+		}
+		return 0, false
+	}
+	j := i
+	for j < len(d) && !strings.ContainsRune(",}] \n\t\r", rune(d[j])) {
+		j++
+	}
+	return j, j > i
 }
 
 // The fields of ideas, read alike by every stage that judges or reviews
