@@ -126,7 +126,8 @@ type BuildOptions struct {
 	// sets it.
 	SkipWiringCheck bool
 	// ProjectInputs hands every node only the fields its stage's schema
-	// needs of each input (and the drop convention), so that a test can
+	// reads of each input, needed or when present (and the drop
+	// convention), so that a test can
 	// check a stage reads no field it does not declare (stages/all). The
 	// outputs computed so are not what the stages give: never share their
 	// store. The CLI never sets it.

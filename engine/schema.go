@@ -32,9 +32,8 @@ type willFail struct {
 	why   string   // for plan: "dataset.targets has no "idea" for them (...)"
 }
 
-// declaredFields are the fields an instance's nodes give: its type's
-// schema's, or, for a dataset, its format's record fields (nil when the
-// records are whatever the file holds).
+// datasetFields are the fields a dataset's records give, as its format
+// declares them (nil when the records are whatever the file holds).
 func (g *Graph) datasetFields(inst *Instance) []stages.Field {
 	ds := g.Exp.Datasets[strings.TrimPrefix(inst.Address, "dataset.")]
 	if ds == nil {
