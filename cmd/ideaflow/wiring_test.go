@@ -73,7 +73,8 @@ func wiringTargets(t *testing.T, dir string, n, withIdea int) {
 		}
 		var refs []map[string]any
 		for r := 0; r < 3; r++ {
-			refs = append(refs, map[string]any{"id": fmt.Sprintf("r%d-%d", i, r), "title": "A reference", "abstract": "An abstract of the reference.",
+			refs = append(refs, map[string]any{"id": fmt.Sprintf("r%d-%d", i, r), "title": fmt.Sprintf("Reference %d of target %d", r, i),
+				"abstract": fmt.Sprintf("Reference %d of target %d reports trial %d of microbe strain %d.", r, i, r*7+i, i*3+r),
 				"citations": 50, "intents": []string{"background"}})
 		}
 		rec["references"] = refs
@@ -139,10 +140,11 @@ stage "judge_panel" "p" {
 			t.Fatalf("%s: validate: exit %d\n%s\n%s", tc.mode, code, stdout, stderr)
 		}
 		sumPath := filepath.Join(dir, "summary-"+tc.mode+".json")
-		code, stdout, stderr = cli(t, "run", dir, "--cache-dir", cacheDir, "--out", filepath.Join(dir, "out"), "--summary-json", sumPath, "-var", "mode="+tc.mode)
+		code, _, stderr = cli(t, "run", dir, "--cache-dir", cacheDir, "--out", filepath.Join(dir, "out"), "--summary-json", sumPath, "-var", "mode="+tc.mode)
 		sum := readSummary(t, sumPath)
 		c := sum.Stages["stage.judge_panel.p"]
-		if code != 0 || c.Total != tc.judgments || c.Ran+c.Cached != tc.judgments || len(sum.Failures) != 0 {
+		// Every judgement is asked: the ideas of the two modes differ.
+		if code != 0 || c.Total != tc.judgments || c.Ran != tc.judgments || c.LLMCalls != tc.judgments || len(sum.Failures) != 0 {
 			t.Fatalf("%s: run: exit %d, judge_panel %+v, failures %v\n%s", tc.mode, code, c, sum.Failures, stderr)
 		}
 		if n := sum.Models["mock-gen"].Calls; n != map[string]int{"batch": 4, "independent": 12}[tc.mode] {
