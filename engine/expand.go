@@ -143,7 +143,7 @@ func expandInputs(inst *Instance, item string, src settledOutputs) ([]stages.In,
 			if err != nil {
 				return nil, true, fmt.Errorf("read %s: %w", up.Address, err)
 			}
-			in = append(in, stages.In{Dep: stages.Dep{Input: name, Index: k}, Node: up.Up.Nodes[k], From: up.Up, Output: out})
+			in = append(in, stages.In{Dep: stages.Dep{Input: name, Index: k}, Node: up.Up.Nodes[k], From: up.Up, Output: inst.projected(name, out)})
 		}
 	}
 	return in, true, nil

@@ -29,6 +29,9 @@ type Graph struct {
 	depStart []int32
 	depList  []int32
 	byAddr   map[string]*Instance
+	// hasField memoises which dataset records have a field (checkNeeds).
+	hasField map[recordField]bool
+	project  bool // BuildOptions.ProjectInputs
 }
 
 // Instance is a stage instance (or a dataset) with its nodes.
@@ -66,8 +69,14 @@ type Instance struct {
 	expander stages.Expander // nil unless the stage type expands
 	expanded map[string]bool // items expanded so far (expanders only)
 	final    bool            // no node will be added any more
-	calls    bool            // its nodes likely make model calls (see guessWork): they are resolved first
-	services bool            // its nodes likely make service calls
+	// willFail are the needs some items cannot meet (checkNeeds): plan
+	// counts those items as failing.
+	willFail []willFail
+	// keep is, under BuildOptions.ProjectInputs, the fields each input
+	// (by Dep.Input) is cut down to before Prepare or Expand reads it.
+	keep     map[string]map[string]bool
+	calls    bool // its nodes likely make model calls (see guessWork): they are resolved first
+	services bool // its nodes likely make service calls
 	// model is the model the instance's nodes call, for estimates before
 	// they are prepared: its first chat model param in declaration order,
 	// else its first service model param (modelService).
@@ -108,7 +117,28 @@ type Node struct {
 // downstream of an Expander are laid out later, by grow. Errors carry the
 // source range of the block or param at fault.
 func Build(exp *config.Experiment) (*Graph, hcl.Diagnostics) {
-	g := &Graph{Exp: exp, byAddr: map[string]*Instance{}}
+	return BuildWith(exp, BuildOptions{})
+}
+
+// BuildOptions change what Build checks.
+type BuildOptions struct {
+	// SkipWiringCheck lays out a wiring checkNeeds would refuse, so that a
+	// test can see what running it does (stages/all's wiring test: validate
+	// refuses exactly what would fail for a missing field). The CLI never
+	// sets it.
+	SkipWiringCheck bool
+	// ProjectInputs hands every node only the fields its stage's schema
+	// reads of each input, needed or when present (and the drop
+	// convention), so that a test can
+	// check a stage reads no field it does not declare (stages/all). The
+	// outputs computed so are not what the stages give: never share their
+	// store. The CLI never sets it.
+	ProjectInputs bool
+}
+
+// BuildWith is Build with options.
+func BuildWith(exp *config.Experiment, opts BuildOptions) (*Graph, hcl.Diagnostics) {
+	g := &Graph{Exp: exp, byAddr: map[string]*Instance{}, project: opts.ProjectInputs}
 	var diags hcl.Diagnostics
 
 	dsNames := make([]string, 0, len(exp.Datasets))
@@ -129,6 +159,7 @@ func Build(exp *config.Experiment) (*Graph, hcl.Diagnostics) {
 			laidOut: true, final: true}
 		inst.Up = &stages.Upstream{Address: inst.Address, Type: "dataset"}
 		inst.Up.Source = inst.Up
+		inst.Up.Fields = g.datasetFields(inst)
 		inst.nodes = make([]int32, 0, len(items))
 		for _, it := range items {
 			inst.nodes = append(inst.nodes, int32(len(g.Nodes)))
@@ -154,6 +185,12 @@ func Build(exp *config.Experiment) (*Graph, hcl.Diagnostics) {
 		if d := g.checkServiceOps(inst); d.HasErrors() {
 			diags = append(diags, d...)
 			continue
+		}
+		if d := g.checkNeeds(inst); len(d) > 0 && !opts.SkipWiringCheck {
+			diags = append(diags, d...)
+			if d.HasErrors() {
+				continue
+			}
 		}
 		if pc, ok := si.Type.(stages.ParamChecker); ok {
 			if err := pc.CheckParams(inst.stInst); err != nil {
@@ -241,6 +278,9 @@ func (g *Graph) declare(si *config.StageInstance) *Instance {
 		}
 	}
 	inst.Up.Generator = generator
+	if sch, ok := stages.SchemaOf(si.Type, inst.Params); ok {
+		inst.Up.Fields = sch.Gives
+	}
 	inst.paramParts = paramParts(si.Type, inst.Params)
 	inst.about = aboutParts(si.Type, inst.Params)
 	if inherited {
@@ -253,6 +293,9 @@ func (g *Graph) declare(si *config.StageInstance) *Instance {
 	// read from the records its nodes read (provenance.go), never guessed
 	// from the providers configured.
 	inst.answerers = modelAnswerers(si.Type, inst.Params)
+	if g.project {
+		inst.keep = keepFields(si.Type, inst)
+	}
 	inst.memoBase = memoBase(inst)
 	inst.stInst = &stages.Instance{Address: inst.Address, Key: inst.Key, Params: inst.Params}
 	return inst

@@ -193,10 +193,21 @@ func (g *Graph) match(address string) ([]int, error) {
 	if len(out) > 0 {
 		return out, nil
 	}
+	// An instance without nodes is either not laid out (or expanded) yet,
+	// or final and empty: zero is a size (every item expanded to no child),
+	// and an empty answer is the right one there, not an error.
+	named, pending := false, false
 	for _, inst := range g.Instances {
 		if inst.Address == q || inst.Block == q {
-			return nil, &AddressError{Address: q, Pending: true}
+			named = true
+			pending = pending || !inst.final
 		}
+	}
+	switch {
+	case pending:
+		return nil, &AddressError{Address: q, Pending: true}
+	case named:
+		return nil, nil
 	}
 	return nil, &AddressError{Address: q, Suggestions: g.suggest(q)}
 }

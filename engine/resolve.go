@@ -59,7 +59,7 @@ func (w *walker) resolve(i int32) {
 	}
 	work, err := n.Spec.Prepare(inputs)
 	if err != nil {
-		w.fail(i, "", why(failPrepare, err.Error()), "", nil)
+		w.fail(i, "", why(failPrepare, prepareError(err)), "", nil)
 		return
 	}
 	describe(st, work)
@@ -144,7 +144,7 @@ func (w *walker) loadInputs(n *Node) (in []stages.In, damaged bool, err error) {
 			}
 			return nil, false, fmt.Errorf("%s: %w", dn.Address, err)
 		}
-		in[k].Output = out
+		in[k].Output = n.Inst.projected(in[k].Input, out)
 	}
 	return in, false, nil
 }
@@ -257,7 +257,7 @@ func (w *walker) planMiss(i int32, work *stages.Work, key string, parts []namedP
 			st.known, st.output, st.digest = true, out, sha256.Sum256(out)
 			noteDrop(st, out)
 		} else if w.reportOnly {
-			st.status, st.why = StatusFailed, why(failPrepare, err.Error())
+			st.status, st.why = StatusFailed, why(failPrepare, prepareError(err))
 		}
 	case work.Call != nil && w.planReuse(i, work):
 		// Its answer is cached under the answer key: the run derives the
@@ -282,7 +282,7 @@ func (w *walker) runMiss(i int32, work *stages.Work, key string, parts []namedPa
 		start := time.Now()
 		out, err := work.Compute()
 		if err != nil {
-			w.fail(i, key, why(failPrepare, err.Error()), "", nil)
+			w.fail(i, key, why(failPrepare, prepareError(err)), "", nil)
 			return
 		}
 		w.complete(i, inKey, key, parts, &cache.Record{Output: out, Usage: cache.Usage{LatencyMS: time.Since(start).Milliseconds(), Attempts: 1}})

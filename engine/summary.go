@@ -217,6 +217,11 @@ type PlanCounts struct {
 	// Pending is set when the plan could not lay out or expand the instance
 	// fully: its nodes depend on outputs that do not exist yet.
 	Pending *Pending `json:"pending,omitempty"`
+	// WillFail counts, per reason, the items whose nodes will fail because
+	// their dataset record lacks a field the stage needs (a target without
+	// an idea), known before any call; items dropped upstream are not
+	// counted.
+	WillFail map[string]int `json:"will_fail,omitempty"`
 }
 
 // Pending describes an instance whose nodes are not all known at plan time.
@@ -500,6 +505,13 @@ func (w *walker) planSummary() *PlanSummary {
 		p.Stages[n.Inst.Address] = c
 	}
 	p.AnswererChanges = w.answererChanges()
+	for _, inst := range w.g.Instances {
+		if wf := w.willFailCounts(inst); len(wf) > 0 {
+			c := p.Stages[inst.Address]
+			c.WillFail = wf
+			p.Stages[inst.Address] = c
+		}
+	}
 	for inst, pe := range w.g.pending() {
 		c := p.Stages[inst.Address]
 		c.Pending = &Pending{After: pe.after, Items: pe.items, MaxPerItem: pe.maxPerItem, LaidOut: pe.laidOut}

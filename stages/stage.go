@@ -166,6 +166,11 @@ type Upstream struct {
 	// dataset, or when nothing upstream generates). A judge stage reads it to
 	// keep judges independent of the generator and its family.
 	Generator *Model
+	// Fields are the fields its nodes' outputs carry: its type's
+	// Schema(params).Gives, a dataset format's declared record fields
+	// (nil for a format whose records are whatever the file holds), nil
+	// for a type that declares none. See schema.go.
+	Fields []Field
 
 	mu     sync.Mutex
 	byItem map[string][]int

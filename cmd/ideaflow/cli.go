@@ -188,7 +188,7 @@ func (a *app) load(path string) (*engine.Graph, error) {
 		config.WriteDiagnostics(a.stderr, diags, exp.Files)
 		return nil, &exitError{exitBadInput, fmt.Errorf("%d error(s) in %s", len(diags.Errs()), path)}
 	}
-	config.WriteDiagnostics(a.stderr, diags, exp.Files) // warnings
+	config.WriteDiagnostics(a.stderr, config.Dedupe(diags), exp.Files) // warnings: once per block, not per for_each instance
 	return g, nil
 }
 
@@ -302,6 +302,9 @@ func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary, exp string) 
 			fmt.Fprintf(w, "      %s\n", pendingText(pe))
 		}
 		printDrops(w, c.Drops)
+		for _, why := range slices.Sorted(maps.Keys(c.WillFail)) {
+			fmt.Fprintf(w, "      %6d  item(s) will fail: %s\n", c.WillFail[why], why)
+		}
 	}
 	e := p.Estimate
 	fmt.Fprintf(w, "\n%d nodes: %d cached, %d to run.\n", p.Nodes.Total, p.Nodes.Cached, p.Nodes.ToRun)

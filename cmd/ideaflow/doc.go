@@ -149,8 +149,55 @@ func writeStage(w io.Writer, t stages.Type) {
 		}
 		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s |\n", p.Name, cell(kind), yes(p.Required), cell(code(def)), cell(doc))
 	}
+	writeSchema(w, t)
 	for _, p := range templates {
 		fmt.Fprintf(w, "\nDefault `%s`:\n\n%s\n", p.Name, fenced(p.Default.(string)))
+	}
+}
+
+// writeSchema says what the type's nodes give and read with the default
+// params (stages.Schema): what validate checks a wiring against.
+func writeSchema(w io.Writer, t stages.Type) {
+	sch, ok := stages.SchemaOf(t, stages.WithDefaults(t, stages.Params{}))
+	if !ok {
+		return
+	}
+	var gives []string
+	for _, f := range sch.Gives {
+		note := string(f.Type)
+		switch {
+		case f.Optional:
+			note += ", some items"
+		case f.Only != "":
+			note += ", " + f.Only
+		}
+		gives = append(gives, fmt.Sprintf("`%s` (%s)", f.Name, note))
+	}
+	fmt.Fprintf(w, "\nGives (default params): %s.\n", strings.Join(gives, ", "))
+	var reads, also []string
+	for _, n := range sch.Needs {
+		fields := make([]string, len(n.Fields))
+		for i, f := range n.Fields {
+			fields[i] = "`" + f + "`"
+		}
+		from := "`" + n.Input + "`"
+		if n.Source {
+			from = "the dataset record of each item of `" + n.Input + "`"
+		}
+		switch {
+		case n.Optional && len(n.Fields) == 1 && n.Fields[0] == stages.AllFields:
+			also = append(also, fmt.Sprintf("all of %s (%s)", from, n.Why))
+		case n.Optional:
+			also = append(also, fmt.Sprintf("%s from %s (%s)", strings.Join(fields, ", "), from, n.Why))
+		default:
+			reads = append(reads, fmt.Sprintf("%s from %s (%s)", strings.Join(fields, " or "), from, n.Why))
+		}
+	}
+	if len(reads) > 0 {
+		fmt.Fprintf(w, "\nReads: %s.\n", strings.Join(reads, "; "))
+	}
+	if len(also) > 0 {
+		fmt.Fprintf(w, "\nReads when present: %s.\n", strings.Join(also, "; "))
 	}
 }
 
@@ -174,7 +221,7 @@ func writeFormat(w io.Writer, d datasets.FormatDoc) {
 		writeFields(w, "column", d.Columns)
 	}
 	if len(d.Fields) > 0 {
-		fmt.Fprintln(w, "\nRecord fields:")
+		fmt.Fprintln(w, "\nRecord fields (a field not required is optional per item: a stage that needs it fails on the records without it, which validate warns about and plan counts):")
 		fmt.Fprintln(w)
 		writeFields(w, "field", d.Fields)
 	}

@@ -38,9 +38,16 @@ the stage renders it to send. A node not in the cache shows why it must run.`,
 				return err
 			}
 			if asJSON {
+				if views == nil {
+					views = []engine.NodeView{} // an empty instance is [], not null
+				}
 				enc := json.NewEncoder(a.stdout)
 				enc.SetIndent("", "  ")
 				return enc.Encode(views)
+			}
+			if len(views) == 0 {
+				// Zero is a size: every item of the instance expanded to none.
+				fmt.Fprintf(a.stdout, "%s: 0 nodes (laid out and complete: no item gave it a node)\n", args[0])
 			}
 			for i, v := range views {
 				if i > 0 {

@@ -270,6 +270,9 @@ func (c *agreementConfig) compute(in []stages.In) (*AgreementOutput, error) {
 			}
 			if c.coders == "keys" {
 				byCoder, drop, err := nodeValues(x.Output, c.fields[i])
+				if ae := (*absentError)(nil); errors.As(err, &ae) {
+					return nil, ae.missing(x)
+				}
 				if err != nil {
 					return nil, fmt.Errorf("%s, item %q, slot %d: %w", u.Address, x.Node.Item, x.Node.Slot, err)
 				}
@@ -284,6 +287,9 @@ func (c *agreementConfig) compute(in []stages.In) (*AgreementOutput, error) {
 				continue
 			}
 			v, drop, err := nodeValue(x.Output, c.fields[i])
+			if ae := (*absentError)(nil); errors.As(err, &ae) {
+				return nil, ae.missing(x)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%s, item %q, slot %d: %w", u.Address, x.Node.Item, x.Node.Slot, err)
 			}
@@ -293,6 +299,9 @@ func (c *agreementConfig) compute(in []stages.In) (*AgreementOutput, error) {
 			}
 			if c.coders == "field" {
 				coder, err = coderName(x.Output, c.coderField)
+				if ae := (*absentError)(nil); errors.As(err, &ae) {
+					return nil, ae.missing(x)
+				}
 				if err != nil {
 					return nil, fmt.Errorf("%s, item %q, slot %d: %w", u.Address, x.Node.Item, x.Node.Slot, err)
 				}

@@ -106,7 +106,7 @@ func TestReadItems(t *testing.T) {
 		nodes       []node
 		want        string
 	}{
-		{"no field", "score", []node{{"a", 0, map[string]any{"target_rank": 1, "n": 3}}}, `stage.u, item "a", slot 0: value_field "score": no field "score" (the output has n, target_rank)`},
+		{"no field", "score", []node{{"a", 0, map[string]any{"target_rank": 1, "n": 3}}}, `missing field "score" in stage.u/a (what value_field names; the output has n, target_rank)`},
 		{"not a number", "label", []node{{"a", 1, map[string]any{"label": "x"}}}, `stage.u, item "a", slot 1: value_field "label" holds a string, not a number`},
 		{"not an object", "a.b", []node{{"a", 0, map[string]any{"a": 2}}}, `value_field "a.b": "a" is a number, not an object`},
 	} {

@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -53,6 +54,9 @@ func readItems(up *stages.Upstream, ins []stages.In, field string) (*itemValues,
 		if len(ins) != 1 || ins[0].Output == nil {
 			return nil, fmt.Errorf("%s failed or was skipped, so there is nothing to aggregate", up.Address)
 		}
+		if stages.LacksField(ins[0].Output, "value") {
+			return nil, stages.MissingField(ins[0], "a score's per-item values", "value")
+		}
 		var s stages.Score
 		if err := json.Unmarshal(ins[0].Output, &s); err != nil {
 			return nil, fmt.Errorf("%s: output is not a score: %w", up.Address, err)
@@ -92,6 +96,9 @@ func readItems(up *stages.Upstream, ins []stages.In, field string) (*itemValues,
 			continue
 		}
 		v, dropped, err := nodeValue(in.Output, field)
+		if ae := (*absentError)(nil); errors.As(err, &ae) {
+			return nil, ae.missing(in)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s, item %q, slot %d: %w", up.Address, item, in.Node.Slot, err)
 		}
@@ -153,10 +160,25 @@ func lookup(doc any, param, path string) (any, error) {
 				keys = append(keys, k)
 			}
 			sort.Strings(keys)
-			return nil, fmt.Errorf("%s %q: no field %q (the output has %s)", param, path, part, strings.Join(keys, ", "))
+			return nil, &absentError{param: param, path: path, part: part, has: keys}
 		}
 	}
 	return x, nil
+}
+
+// absentError is a path whose member is not in the output.
+type absentError struct {
+	param, path, part string
+	has               []string // the members the object has
+}
+
+func (e *absentError) Error() string {
+	return fmt.Sprintf("%s %q: no field %q (the output has %s)", e.param, e.path, e.part, strings.Join(e.has, ", "))
+}
+
+// missing is the *stages.FieldError of node in lacking the path.
+func (e *absentError) missing(in stages.In) error {
+	return stages.MissingField(in, fmt.Sprintf("what %s names; the output has %s", e.param, strings.Join(e.has, ", ")), e.path)
 }
 
 func describe(x any) string {

@@ -122,6 +122,7 @@ func contractProblems(typ stages.Type) []string {
 			add("Layout with %s returns %d nodes and no error", c.what, len(nodes))
 		}
 	}
+	out = append(out, schemaProblems(typ, params)...)
 	if ex, ok := typ.(stages.Expander); ok {
 		inst := &stages.Instance{Address: "stage." + typ.Name() + ".contract", Params: stages.WithDefaults(typ, stages.Params{})}
 		if n := ex.MaxPerItem(inst); n < 0 {
@@ -134,6 +135,82 @@ func contractProblems(typ stages.Type) []string {
 		}
 	}
 	return out
+}
+
+// schemaProblems lists how typ's schema (stages.Declarer) breaks the
+// contract: every registered type declares one; it must not panic on the
+// params Layout would refuse; its fields are named once; its needs name
+// Input or Inputs params and at least one field each.
+func schemaProblems(typ stages.Type, params map[string]stages.Param) []string {
+	var out []string
+	said := map[string]bool{}
+	add := func(format string, args ...any) {
+		if p := fmt.Sprintf(format, args...); !said[p] { // the same for both params below: once
+			said[p] = true
+			out = append(out, p)
+		}
+	}
+	if _, ok := typ.(stages.Declarer); !ok {
+		add("declares no schema (stages.Declarer): what its nodes give and what it reads of each input (a schema.go beside the type)")
+		return out
+	}
+	for _, c := range []struct {
+		what   string
+		params stages.Params
+	}{
+		{"empty Params", stages.Params{}},
+		{"WithDefaults of empty Params", stages.WithDefaults(typ, stages.Params{})},
+	} {
+		sch, err := schemaOf(typ, c.params)
+		if err != nil {
+			add("Schema with %s panics: %v", c.what, err)
+			continue
+		}
+		if len(sch.Gives) == 0 && !sch.Open {
+			add("Schema with %s gives no field", c.what)
+		}
+		seen := map[string]bool{}
+		for _, f := range sch.Gives {
+			switch {
+			case f.Name == "":
+				add("Schema gives a field without a name")
+			case seen[f.Name]:
+				add("Schema gives %q twice", f.Name)
+			case f.Type == "":
+				add("Schema gives %q without a Type", f.Name)
+			case strings.TrimSpace(f.Doc) == "":
+				add("Schema gives %q without a Doc", f.Name)
+			case f.Optional && f.Only != "":
+				add("Schema gives %q both Optional and Only", f.Name)
+			case f.PerNode != 0 && f.Type != stages.TextsField:
+				add("Schema gives %q with PerNode, which only a %s field has", f.Name, stages.TextsField)
+			}
+			seen[f.Name] = true
+		}
+		for _, n := range sch.Needs {
+			p, ok := params[n.Input]
+			switch {
+			case !ok || (p.Kind != stages.Input && p.Kind != stages.Inputs):
+				add("Schema needs %v from %q, which is not an Input or Inputs param", n.Fields, n.Input)
+			case len(n.Fields) == 0:
+				add("Schema needs no field from %q (a Need names at least one)", n.Input)
+			case strings.TrimSpace(n.Why) == "":
+				add("Schema needs %v from %q without a Why", n.Fields, n.Input)
+			}
+		}
+	}
+	return out
+}
+
+// schemaOf calls Schema, turning a panic into an error.
+func schemaOf(typ stages.Type, p stages.Params) (s stages.Schema, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = panicError{v}
+		}
+	}()
+	s, _ = stages.SchemaOf(typ, p)
+	return s, nil
 }
 
 // panicError is a panic in Layout, recovered so that one broken stage type
@@ -157,12 +234,31 @@ type fakeType struct {
 	version string
 	params  []stages.Param
 	layout  func(*stages.Instance) ([]stages.Node, error)
+	schema  *stages.Schema // nil: gives, which keeps the contract
 }
 
 func (f fakeType) Name() string                                        { return "fake" }
 func (f fakeType) Version() string                                     { return f.version }
 func (f fakeType) Params() []stages.Param                              { return f.params }
 func (f fakeType) Layout(inst *stages.Instance) ([]stages.Node, error) { return f.layout(inst) }
+
+func (f fakeType) Schema(stages.Params) stages.Schema {
+	if f.schema == nil {
+		return gives
+	}
+	return *f.schema
+}
+
+// gives is a schema that keeps the contract.
+var gives = stages.Schema{Gives: []stages.Field{{Name: "value", Type: stages.NumberField, Doc: "d"}}}
+
+// bare is a stage type without a schema.
+type bare struct{ t fakeType }
+
+func (bare) Name() string                                          { return "bare" }
+func (b bare) Version() string                                     { return b.t.Version() }
+func (b bare) Params() []stages.Param                              { return b.t.Params() }
+func (b bare) Layout(inst *stages.Instance) ([]stages.Node, error) { return b.t.Layout(inst) }
 
 type fakeExpander struct {
 	fakeType
@@ -227,6 +323,23 @@ func TestContractProblems(t *testing.T) {
 		}}, []string{
 			"Layout with empty Params panics: runtime error: invalid memory address or nil pointer dereference",
 			"Layout with WithDefaults of empty Params panics: runtime error: invalid memory address or nil pointer dereference",
+		}},
+		{"no schema", bare{fakeType{version: "1", params: []stages.Param{in}, layout: refuse}}, []string{
+			"declares no schema (stages.Declarer): what its nodes give and what it reads of each input (a schema.go beside the type)",
+		}},
+		{"bad schema", fakeType{version: "1", params: []stages.Param{in, {Name: "n", Kind: stages.Int, Min: 1, Max: 2, Doc: "d"}}, layout: refuse, schema: &stages.Schema{
+			Gives: []stages.Field{
+				{Name: "idea", Type: stages.TextField, Doc: "d"}, {Name: "idea", Type: stages.TextField, Doc: "d"},
+				{Name: "x", Doc: "d"}, {Name: "y", Type: stages.TextField},
+				{Name: "z", Type: stages.TextField, Doc: "d", Optional: true, Only: "the scores node"},
+				{Name: "w", Type: stages.TextField, Doc: "d", PerNode: 3},
+			},
+			Needs: []stages.Need{{Input: "n", Fields: []string{"a"}, Why: "w"}, {Input: "in", Why: "w"}, {Input: "in", Fields: []string{"a"}}},
+		}}, []string{
+			`Schema gives "idea" twice`, `Schema gives "x" without a Type`, `Schema gives "y" without a Doc`,
+			`Schema gives "z" both Optional and Only`, `Schema gives "w" with PerNode, which only a texts field has`,
+			`Schema needs [a] from "n", which is not an Input or Inputs param`, `Schema needs no field from "in" (a Need names at least one)`,
+			`Schema needs [a] from "in" without a Why`,
 		}},
 		{"good expander", fakeExpander{fakeType: fakeType{version: "1", params: []stages.Param{in}, layout: refuse}, inputs: []string{"in"}}, nil},
 		{"bad expander", fakeExpander{fakeType: fakeType{version: "1", params: []stages.Param{in,

@@ -8,8 +8,12 @@ package datasets
 // Field is one field of an item's record (what stages read) or one column
 // of an input file.
 type Field struct {
-	Name     string
-	Type     string
+	Name string
+	Type string
+	// Required says every record has it (non-empty). A record field not
+	// Required is optional per item: some records carry it, others do not
+	// (an IdeaBench target's idea), and a stage that needs it fails on
+	// those, which validate warns about and plan counts (stages.Schema).
 	Required bool
 	Doc      string
 }
@@ -126,4 +130,19 @@ func Docs() []FormatDoc {
 		out = append(out, d)
 	}
 	return out
+}
+
+// FormatFields returns the fields every item's record of format carries,
+// as FormatDoc.Fields declares them: a Required field is in every record;
+// any other is optional per item (an IdeaBench target's idea is filled for
+// some targets only), and a stage that needs it fails on the records
+// without it, which plan counts. open is true when the records are
+// whatever the file holds (jsonl, csv): the fields are then the data's.
+// ok is false for an unknown format.
+func FormatFields(format string) (fields []Field, open, ok bool) {
+	if _, known := readers[format]; !known {
+		return nil, false, false
+	}
+	d := formatDocs[format]
+	return d.Fields, d.Fields == nil, true
 }

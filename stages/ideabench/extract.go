@@ -133,10 +133,10 @@ func (x *extractor) prepare(in []stages.In) (*stages.Work, error) {
 		return &stages.Work{Compute: func() ([]byte, error) { return out, nil }, KeyParams: []string{}}, nil
 	}
 	if x.model == nil {
-		return nil, stages.ParamErrorf("model", "target %q has no idea in the dataset; set model to extract it from the abstract", item)
+		return nil, &stages.ParamError{Param: "model", Err: stages.MissingField(in[len(in)-1], "the target's idea; set model to extract it from the abstract", "idea")}
 	}
 	if rec.abstract == "" {
-		return nil, fmt.Errorf("target %q has neither an idea nor an abstract", item)
+		return nil, stages.MissingField(in[len(in)-1], "the target's idea, or the abstract to extract it from", "idea", "abstract")
 	}
 	prompt, err := stages.RenderParam("prompt", x.promptName, x.prompt, &ExtractData{Title: rec.title, Abstract: rec.abstract, Domain: x.domain})
 	if err != nil {

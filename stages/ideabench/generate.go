@@ -223,7 +223,7 @@ func (g *generator) prepare(sample int) func(in []stages.In) (*stages.Work, erro
 		// to leak it to a real generator); it reaches baselines only.
 		target := ""
 		if g.target {
-			text, err := targetText(in[1].Output)
+			text, err := targetText(in[1])
 			if err != nil {
 				return nil, fmt.Errorf("target of %q: %w", in[1].Node.Item, err)
 			}

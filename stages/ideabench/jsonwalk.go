@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ideaflow/ideaflow/stages"
 )
 
 // Prepare runs for every node on every plan, cached or not, because a model
@@ -272,11 +274,12 @@ func decodeIdeas(d []byte) (ideas []string, dropped bool, err error) {
 }
 
 // targetText reads the idea to rank against from a dataset record or a stage
-// output: its "idea" if set, else its "abstract". A dataset record lists the
-// idea before its references, so the scan usually stops early.
-func targetText(d []byte) (string, error) {
+// output: its "idea" if set, else its "abstract" (neither: a
+// *stages.FieldError). A dataset record lists the idea before its
+// references, so the scan usually stops early.
+func targetText(in stages.In) (string, error) {
 	var idea, abstract string
-	err := walkObject(d, func(key, value []byte) (bool, error) {
+	err := walkObject(in.Output, func(key, value []byte) (bool, error) {
 		var err error
 		switch string(key) {
 		case "idea":
@@ -296,5 +299,5 @@ func targetText(d []byte) (string, error) {
 	if s := strings.TrimSpace(abstract); s != "" {
 		return s, nil
 	}
-	return "", fmt.Errorf(`no "idea" or "abstract" to rank against`)
+	return "", stages.MissingField(in, "the target's text", "idea", "abstract")
 }

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ideaflow/ideaflow/stages"
 )
 
 // Strings that trip naive scanners: escaped quotes and backslashes, braces
@@ -80,12 +82,12 @@ func TestTargetTextEarlyStopAndFallbacks(t *testing.T) {
 		{`{"abstract":"A","references":[{"idea":"not this one"}],"idea":"late"}`, "late", ""},
 		{`{"abstract":"  A  "}`, "A", ""},
 		{`{"abstract":"A \"quoted\""}`, `A "quoted"`, ""},
-		{`{"title":"t"}`, "", `no "idea" or "abstract" to rank against`},
+		{`{"title":"t"}`, "", `missing field "idea" or "abstract" in dataset.targets/p (the target's text)`},
 		{`{"idea":7}`, "", "decode: expected a string, got 7"},
 		{`[1]`, "", "decode: expected a JSON object"},
 	}
 	for _, tc := range tests {
-		got, err := targetText([]byte(tc.in))
+		got, err := targetText(recordIn(tc.in))
 		if tc.wantErr != "" {
 			if err == nil || err.Error() != tc.wantErr {
 				t.Errorf("%s: error %v, want %q", tc.in, err, tc.wantErr)
@@ -126,7 +128,7 @@ func FuzzDecodePromptInput(f *testing.F) {
 				t.Fatalf("%s: walker %+v, encoding/json %+v", in, got, want)
 			}
 			record := mustJSON(t, map[string]string{"id": a, "idea": a + b, "abstract": c})
-			text, err := targetText(record)
+			text, err := targetText(stages.In{Output: record})
 			if wantText := strings.TrimSpace(a + b); wantText != "" && (err != nil || text != wantText) {
 				t.Fatalf("target text %q, %v; want %q", text, err, wantText)
 			}
@@ -142,6 +144,11 @@ func FuzzWalkArbitraryInput(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		decodePromptInput([]byte(in))
 		decodeIdeas([]byte(in))
-		targetText([]byte(in))
+		targetText(stages.In{Output: []byte(in)})
 	})
+}
+
+// recordIn is a record of item p of dataset.targets, as a node reads it.
+func recordIn(record string) stages.In {
+	return stages.In{Node: stages.NodeInfo{Item: "p"}, From: &stages.Upstream{Address: "dataset.targets"}, Output: []byte(record)}
 }

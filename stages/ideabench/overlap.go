@@ -291,7 +291,7 @@ func (o *overlapRater) rate(rec stages.In, idea string, index int) (*stages.Work
 		return nil, fmt.Errorf("decode target %q: %w", rec.Node.Item, err)
 	}
 	if r.abstract == "" {
-		return nil, fmt.Errorf("target %q has no abstract to compare with", rec.Node.Item)
+		return nil, stages.MissingField(rec, "the target abstract to compare the idea with", "abstract")
 	}
 	prompt, err := stages.RenderParam("prompt", o.promptName, o.prompt, &OverlapData{Idea: idea, Abstract: r.abstract, Min: o.min})
 	if err != nil {

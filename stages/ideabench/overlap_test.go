@@ -46,7 +46,7 @@ func TestExtractIdea(t *testing.T) {
 	}{
 		{"dataset idea", stages.Params{}, in("a", kept, withIdea), `{"idea":"Idea a.","source":"dataset"}`, ""},
 		{"dropped", stages.Params{}, in("a", []byte(`{"dropped":true}`), withIdea), `{"dropped":true}`, ""},
-		{"no idea, no model", stages.Params{}, in("b", kept, noIdea), "", `target "b" has no idea in the dataset; set model to extract it from the abstract`},
+		{"no idea, no model", stages.Params{}, in("b", kept, noIdea), "", `missing field "idea" in item "b" (the target's idea; set model to extract it from the abstract)`},
 		{"no idea, model", stages.Params{"model": testJudge}, in("b", kept, noIdea), "", ""},
 		{"dataset_idea false", stages.Params{"model": testJudge, "dataset_idea": false}, in("a", kept, withIdea), "", ""},
 	}

@@ -258,7 +258,7 @@ func (r *ranker) prepare(p int) func(in []stages.In) (*stages.Work, error) {
 				cands = append(cands, candidate{label: fmt.Sprintf("idea %d", len(cands)-1), text: idea})
 			}
 		}
-		text, err := targetText(targetIn.Output)
+		text, err := targetText(targetIn)
 		if err != nil {
 			return nil, fmt.Errorf("target of %q: %w", item, err)
 		}

@@ -260,7 +260,7 @@ func TestRankTargetText(t *testing.T) {
 	}{
 		{`{"id":"p1","abstract":"The abstract.","idea":"The idea."}`, "The idea.", ""},
 		{`{"id":"p1","abstract":"The abstract.","idea":"  "}`, "The abstract.", ""},
-		{`{"id":"p1","abstract":""}`, "", `target of "p1": no "idea" or "abstract" to rank against`},
+		{`{"id":"p1","abstract":""}`, "", `target of "p1": missing field "idea" or "abstract" in item "p1" (the target's text)`},
 	}
 	for _, tc := range tests {
 		w, err := f.rank[0].Prepare(f.inputs(t, f.rank[0], [][]string{{"gen"}}, []byte(tc.record)))

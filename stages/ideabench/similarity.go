@@ -61,6 +61,7 @@ func (similarityType) Params() []stages.Param {
 		{Name: "layer", Kind: stages.Int, Default: -1, Min: -1, Max: maxLayer, Doc: "bertscore: the model's hidden layer whose token embeddings are matched (0: the embedding output); -1: bert_score's default layer for the model (its table: 40 for microsoft/deberta-xlarge-mnli, the IdeaBench authors' model; 17 for roberta-large), served by a transformers provider (tools/token_embeddings_server.py)"},
 		{Name: "final_layer", Kind: stages.Bool, Default: false, Doc: "bertscore: the model's final layer instead of layer, what text-embeddings-inference serves (the choice with a tei model)"},
 		{Name: "special_tokens", Kind: stages.String, Default: "bert_score", Doc: `bertscore: "bert_score" ([CLS] and [SEP], <s> and </s>, stay in the matching as tokens to match and weigh 0, as bert_score handles them) or "drop" (removed before matching)`},
+		{Name: "target", Kind: stages.Input, Accepts: []string{"extract_idea"}, Doc: `where the target's idea comes from (upper_limit, against = "idea"): an extract_idea stage over the same targets; default: the dataset record's idea`},
 	}
 }
 
@@ -159,10 +160,11 @@ type similarityLayout struct {
 	upperLimit bool
 	layer      *int // bertscore's layer (nil: the final layer)
 	keep       bool // bertscore keeps special tokens, as bert_score does
+	target     bool // the target param is set: the target's idea is read from it, not the record
 }
 
 func newSimilarityLayout(p stages.Params) (*similarityLayout, error) {
-	s := &similarityLayout{method: p.String("method"), model: p.Model("model"), against: p.String("against"), upperLimit: p.Bool("upper_limit")}
+	s := &similarityLayout{method: p.String("method"), model: p.Model("model"), against: p.String("against"), upperLimit: p.Bool("upper_limit"), target: p.Input("target") != nil}
 	if err := oneOf("method", s.method, "rouge_l", "bertscore", "embedding"); err != nil {
 		return nil, err
 	}
@@ -236,6 +238,7 @@ func (similarityType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		return nil, stages.ParamErrorf("ideas", "ideas (%s) has no source dataset to take the targets from", ideas.Address)
 	}
 	items := ideas.Items()
+	ideaSource := inst.Params.Input("target")
 	var nodes []stages.Node
 	for _, item := range items {
 		tn := target.ItemNodes(item)
@@ -243,10 +246,24 @@ func (similarityType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 			return nil, stages.ParamErrorf("ideas", "the target dataset (%s) has %d records for item %q; need exactly one", target.Address, len(tn), item)
 		}
 		rec := stages.Dep{Input: target.Address, Index: tn[0]}
+		// idea is the dep holding the target's idea: the target stage's
+		// node when target is set, else the record.
+		idea := rec
+		if ideaSource != nil {
+			in := ideaSource.ItemNodes(item)
+			if len(in) != 1 {
+				return nil, stages.ParamErrorf("target", "target (%s) has %d nodes for item %q; need exactly one", ideaSource.Address, len(in), item)
+			}
+			idea = stages.Dep{Input: "target", Index: in[0]}
+		}
 		idx := ideas.ItemNodes(item)
 		if s.op != llm.OpEmbeddings {
-			// rouge_l and bertscore: one node reading the record and the ideas.
+			// rouge_l and bertscore: one node reading the record (and the
+			// target stage's node) and the ideas.
 			deps := []stages.Dep{rec}
+			if s.target {
+				deps = append(deps, idea)
+			}
 			if !s.upperLimit {
 				for _, i := range idx {
 					deps = append(deps, stages.Dep{Input: "ideas", Index: i})
@@ -260,10 +277,14 @@ func (similarityType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 			continue
 		}
 		first := len(nodes)
-		nodes = append(nodes, stages.Node{Item: item, Slot: referenceSlot, Label: s.referenceField(), Deps: []stages.Dep{rec},
+		refDep := rec
+		if s.referenceField() == "idea" {
+			refDep = idea
+		}
+		nodes = append(nodes, stages.Node{Item: item, Slot: referenceSlot, Label: s.referenceField(), Deps: []stages.Dep{refDep},
 			Prepare: s.prepareRecordText(s.referenceField())})
 		if s.upperLimit {
-			nodes = append(nodes, stages.Node{Item: item, Slot: 1, Label: "idea", Deps: []stages.Dep{rec}, Prepare: s.prepareRecordText("idea")})
+			nodes = append(nodes, stages.Node{Item: item, Slot: 1, Label: "idea", Deps: []stages.Dep{idea}, Prepare: s.prepareRecordText("idea")})
 		} else {
 			for k, i := range idx {
 				nodes = append(nodes, stages.Node{Item: item, Slot: 1 + k, Label: fmt.Sprintf("ideas %d", k),
@@ -306,9 +327,12 @@ func (s *similarityLayout) embed(texts []string) (*stages.Work, error) {
 // same request and the reference is embedded once for all of them.
 func (s *similarityLayout) prepareRecordText(field string) func([]stages.In) (*stages.Work, error) {
 	return func(in []stages.In) (*stages.Work, error) {
-		text, err := recordField(in[0].Output, field)
+		if d, err := isDropped(in[0].Output); err == nil && d {
+			return dropped(droppedSimilarity, "ideas"), nil // extract_idea left the target out
+		}
+		text, err := recordField(in[0], field)
 		if err != nil {
-			return nil, fmt.Errorf("target %q: %w", in[0].Node.Item, err)
+			return nil, err
 		}
 		return s.embed([]string{text})
 	}
@@ -382,22 +406,40 @@ func (s *similarityLayout) scores(in []stages.In) (*SimilarityOutput, error) {
 }
 
 // texts reads what a rouge_l or bertscore node compares: the reference text
-// and the candidates. in holds the target record, then (without
-// upper_limit) the item's generate_ideas nodes. dropped reports a target
-// the filter dropped.
-func (s *similarityLayout) texts(in []stages.In) (ref string, cands []string, isDropped bool, err error) {
+// and the candidates. in holds the target record, then the target stage's
+// node (when target is set), then (without upper_limit) the item's
+// generate_ideas nodes. dropped reports a target the filter dropped.
+func (s *similarityLayout) texts(in []stages.In) (ref string, cands []string, dropped bool, err error) {
 	item := in[0].Node.Item
-	if ref, err = recordField(in[0].Output, s.referenceField()); err != nil {
-		return "", nil, false, fmt.Errorf("target %q: %w", item, err)
+	rec, idea, rest := in[0], in[0], in[1:]
+	if s.target {
+		idea, rest = in[1], in[2:]
+		if d, err := isDropped(idea.Output); err == nil && d {
+			return "", nil, true, nil // extract_idea left the target out
+		}
+	}
+	for _, x := range rest {
+		// A target the filter dropped is dropped before its record is read:
+		// what it lacks does not matter.
+		if d, err := isDropped(x.Output); err == nil && d {
+			return "", nil, true, nil
+		}
+	}
+	from := rec
+	if s.referenceField() == "idea" {
+		from = idea
+	}
+	if ref, err = recordField(from, s.referenceField()); err != nil {
+		return "", nil, false, err
 	}
 	if s.upperLimit {
-		idea, err := recordField(in[0].Output, "idea")
+		text, err := recordField(idea, "idea")
 		if err != nil {
-			return "", nil, false, fmt.Errorf("target %q: %w", item, err)
+			return "", nil, false, err
 		}
-		cands = []string{idea}
+		cands = []string{text}
 	}
-	for _, x := range in[1:] {
+	for _, x := range rest {
 		ideas, isDropped, err := decodeIdeas(x.Output)
 		if err != nil {
 			return "", nil, false, fmt.Errorf("decode ideas of %q: %w", item, err)
@@ -462,10 +504,11 @@ func (s *similarityLayout) prepareMatching(in []stages.In) (*stages.Work, error)
 }
 
 // recordField reads a non-empty string field ("abstract" or "idea") of a
-// target record.
-func recordField(d []byte, field string) (string, error) {
+// target record (or of extract_idea's output); a record without it is a
+// *stages.FieldError.
+func recordField(in stages.In, field string) (string, error) {
 	var text string
-	err := walkObject(d, func(key, value []byte) (bool, error) {
+	err := walkObject(in.Output, func(key, value []byte) (bool, error) {
 		if string(key) != field {
 			return false, nil
 		}
@@ -474,10 +517,10 @@ func recordField(d []byte, field string) (string, error) {
 		return true, err
 	})
 	if err != nil {
-		return "", fmt.Errorf("decode: %w", err)
+		return "", fmt.Errorf("decode %s: %w", stages.NodeAddress(in), err)
 	}
 	if text = strings.TrimSpace(text); text == "" {
-		return "", fmt.Errorf("the record has no %q to compare with", field)
+		return "", stages.MissingField(in, "the target text to compare with", field)
 	}
 	return text, nil
 }

@@ -142,6 +142,15 @@ func (findTargetsType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		nodes = append(nodes, stages.Node{Item: item, Label: "search", Deps: []stages.Dep{{Input: "queries", Index: i}},
 			Prepare: func(in []stages.In) (*stages.Work, error) {
 				q, err := decodeTargetQuery(item, in[0].Output)
+				if !hasAnyField(in[0].Output, queryCriteria) {
+					// A record without a criterion is not a target query
+					// (what the strict decode says of it, beside).
+					why := "the query's criterion"
+					if err != nil {
+						why += "; " + err.Error()
+					}
+					return nil, stages.MissingField(in[0], why, queryCriteria...)
+				}
 				if err != nil {
 					return nil, err
 				}
@@ -582,4 +591,13 @@ func pyList(l []string) string {
 		q[i] = "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
 	}
 	return "[" + strings.Join(q, ", ") + "]"
+}
+
+func hasAnyField(rec []byte, fields []string) bool {
+	for _, f := range fields {
+		if stages.HasField(rec, f) {
+			return true
+		}
+	}
+	return false
 }

@@ -104,8 +104,8 @@ func TestBuilderLayout(t *testing.T) {
 		t.Errorf("find_targets request %s", r.Body)
 	}
 	for rec, want := range map[string]string{
-		`{"id":"q1","venue":["Cell"]}`:                 `query "q1": json: unknown field "venue"`,
-		`{"id":"q1","min_citations":5}`:                `query "q1" has no criterion`,
+		`{"id":"q1","venue":["Cell"]}`:                 `missing field "query", "venues", "fields_of_study", "year" or "publication_date_or_year" in item "" (the query's criterion; query "q1": json: unknown field "venue"`,
+		`{"id":"q1","min_citations":5}`:                `(the query's criterion; query "q1" has no criterion`,
 		`{"id":"q1","year":"2024","limit":100001}`:     `limit 0 to 100000`,
 		`{"id":"q1","year":"2024","min_citations":-1}`: `min_citations must be 0 or more`,
 	} {

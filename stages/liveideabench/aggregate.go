@@ -155,6 +155,12 @@ func (g *aggregator) addJudgements(in []stages.In) error {
 		if j.Dropped {
 			continue // the idea's drop is counted with the ideas
 		}
+		if j.Scores == nil {
+			return stages.MissingField(*x, "a judgement's scores", "scores")
+		}
+		if stages.LacksField(x.Output, "mean") {
+			return stages.MissingField(*x, "a judgement's mean score (flexibility)", "mean")
+		}
 		a.stats.Judgements++
 		domain, item := g.domains[x.Node.Item], x.Node.Item
 		for d, v := range j.Scores {
@@ -181,6 +187,9 @@ func (g *aggregator) addFluency(in []stages.In) error {
 		}
 		if o.Dropped {
 			continue
+		}
+		if o.Letter == "" && o.Score == nil {
+			return stages.MissingField(*x, "a fluency pair's letter or score", "letter", "score")
 		}
 		v, err := fluencyScore(&o, g.mapping)
 		if err != nil {

@@ -223,7 +223,7 @@ func (g *generator) prepare(sample int) func(in []stages.In) (*stages.Work, erro
 		}
 		keyword, ok := stringField(rec, g.keywordField)
 		if !ok || strings.TrimSpace(keyword) == "" {
-			return nil, &stages.ParamError{Param: "keyword_field", Err: fmt.Errorf("item %q has no keyword in field %q (its fields: %s); set keyword_field", item, g.keywordField, fieldNames(rec))}
+			return nil, &stages.ParamError{Param: "keyword_field", Err: stages.MissingField(in[0], fmt.Sprintf("the keyword; the record has %s: set keyword_field", fieldNames(rec)), g.keywordField)}
 		}
 		domain, _ := stringField(rec, g.domainField)
 		data := &KeywordData{ID: item, Keyword: keyword, Domain: domain, Sample: sample, Item: rec}

@@ -151,7 +151,7 @@ func TestGenerateGenericRecord(t *testing.T) {
 	}
 	nodes = layoutGen(t, nil, "k7")
 	_, err = nodes[0].Prepare([]stages.In{{Node: stages.NodeInfo{Item: "k7"}, Output: []byte(rec)}})
-	if err == nil || err.Error() != `item "k7" has no keyword in field "keyword" (its fields: "id", "term", "volume"); set keyword_field` {
+	if err == nil || err.Error() != `missing field "keyword" in item "k7" (the keyword; the record has "id", "term", "volume": set keyword_field)` || !errors.Is(err, stages.ErrMissingField) {
 		t.Errorf("no keyword: %v", err)
 	}
 }

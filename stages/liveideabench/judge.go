@@ -30,7 +30,7 @@ func (judgeType) Version() string { return "1" }
 
 func (judgeType) Params() []stages.Param {
 	return []stages.Param{
-		{Name: "ideas", Kind: stages.Input, Required: true, Doc: "the ideas to judge: a generate_from_keyword instance (or any stage whose nodes output a LiveIdeaBench idea); its generator and family are never among the judges"},
+		{Name: "ideas", Kind: stages.Input, Required: true, Doc: "the ideas to judge: a generate_from_keyword instance, IdeaBench's generate_ideas (each of its ideas judged), or any stage or dataset whose nodes give an idea; its generator and family are never among the judges"},
 		{Name: "panel", Kind: stages.ModelList, Required: true, Doc: "the judge models; each idea gets judges_per_idea of them, drawn by rendezvous hashing on seed, keyword and sample, so adding a judge re-runs only the judgements that now draw it"},
 		{Name: "judges_per_idea", Kind: stages.Int, Default: 3, Min: 1, Max: maxJudges, Doc: "judges drawn per idea (the paper: 3)"},
 		{Name: "seed", Kind: stages.Int, Default: 0, Min: math.MinInt32, Max: math.MaxInt32, Doc: "seed of the judge draws"},
@@ -102,44 +102,65 @@ func (judgeType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if _, err := stages.RenderParam("prompt", j.promptName, j.prompt, &JudgeData{Idea: "An idea.", Keyword: "a keyword"}); err != nil {
 		return nil, err
 	}
+	// Each idea is judged: one per node of a LiveIdeaBench generation, or
+	// each of a batch of IdeaBench ideas (stages.IdeasPerNode, from the
+	// upstream's schema).
+	per := stages.IdeasPerNode(ideas)
+	if per < 1 {
+		return nil, stages.ParamErrorf("ideas", "ideas (%s) gives a number of ideas per node known only once it runs, and judge_panel lays out one judgement per idea; give it a stage with one idea a node (generate_from_keyword) or a fixed number (generate_ideas)", ideas.Address)
+	}
 	eligible := judging.Eligible(panel, ideas.Generator)
 	position := make(map[string]int, len(panel))
 	for i, m := range panel {
 		position[m.Name] = i
 	}
 	seed := p.Int("seed")
-	nodes := make([]stages.Node, 0, len(ideas.Nodes)*k)
-	prepares := make(map[string]func([]stages.In) (*stages.Work, error), len(eligible))
+	var nodes []stages.Node
+	prepares := make(map[judgeIdea]func([]stages.In) (*stages.Work, error), len(eligible)*per)
 	for _, m := range eligible {
-		prepares[m.Name] = j.prepare(m)
+		for x := 0; x < per; x++ {
+			prepares[judgeIdea{m.Name, x}] = j.prepare(m, x)
+		}
 	}
 	// Labels are shared across keywords: a full-size plan has 141,600
 	// judgements and a handful of distinct labels.
 	type labelKey struct {
-		sample int
-		judge  string
+		sample, idea int
+		judge        string
 	}
 	labels := map[labelKey]string{}
+	nodes = make([]stages.Node, 0, len(ideas.Nodes)*per*k)
 	for i, n := range ideas.Nodes {
 		deps := []stages.Dep{{Input: "ideas", Index: i}}
 		sample := strconv.Itoa(n.Slot)
-		for _, m := range judging.Draw(seed, judging.Key(n.Item, sample), eligible, k) {
-			lk := labelKey{n.Slot, m.Name}
-			label, ok := labels[lk]
-			if !ok {
-				label = "sample " + sample + " judge " + m.Name
-				labels[lk] = label
+		for x := 0; x < per; x++ {
+			// One idea a node (LiveIdeaBench) keeps the draw, slot and
+			// label it always had; each of a batch is drawn for apart.
+			key := judging.Key(n.Item, sample)
+			if per > 1 {
+				key = judging.Key(n.Item, sample, "idea", strconv.Itoa(x))
 			}
-			nodes = append(nodes, stages.Node{
-				Item: n.Item,
-				// Unique per node of the instance (the memo tells nodes
-				// apart by item and slot): the sample, then the judge's
-				// place in the panel.
-				Slot:    n.Slot*len(panel) + position[m.Name],
-				Label:   label,
-				Deps:    deps,
-				Prepare: prepares[m.Name],
-			})
+			for _, m := range judging.Draw(seed, key, eligible, k) {
+				lk := labelKey{n.Slot, x, m.Name}
+				label, ok := labels[lk]
+				if !ok {
+					label = "sample " + sample + " judge " + m.Name
+					if per > 1 {
+						label = "sample " + sample + " idea " + strconv.Itoa(x) + " judge " + m.Name
+					}
+					labels[lk] = label
+				}
+				nodes = append(nodes, stages.Node{
+					Item: n.Item,
+					// Unique per node of the instance (the memo tells nodes
+					// apart by item and slot): the sample, its idea, then
+					// the judge's place in the panel.
+					Slot:    (n.Slot*per+x)*len(panel) + position[m.Name],
+					Label:   label,
+					Deps:    deps,
+					Prepare: prepares[judgeIdea{m.Name, x}],
+				})
+			}
 		}
 	}
 	return nodes, nil
@@ -191,17 +212,27 @@ func countWord(n int) string {
 	return strconv.Itoa(n)
 }
 
-// prepare asks judge m about the idea in in[0].
-func (j *judge) prepare(m *stages.Model) func([]stages.In) (*stages.Work, error) {
+// judgeIdea names a judge's Prepare for one idea of a node.
+type judgeIdea struct {
+	judge string
+	idea  int
+}
+
+// prepare asks judge m about idea x of the node in in[0] (read by
+// stages.ReadIdeas: a LiveIdeaBench idea, an IdeaBench batch, a record).
+func (j *judge) prepare(m *stages.Model, x int) func([]stages.In) (*stages.Work, error) {
 	return func(in []stages.In) (*stages.Work, error) {
-		idea, err := decodeIdea(in[0])
+		idea, err := stages.ReadIdeas(in[0], "the text to judge")
 		if err != nil {
 			return nil, err
 		}
 		if idea.Dropped {
 			return dropWork(), nil
 		}
-		user, err := stages.RenderParam("prompt", j.promptName, j.prompt, &JudgeData{Idea: idea.Idea, Keyword: idea.Keyword, Domain: idea.Domain})
+		if x >= len(idea.Ideas) {
+			return nil, fmt.Errorf("%s gives %d idea(s); judge_panel laid out a judgement of idea %d", stages.NodeAddress(in[0]), len(idea.Ideas), x)
+		}
+		user, err := stages.RenderParam("prompt", j.promptName, j.prompt, &JudgeData{Idea: idea.Ideas[x], Keyword: idea.Keyword, Domain: idea.Domain})
 		if err != nil {
 			return nil, err
 		}
@@ -239,7 +270,7 @@ func decodeIdea(x stages.In) (*Idea, error) {
 		return nil, fmt.Errorf("idea of %q (sample %d) is not a LiveIdeaBench idea: %w", x.Node.Item, x.Node.Slot, err)
 	}
 	if !idea.Dropped && strings.TrimSpace(idea.Idea) == "" {
-		return nil, fmt.Errorf("idea of %q (sample %d) has no text to judge", x.Node.Item, x.Node.Slot)
+		return nil, stages.MissingField(x, "the idea's text", stages.FieldIdea)
 	}
 	return &idea, nil
 }

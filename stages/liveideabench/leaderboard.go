@@ -323,6 +323,9 @@ func compare(models []*ModelStats, in []stages.In) (*Published, error) {
 		if x.Output == nil {
 			return nil, fmt.Errorf("published leaderboard row %q is missing", x.Node.Item)
 		}
+		if !stages.HasField(x.Output, "model") {
+			return nil, stages.MissingField(x, "a published leaderboard row's model", "model")
+		}
 		var r datasets.LeaderboardRow
 		if err := json.Unmarshal(x.Output, &r); err != nil {
 			return nil, fmt.Errorf("published leaderboard row %q is not a liveideabench-leaderboard row: %w", x.Node.Item, err)

@@ -274,6 +274,9 @@ func (s *plotSpec) index(in []stages.In) ([]plotScore, error) {
 		if x.Output == nil {
 			continue
 		}
+		if stages.LacksField(x.Output, "value") {
+			return nil, stages.MissingField(x, "the score plotted", "value")
+		}
 		var sc stages.Score
 		if err := json.Unmarshal(x.Output, &sc); err != nil {
 			return nil, fmt.Errorf("%s: not a score: %w", x.From.Address, err)

@@ -100,6 +100,9 @@ func (t *table) index(in []stages.In) (map[string]*stages.In, error) {
 		if x.From == nil {
 			return nil, fmt.Errorf("input %d (%s node %d) does not say which column instance it comes from (In.From is nil)", i, x.Input, x.Index)
 		}
+		if x.Output != nil && stages.LacksField(x.Output, "value") {
+			return nil, stages.MissingField(*x, "a column's score", "value")
+		}
 		id := sourceID(x.From, x.Node)
 		if _, dup := scores[id]; dup {
 			return nil, fmt.Errorf("input %d: two inputs come from %s; each column instance has one (per label)", i, id)

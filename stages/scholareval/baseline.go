@@ -21,7 +21,7 @@ func (llmReviewType) Name() string    { return "llm_review" }
 func (llmReviewType) Version() string { return "1" }
 func (llmReviewType) Params() []stages.Param {
 	return []stages.Param{
-		{Name: "ideas", Kind: stages.Input, Required: true, Accepts: []string{"dataset"}, Doc: "the ideas to review: a dataset of format scholarideas"},
+		{Name: "ideas", Kind: stages.Input, Required: true, Doc: "the ideas to review, one per item: a dataset of format scholarideas (or any records with id, idea and cutoff), or a stage that gives one idea an item (IdeaBench's generate_ideas with n = 1, generate_from_keyword with ideas_per_keyword = 1)"},
 		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the reviewer, asked without retrieval (the paper's plain-LLM baseline)"},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultLLMReviewPrompt, Doc: "the review prompt (data: .Idea); its References section is what resolve_references checks"},
 	}
@@ -43,9 +43,12 @@ func (llmReviewType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if _, err := stages.RenderParam("prompt", name, prompt, ideaData{"i"}); err != nil {
 		return nil, err
 	}
+	if err := oneIdeaPerItem(ideas); err != nil {
+		return nil, err
+	}
 	return perItemNodes("ideas", ideas, false, func(item string) func([]stages.In) (*stages.Work, error) {
 		return func(in []stages.In) (*stages.Work, error) {
-			rec, err := decodeIdea(in[0].Output)
+			rec, err := decodeIdea(in[0])
 			if err != nil {
 				return nil, fmt.Errorf("item %q: %w", item, err)
 			}

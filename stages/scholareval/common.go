@@ -162,15 +162,42 @@ type idea struct {
 	Rubric []datasets.RubricLine `json:"rubric"`
 }
 
-func decodeIdea(b []byte) (*idea, error) {
+// decodeIdea reads the idea of in: a ScholarIdeas record, any record with
+// an idea, or a generated idea (stages.ReadIdeas: a LiveIdeaBench idea, an
+// IdeaBench generation of one idea). Without an idea text it is a
+// *stages.FieldError.
+func decodeIdea(in stages.In) (*idea, error) {
 	var r idea
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("decode idea record: %w", err)
+	if err := json.Unmarshal(in.Output, &r); err != nil {
+		return nil, fmt.Errorf("decode idea record %s: %w", stages.NodeAddress(in), err)
 	}
-	if strings.TrimSpace(r.Idea) == "" {
-		return nil, fmt.Errorf("idea record %q has no idea text (a dataset of format scholarideas has one)", r.ID)
+	ideas, err := stages.ReadIdeas(in, "the idea to review")
+	switch {
+	case err != nil:
+		return nil, err
+	case ideas.Dropped:
+		return nil, fmt.Errorf("%s was dropped upstream: there is no idea to review", stages.NodeAddress(in))
+	case len(ideas.Ideas) != 1:
+		return nil, fmt.Errorf("%s gives %d ideas; a review reads one idea an item (generate_ideas with n = 1)", stages.NodeAddress(in), len(ideas.Ideas))
+	}
+	r.Idea = ideas.Ideas[0]
+	if r.ID == "" {
+		r.ID = in.Node.Item
 	}
 	return &r, nil
+}
+
+// oneIdeaPerItem refuses ideas that give several ideas a node (IdeaBench's
+// batch generation): the reviews and the searches they expand into are
+// per item, so each item must be one idea.
+func oneIdeaPerItem(ideas *stages.Upstream) error {
+	switch n := stages.IdeasPerNode(ideas); {
+	case n == 0:
+		return stages.ParamErrorf("ideas", "ideas (%s) gives a number of ideas a node known only once it runs; a review reads one idea an item", ideas.Address)
+	case n > 1:
+		return stages.ParamErrorf("ideas", "ideas (%s) gives %d ideas a node; a review reads one idea an item: generate one idea per target (generate_ideas with n = 1) or review a dataset", ideas.Address, n)
+	}
+	return nil
 }
 
 func call(m *stages.Model, prompt string, spec format.Spec, out func(a *format.Answer) ([]byte, error)) *stages.Work {
@@ -214,9 +241,12 @@ func extractLayout(inst *stages.Instance, data func(ideaText string) any, parse 
 	if _, err := stages.RenderParam("prompt", name, prompt, data("An idea.")); err != nil {
 		return nil, err
 	}
+	if err := oneIdeaPerItem(ideas); err != nil {
+		return nil, err
+	}
 	return perItemNodes("ideas", ideas, false, func(item string) func([]stages.In) (*stages.Work, error) {
 		return func(in []stages.In) (*stages.Work, error) {
-			rec, err := decodeIdea(in[0].Output)
+			rec, err := decodeIdea(in[0])
 			if err != nil {
 				return nil, fmt.Errorf("item %q: %w", item, err)
 			}

@@ -20,7 +20,7 @@ func (dimensionsType) Name() string    { return "contribution_dimensions" }
 func (dimensionsType) Version() string { return "1" }
 func (dimensionsType) Params() []stages.Param {
 	return []stages.Param{
-		{Name: "ideas", Kind: stages.Input, Required: true, Accepts: []string{"dataset"}, Doc: "the ideas to review: a dataset of format scholarideas"},
+		{Name: "ideas", Kind: stages.Input, Required: true, Doc: "the ideas to review, one per item: a dataset of format scholarideas (or any records with id, idea and cutoff), or a stage that gives one idea an item (IdeaBench's generate_ideas with n = 1, generate_from_keyword with ideas_per_keyword = 1)"},
 		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that extracts the contributions (the reviewer)"},
 		{Name: "max_statements", Kind: stages.Int, Default: 10, Min: 1, Max: maxStatements, Doc: "extract at most this many contribution statements per idea"},
 		{Name: "queries_per_statement", Kind: stages.Int, Default: 3, Min: 1, Max: maxQueriesPerStmt, Doc: "literature queries per statement, at most (the paper: 3)"},

@@ -161,7 +161,7 @@ func (coverageType) Expand(inst *stages.Instance, item string, in []stages.In) (
 	if len(in) != 1 || in[0].Output == nil {
 		return nil, fmt.Errorf("item %q has no record", item)
 	}
-	rec, err := decodeIdea(in[0].Output)
+	rec, err := decodeIdea(in[0])
 	if err != nil {
 		return nil, err
 	}
@@ -438,7 +438,7 @@ func coverageScore(g group, judged, records []stages.In, ci *stats.Options) ([]b
 		if r.Output == nil {
 			continue
 		}
-		rec, err := decodeIdea(r.Output)
+		rec, err := decodeIdea(r)
 		if err != nil {
 			return nil, err
 		}

@@ -30,7 +30,7 @@ func (methodsType) Name() string    { return "soundness_methods" }
 func (methodsType) Version() string { return "1" }
 func (methodsType) Params() []stages.Param {
 	return []stages.Param{
-		{Name: "ideas", Kind: stages.Input, Required: true, Accepts: []string{"dataset"}, Doc: "the ideas to review: a dataset of format scholarideas (or any records with id, idea and cutoff)"},
+		{Name: "ideas", Kind: stages.Input, Required: true, Doc: "the ideas to review, one per item: a dataset of format scholarideas (or any records with id, idea and cutoff), or a stage that gives one idea an item (IdeaBench's generate_ideas with n = 1, generate_from_keyword with ideas_per_keyword = 1)"},
 		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that extracts the methods (the reviewer)"},
 		{Name: "max_methods", Kind: stages.Int, Default: 10, Min: 1, Max: maxMethods, Doc: "extract at most this many methods per idea (the paper sets no cap; the answer decides how many)"},
 		{Name: "queries_per_method", Kind: stages.Int, Default: 1, Min: 1, Max: maxQueriesPerMethod, Doc: "literature queries per method (the paper: 1 snippet query per method)"},
@@ -606,7 +606,7 @@ func childReviewNodes(param string, up *stages.Upstream, prepare func(rec *idea,
 				if last.Output == nil {
 					return nil, fmt.Errorf("item %q: its dataset record is missing", item)
 				}
-				rec, err := decodeIdea(last.Output)
+				rec, err := decodeIdea(last)
 				if err != nil {
 					return nil, err
 				}

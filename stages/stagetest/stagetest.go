@@ -210,10 +210,13 @@ func (listType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	return nodes, nil
 }
 
+// lines returns text's non-empty lines, but for comment lines ("# none"):
+// an answer of only comments is an empty list, which a test of a zero
+// expansion needs (an empty answer fails the node).
 func lines(text string) []string {
 	var out []string
 	for _, l := range strings.Split(text, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
 			out = append(out, l)
 		}
 	}

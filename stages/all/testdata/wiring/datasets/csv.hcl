@@ -1,0 +1,4 @@
+dataset "csv" {
+  format = "csv"
+  path   = "${var.data}/topics.csv"
+}

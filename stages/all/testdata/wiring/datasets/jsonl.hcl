@@ -1,0 +1,4 @@
+dataset "jsonl" {
+  format = "jsonl"
+  path   = "${var.data}/ideas.jsonl"
+}

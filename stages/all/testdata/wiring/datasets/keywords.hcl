@@ -1,0 +1,5 @@
+dataset "keywords" {
+  format     = "keywords"
+  path       = "${var.data}/keywords.txt"
+  categories = "${var.data}/categories.csv"
+}

@@ -1,0 +1,4 @@
+dataset "liveideabench_keywords" {
+  format = "liveideabench-keywords"
+  path   = "${var.data}/kws.csv"
+}

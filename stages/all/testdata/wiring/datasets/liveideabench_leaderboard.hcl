@@ -1,0 +1,4 @@
+dataset "liveideabench_leaderboard" {
+  format = "liveideabench-leaderboard"
+  path   = "${var.data}/board.csv"
+}

@@ -1,0 +1,4 @@
+dataset "target_queries" {
+  format = "jsonl"
+  path   = "${var.data}/target_queries.jsonl"
+}

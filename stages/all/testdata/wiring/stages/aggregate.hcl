@@ -1,0 +1,3 @@
+stage "aggregate" "x" {
+  scores = stage.insight_score.x
+}

@@ -1,0 +1,3 @@
+stage "agreement" "x" {
+  judgements = [stage.rank_ideas.x]
+}

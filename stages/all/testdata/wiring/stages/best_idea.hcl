@@ -1,0 +1,4 @@
+stage "best_idea" "x" {
+  ideas      = stage.generate_ideas.x
+  similarity = stage.similarity.x
+}

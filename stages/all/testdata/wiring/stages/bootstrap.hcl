@@ -1,0 +1,4 @@
+stage "bootstrap" "x" {
+  scores    = stage.insight_score.x
+  resamples = 100
+}

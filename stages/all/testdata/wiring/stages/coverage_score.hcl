@@ -1,0 +1,3 @@
+stage "coverage_score" "x" {
+  coverage = stage.coverage.x
+}

@@ -1,0 +1,4 @@
+stage "extract_idea" "x" {
+  targets = stage.filter_references.x
+  model   = model.judge_a
+}

@@ -1,0 +1,3 @@
+stage "filter_references" "x" {
+  dataset = dataset.ideabench
+}

@@ -1,0 +1,3 @@
+stage "insight_score" "x" {
+  ranks = stage.rank_ideas.x
+}

@@ -1,0 +1,6 @@
+stage "leaderboard" "x" {
+  ideas      = [stage.generate_from_keyword.x]
+  judgements = [stage.judge_panel.x]
+  fluency    = [stage.fluency.x]
+  published  = dataset.liveideabench_leaderboard
+}

@@ -1,0 +1,4 @@
+stage "llm_review" "x" {
+  ideas = dataset.scholarideas
+  model = model.gen_b
+}

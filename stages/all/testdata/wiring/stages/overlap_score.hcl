@@ -1,0 +1,3 @@
+stage "overlap_score" "x" {
+  ratings = stage.overlap_rating.x
+}

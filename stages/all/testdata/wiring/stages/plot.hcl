@@ -1,0 +1,4 @@
+stage "plot" "x" {
+  kind = "bar"
+  data = [stage.insight_score.x]
+}

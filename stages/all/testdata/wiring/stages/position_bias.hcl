@@ -1,0 +1,3 @@
+stage "position_bias" "x" {
+  rotate = stage.rank_ideas.rotate
+}

@@ -1,0 +1,3 @@
+stage "reference_validity" "x" {
+  resolved = stage.resolve_references.x
+}

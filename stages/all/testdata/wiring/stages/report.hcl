@@ -1,0 +1,4 @@
+report "x" {
+  rows    = stage.generate_ideas.x
+  columns = [stage.insight_score.x]
+}

@@ -1,0 +1,3 @@
+stage "similarity" "x" {
+  ideas = stage.generate_ideas.x
+}

@@ -1,0 +1,3 @@
+stage "similarity_score" "x" {
+  similarity = stage.similarity.x
+}

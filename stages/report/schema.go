@@ -1,0 +1,25 @@
+package report
+
+import "github.com/ideaflow/ideaflow/stages"
+
+// What report and plot give and read (stages.Schema): both write files
+// (stages.Files) from scores.
+
+func (reportType) Schema(stages.Params) stages.Schema {
+	return stages.Schema{Gives: stages.FilesFields,
+		// Rows are read for their instance keys and generators only.
+		Needs: []stages.Need{{Input: "columns", Fields: []string{"value"}, Why: "a column's score",
+			Fix: "Give columns aggregate stages (insight_score, similarity_score, aggregate, ...): one score per instance."},
+			{Input: "columns", Fields: stages.ScoreReads, Optional: true, Why: "its counts and interval"}}}
+}
+
+func (plotType) Schema(p stages.Params) stages.Schema {
+	why := "the score plotted"
+	needs := make([]stages.Need, 0, 3)
+	for _, in := range []string{"data", "y", "size"} {
+		needs = append(needs, stages.Need{Input: in, Fields: []string{"value"}, Why: why,
+			Fix: "Plot aggregate stages (insight_score, similarity_score, liveideabench_score, ...)."},
+			stages.Need{Input: in, Fields: stages.ScoreReads, Optional: true, Why: "its interval and extra values"})
+	}
+	return stages.Schema{Gives: stages.FilesFields, Needs: needs}
+}
