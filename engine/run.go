@@ -101,7 +101,7 @@ func (p *Plan) callProviders() []string {
 type RunOptions struct {
 	Offline    bool
 	MaxCost    float64 // USD; 0: no limit
-	ReportDir  string  // where report files go; "" means <experiment>/results
+	ReportDir  string  // where report files go; "" means g.Exp.ResultsDir
 	OnProgress func(total int) (report func(address string, status Status), grow func(added int))
 	Variables  map[string]string
 	GitCommit  string

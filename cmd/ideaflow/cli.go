@@ -479,7 +479,7 @@ func (a *app) runCmd() *cobra.Command {
 	f.BoolVar(&verify, "verify", false, "make no calls: recompute every cached deterministic node and compare it with the cache (exit 1 if any differs)")
 	f.Float64Var(&maxCost, "max-cost", 0, "stop dispatching model calls when the next could take the run's cost past this many USD")
 	f.StringVar(&summaryJSON, "summary-json", "", "write the run summary as JSON to this file")
-	f.StringVar(&outDir, "out", "", "folder for report files (default <experiment>/results)")
+	f.StringVar(&outDir, "out", "", "folder for report files (default results/ beside a folder experiment's files, results/<file stem>/ beside a one-file experiment)")
 	a.addVarFlags(cmd)
 	return cmd
 }

@@ -27,7 +27,7 @@ const htmlPageName = "report.html"
 // stages/report/html.go). It returns the page's path.
 func (a *app) writeHTMLPage(g *engine.Graph, store cache.Store, sum *engine.Summary, dir string) (string, error) {
 	if dir == "" {
-		dir = filepath.Join(g.Exp.Dir, "results")
+		dir = g.Exp.ResultsDir
 	}
 	path := filepath.Join(dir, htmlPageName)
 	if current(path, sum) {

@@ -44,12 +44,14 @@ func Load(path string, opts Options) (*Experiment, hcl.Diagnostics) {
 		return nil, diags
 	}
 	name := filepath.Base(dir)
+	results := filepath.Join(dir, "results")
 	if st, err := os.Stat(path); err == nil && !st.IsDir() {
 		name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		results = filepath.Join(results, name)
 	}
 	l := &loader{
 		exp: &Experiment{
-			Name: name, Dir: dir, Files: map[string]*hcl.File{},
+			Name: name, Dir: dir, ResultsDir: results, Files: map[string]*hcl.File{},
 		},
 		opts: opts,
 	}

@@ -17,8 +17,13 @@ import (
 
 // Experiment is a decoded experiment.
 type Experiment struct {
-	Name      string // folder (or file) base name; names run records and the latest-key index
-	Dir       string // folder the relative paths resolve against
+	Name string // folder (or file) base name, or settings { name }: what plan, run and reports call it
+	Dir  string // folder the relative paths resolve against
+	// ResultsDir is where reports go unless --out says otherwise: one
+	// folder per experiment, so two experiment files in one folder never
+	// overwrite each other's pages: <Dir>/results for a folder experiment,
+	// <Dir>/results/<file stem> for a one-file experiment.
+	ResultsDir string
 	Files     map[string]*hcl.File
 	Variables map[string]cty.Value
 
