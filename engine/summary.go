@@ -3,6 +3,8 @@ package engine
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"slices"
 	"sort"
 
 	"github.com/ideaflow/ideaflow/cache"
@@ -26,6 +28,9 @@ type StageSummary struct {
 	ServiceCalls int     `json:"service_calls,omitempty"`
 	Tokens       *Tokens `json:"tokens,omitempty"`
 	CostUSD      float64 `json:"cost_usd,omitempty"`
+	// Unpriced lists the models without a price block this stage's calls
+	// went to: CostUSD sums the priced calls only (see Summary.Unpriced).
+	Unpriced []string `json:"unpriced,omitempty"`
 }
 
 // Drops count the nodes whose output says their item was dropped (a target
@@ -61,14 +66,18 @@ type Tokens struct {
 type ModelUsage struct {
 	Calls   int     `json:"calls"`
 	Tokens  Tokens  `json:"tokens"`
-	CostUSD float64 `json:"cost_usd"`
+	CostUSD float64 `json:"cost_usd"` // null in JSON when Unpriced
+	// Unpriced: the model has no price block, so its cost is unknown.
+	Unpriced bool `json:"unpriced,omitempty"`
 }
 
 // ServiceUsage is what one service provider cost in a run.
 type ServiceUsage struct {
 	Calls   int     `json:"calls"`
-	Units   int64   `json:"units"` // tokens (or items) the service billed or the client estimated
-	CostUSD float64 `json:"cost_usd"`
+	Units   int64   `json:"units"`    // tokens (or items) the service billed or the client estimated
+	CostUSD float64 `json:"cost_usd"` // null in JSON when Unpriced
+	// Unpriced: some of its calls went to a model without a price block.
+	Unpriced bool `json:"unpriced,omitempty"`
 }
 
 // FailedNode is one failure, for the summary.
@@ -97,9 +106,17 @@ type Summary struct {
 	// their remaining nodes were skipped.
 	Unavailable map[string]string `json:"unavailable,omitempty"`
 	// Repaired counts cache records found damaged and recomputed.
-	Repaired int                     `json:"repaired,omitempty"`
-	Tokens   Tokens                  `json:"tokens"`
-	CostUSD  float64                 `json:"cost_usd"`
+	Repaired int    `json:"repaired,omitempty"`
+	Tokens   Tokens `json:"tokens"`
+	// CostUSD sums what the run's calls cost at their models' prices. When
+	// some went to models without a price (Unpriced), it covers the priced
+	// ones only: the JSON then says "cost_usd": null (the total is unknown)
+	// and gives this sum as "cost_usd_priced", and the CLI prints "cost
+	// unknown", never $0.
+	CostUSD float64 `json:"cost_usd"`
+	// Unpriced lists, sorted, the models (addresses) without a price block
+	// that this run's calls went to.
+	Unpriced []string                `json:"unpriced,omitempty"`
 	Stages   map[string]StageSummary `json:"stages"`
 	Models   map[string]ModelUsage   `json:"models,omitempty"`
 	// ServedModels counts, per requested model name, the model names the
@@ -193,9 +210,13 @@ type PlanSummary struct {
 	Order []string `json:"-"`
 }
 
-// addCalls counts calls completions of model, and what they cost, in the
-// run's totals, stage c's and the model's.
-func (s *Summary) addCalls(c *StageSummary, model string, calls int, u cache.Usage) {
+// addCalls counts calls completions of model (m, when known, is its block),
+// and what they cost, in the run's totals, stage c's and the model's.
+func (s *Summary) addCalls(c *StageSummary, model string, m *stages.Model, calls int, u cache.Usage) {
+	unpriced := m != nil && !m.Priced
+	if unpriced {
+		s.noteUnpriced(c, m.Address)
+	}
 	s.LLMCalls += calls
 	s.Tokens.Input += u.InputTokens
 	s.Tokens.Output += u.OutputTokens
@@ -212,7 +233,192 @@ func (s *Summary) addCalls(c *StageSummary, model string, calls int, u cache.Usa
 	mu.Tokens.Input += u.InputTokens
 	mu.Tokens.Output += u.OutputTokens
 	mu.CostUSD += u.CostUSD
+	mu.Unpriced = mu.Unpriced || unpriced
 	s.Models[model] = mu
+}
+
+// noteUnpriced records that a call of stage c went to the model at addr,
+// which has no price.
+func (s *Summary) noteUnpriced(c *StageSummary, addr string) {
+	if !slices.Contains(s.Unpriced, addr) {
+		s.Unpriced = append(s.Unpriced, addr)
+		slices.Sort(s.Unpriced)
+	}
+	if !slices.Contains(c.Unpriced, addr) {
+		c.Unpriced = append(c.Unpriced, addr)
+		slices.Sort(c.Unpriced)
+	}
+}
+
+// MarshalJSON writes an unknown cost as null, never 0: cost_usd is null
+// when some call went to a model without a price, and the priced calls'
+// sum is cost_usd_priced.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	type plain Summary
+	out := struct {
+		plain
+		CostUSD       *float64 `json:"cost_usd"`
+		CostUSDPriced *float64 `json:"cost_usd_priced,omitempty"`
+	}{plain: plain(s)}
+	if len(s.Unpriced) == 0 {
+		out.CostUSD = &s.CostUSD
+	} else {
+		out.CostUSDPriced = &s.CostUSD
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote: CostUSD is the priced sum.
+func (s *Summary) UnmarshalJSON(b []byte) error {
+	type plain Summary
+	in := struct {
+		*plain
+		CostUSD       *float64 `json:"cost_usd"`
+		CostUSDPriced *float64 `json:"cost_usd_priced"`
+	}{plain: (*plain)(s)}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	switch {
+	case in.CostUSD != nil:
+		s.CostUSD = *in.CostUSD
+	case in.CostUSDPriced != nil:
+		s.CostUSD = *in.CostUSDPriced
+	}
+	return nil
+}
+
+// MarshalJSON writes the cost of a stage with unpriced calls as null.
+func (c StageSummary) MarshalJSON() ([]byte, error) {
+	type plain StageSummary
+	out := struct {
+		plain
+		CostUSD       *float64 `json:"cost_usd,omitempty"`
+		CostUSDPriced *float64 `json:"cost_usd_priced,omitempty"`
+	}{plain: plain(c)}
+	switch {
+	case len(c.Unpriced) > 0 && c.CostUSD != 0:
+		out.CostUSDPriced = &c.CostUSD
+	case len(c.Unpriced) == 0 && c.CostUSD != 0:
+		out.CostUSD = &c.CostUSD
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (c *StageSummary) UnmarshalJSON(b []byte) error {
+	type plain StageSummary
+	in := struct {
+		*plain
+		CostUSD       *float64 `json:"cost_usd"`
+		CostUSDPriced *float64 `json:"cost_usd_priced"`
+	}{plain: (*plain)(c)}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	switch {
+	case in.CostUSD != nil:
+		c.CostUSD = *in.CostUSD
+	case in.CostUSDPriced != nil:
+		c.CostUSD = *in.CostUSDPriced
+	}
+	return nil
+}
+
+// MarshalJSON writes an estimate's cost as null when some of its calls go
+// to models without a price (Unpriced), with the priced calls' sum as
+// cost_usd_priced, as Summary does.
+func (e Estimate) MarshalJSON() ([]byte, error) {
+	type plain Estimate
+	out := struct {
+		plain
+		CostUSD       *float64 `json:"cost_usd"`
+		CostUSDPriced *float64 `json:"cost_usd_priced,omitempty"`
+	}{plain: plain(e)}
+	if len(e.Unpriced) == 0 {
+		out.CostUSD = &e.CostUSD
+	} else {
+		out.CostUSDPriced = &e.CostUSD
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (e *Estimate) UnmarshalJSON(b []byte) error {
+	type plain Estimate
+	in := struct {
+		*plain
+		CostUSD       *float64 `json:"cost_usd"`
+		CostUSDPriced *float64 `json:"cost_usd_priced"`
+	}{plain: (*plain)(e)}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	switch {
+	case in.CostUSD != nil:
+		e.CostUSD = *in.CostUSD
+	case in.CostUSDPriced != nil:
+		e.CostUSD = *in.CostUSDPriced
+	}
+	return nil
+}
+
+// MarshalJSON writes an unpriced model's cost as null.
+func (m ModelUsage) MarshalJSON() ([]byte, error) {
+	type plain ModelUsage
+	out := struct {
+		plain
+		CostUSD *float64 `json:"cost_usd"`
+	}{plain: plain(m)}
+	if !m.Unpriced {
+		out.CostUSD = &m.CostUSD
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (m *ModelUsage) UnmarshalJSON(b []byte) error {
+	type plain ModelUsage
+	in := struct {
+		*plain
+		CostUSD *float64 `json:"cost_usd"`
+	}{plain: (*plain)(m)}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	if in.CostUSD != nil {
+		m.CostUSD = *in.CostUSD
+	}
+	return nil
+}
+
+// MarshalJSON writes the cost of a service with unpriced calls as null.
+func (u ServiceUsage) MarshalJSON() ([]byte, error) {
+	type plain ServiceUsage
+	out := struct {
+		plain
+		CostUSD *float64 `json:"cost_usd"`
+	}{plain: plain(u)}
+	if !u.Unpriced {
+		out.CostUSD = &u.CostUSD
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (u *ServiceUsage) UnmarshalJSON(b []byte) error {
+	type plain ServiceUsage
+	in := struct {
+		*plain
+		CostUSD *float64 `json:"cost_usd"`
+	}{plain: (*plain)(u)}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	if in.CostUSD != nil {
+		u.CostUSD = *in.CostUSD
+	}
+	return nil
 }
 
 func (w *walker) summarize() *Summary {
@@ -239,7 +445,7 @@ func (w *walker) summarize() *Summary {
 		if st.refused.Attempts > 0 {
 			// Its n-choices answer did not parse and it was asked alone:
 			// that choice was asked for and paid for too.
-			s.addCalls(&c, st.wantModel, st.refused.Attempts, st.refused)
+			s.addCalls(&c, st.wantModel, w.modelOfState(n, st), st.refused.Attempts, st.refused)
 		}
 		switch st.status {
 		case StatusCached:
@@ -262,13 +468,17 @@ func (w *walker) summarize() *Summary {
 			}
 			switch {
 			case st.isCall:
-				s.addCalls(&c, st.wantModel, calls, st.usage)
+				s.addCalls(&c, st.wantModel, w.modelOfState(n, st), calls, st.usage)
 			case st.isService:
 				s.ServiceCalls += calls
 				s.CostUSD += st.usage.CostUSD
 				c.ServiceCalls += calls
 				c.CostUSD += st.usage.CostUSD
 				su := s.Services[st.provider]
+				if m := w.modelOfState(n, st); m != nil && !m.Priced {
+					s.noteUnpriced(&c, m.Address)
+					su.Unpriced = true
+				}
 				su.Calls += calls
 				su.Units += st.usage.InputTokens
 				su.CostUSD += st.usage.CostUSD
@@ -280,7 +490,7 @@ func (w *walker) summarize() *Summary {
 			if st.isCall && !st.dedup && st.answered > 0 {
 				// Completions asked for whose answers failed the node:
 				// paid for, so counted, with their tokens and cost.
-				s.addCalls(&c, st.wantModel, st.answered, st.usage)
+				s.addCalls(&c, st.wantModel, w.modelOfState(n, st), st.answered, st.usage)
 			}
 			s.Failures = append(s.Failures, FailedNode{Address: n.Address, Error: st.why.String()})
 		case StatusSkipped, StatusPending:

@@ -366,15 +366,20 @@ func estimateText(e *engine.Estimate) string {
 
 // costText prices an estimate, never calling an unknown price $0: calls to
 // models without a price block are named and left out of the sum.
-func costText(e *engine.Estimate) string {
-	if len(e.Unpriced) == 0 {
-		return fmt.Sprintf("~$%.4f", e.CostUSD)
+func costText(e *engine.Estimate) string { return costFigure("~", e.CostUSD, e.Unpriced) }
+
+// costFigure prints a cost (prefix "~" for an estimate) that is either known
+// or said to be unknown: usd sums the priced calls, unpriced names the
+// models without a price whose calls it leaves out.
+func costFigure(prefix string, usd float64, unpriced []string) string {
+	if len(unpriced) == 0 {
+		return fmt.Sprintf("%s$%.4f", prefix, usd)
 	}
-	unknown := fmt.Sprintf("cost unknown (no price for %s)", strings.Join(e.Unpriced, ", "))
-	if e.CostUSD == 0 {
+	unknown := fmt.Sprintf("cost unknown (no price for %s)", strings.Join(unpriced, ", "))
+	if usd == 0 {
 		return unknown
 	}
-	return fmt.Sprintf("~$%.4f for priced models, %s", e.CostUSD, unknown)
+	return fmt.Sprintf("%s$%.4f for priced models, %s", prefix, usd, unknown)
 }
 
 // pendingText says why a stage's nodes are not all known yet.
@@ -391,7 +396,7 @@ func pendingText(pe *engine.Pending) string {
 }
 
 func (a *app) runCmd() *cobra.Command {
-	var offline, verify bool
+	var offline, verify, allowUnpriced bool
 	var maxCost float64
 	var summaryJSON, outDir string
 	cmd := &cobra.Command{
@@ -421,7 +426,7 @@ func (a *app) runCmd() *cobra.Command {
 				// The cache cut a damaged log on opening: trust no memo
 				// unread, so every lost record is recomputed in this run.
 				CheckRecords: store.Recovery().RecordsUnreadable > 0}
-			opts := engine.RunOptions{Offline: offline, MaxCost: maxCost, ReportDir: outDir,
+			opts := engine.RunOptions{Offline: offline, MaxCost: maxCost, AllowUnpriced: allowUnpriced, ReportDir: outDir,
 				Variables: variableStrings(g), GitCommit: gitCommit(g.Exp.Dir),
 				Started: processStart, LoadSeconds: time.Since(processStart).Seconds(), Version: versionString()}
 			if isTerminal(a.stderr) {
@@ -477,7 +482,8 @@ func (a *app) runCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.BoolVar(&offline, "offline", false, "fail before any call unless every model and service node is cached")
 	f.BoolVar(&verify, "verify", false, "make no calls: recompute every cached deterministic node and compare it with the cache (exit 1 if any differs)")
-	f.Float64Var(&maxCost, "max-cost", 0, "stop dispatching model calls when the next could take the run's cost past this many USD")
+	f.Float64Var(&maxCost, "max-cost", 0, "stop dispatching model calls when the next could take the run's cost past this many USD; refused when a call to make goes to a model without a price block")
+	f.BoolVar(&allowUnpriced, "allow-unpriced", false, "with --max-cost: start although some calls go to models without a price (the budget counts priced calls only)")
 	f.StringVar(&summaryJSON, "summary-json", "", "write the run summary as JSON to this file")
 	f.StringVar(&outDir, "out", "", "folder for report files (default results/ beside a folder experiment's files, results/<file stem>/ beside a one-file experiment)")
 	a.addVarFlags(cmd)
@@ -513,9 +519,9 @@ func printSummary(w io.Writer, order []string, s *engine.Summary) {
 		services = fmt.Sprintf(", %d service calls", s.ServiceCalls)
 	}
 	ph := s.Phases
-	fmt.Fprintf(w, "%d nodes: %d cached, %d ran, %d failed, %d skipped. %d model calls%s, %d+%d tokens, $%.4f, %.1fs (load %.1f, plan %.1f, run %.1f, reports %.1f).\n",
+	fmt.Fprintf(w, "%d nodes: %d cached, %d ran, %d failed, %d skipped. %d model calls%s, %d+%d tokens, %s, %.1fs (load %.1f, plan %.1f, run %.1f, reports %.1f).\n",
 		s.Nodes.Total, s.Nodes.Cached, s.Nodes.Ran, s.Nodes.Failed, s.Nodes.Skipped,
-		s.LLMCalls, services, s.Tokens.Input, s.Tokens.Output, s.CostUSD, s.WallSeconds, ph.Load, ph.Plan, ph.Run, ph.Reports)
+		s.LLMCalls, services, s.Tokens.Input, s.Tokens.Output, costFigure("", s.CostUSD, s.Unpriced), s.WallSeconds, ph.Load, ph.Plan, ph.Run, ph.Reports)
 	for _, p := range slices.Sorted(maps.Keys(s.Unavailable)) {
 		fmt.Fprintf(w, "provider %s unavailable: %d node(s) not run (%s)\n", p, s.Skipped["provider unavailable"], s.Unavailable[p])
 	}

@@ -42,7 +42,7 @@ func (a *app) writeHTMLPage(g *engine.Graph, store cache.Store, sum *engine.Summ
 	page.Summary = report.RunSummary{
 		Total: sum.Nodes.Total, Cached: sum.Nodes.Cached, Ran: sum.Nodes.Ran, Failed: sum.Nodes.Failed, Skipped: sum.Nodes.Skipped,
 		LLMCalls: sum.LLMCalls, ServiceCalls: sum.ServiceCalls, TokensIn: sum.Tokens.Input, TokensOut: sum.Tokens.Output,
-		CostUSD: sum.CostUSD, WallSeconds: sum.WallSeconds, ServedModels: sum.ServedModels,
+		CostUSD: sum.CostUSD, Unpriced: sum.Unpriced, WallSeconds: sum.WallSeconds, ServedModels: sum.ServedModels,
 	}
 	for _, f := range sum.Failures {
 		page.Summary.Failures = append(page.Summary.Failures, f.Address+": "+f.Error)

@@ -63,6 +63,7 @@ func (l *loader) load(files []parsedFile) {
 	l.exp.Variables = map[string]cty.Value{}
 	l.exp.Providers = map[string]*Provider{}
 	l.exp.Models = map[string]*stages.Model{}
+	l.exp.ModelRanges = map[string]hcl.Range{}
 	l.exp.Datasets = map[string]*Dataset{}
 	l.exp.Qualities = map[string]*stages.Quality{}
 	l.exp.MaxNodes = DefaultMaxNodes

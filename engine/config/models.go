@@ -57,6 +57,7 @@ func (l *loader) evalModel(d *decl) {
 		}
 	}
 	l.exp.Models[d.name] = m
+	l.exp.ModelRanges[d.name] = d.declRange
 	optNum := func(p *float64) cty.Value {
 		if p == nil {
 			return cty.NullVal(cty.Number)

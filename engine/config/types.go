@@ -17,13 +17,8 @@ import (
 
 // Experiment is a decoded experiment.
 type Experiment struct {
-	Name string // folder (or file) base name, or settings { name }: what plan, run and reports call it
-	Dir  string // folder the relative paths resolve against
-	// ResultsDir is where reports go unless --out says otherwise: one
-	// folder per experiment, so two experiment files in one folder never
-	// overwrite each other's pages: <Dir>/results for a folder experiment,
-	// <Dir>/results/<file stem> for a one-file experiment.
-	ResultsDir string
+	Name      string // folder (or file) base name, or settings { name }: what plan, run and reports call it
+	Dir       string // folder the relative paths resolve against
 	Files     map[string]*hcl.File
 	Variables map[string]cty.Value
 
@@ -41,6 +36,16 @@ type Experiment struct {
 	// MaxNodes caps the nodes of the laid-out graph: settings { max_nodes },
 	// else DefaultMaxNodes. See CheckNodes.
 	MaxNodes int
+
+	// ResultsDir is where reports go unless --out says otherwise: one
+	// folder per experiment, so two experiment files in one folder never
+	// overwrite each other's pages: <Dir>/results for a folder experiment,
+	// <Dir>/results/<file stem> for a one-file experiment.
+	ResultsDir string
+
+	// ModelRanges gives each model block's declaration, for errors about a
+	// model found after decoding (a budget its missing price leaves unbound).
+	ModelRanges map[string]hcl.Range
 
 	budgetMu   sync.Mutex
 	overBudget hcl.Diagnostics // what CheckNodes said when it first refused
