@@ -358,6 +358,7 @@ func (e *Engine) recordRun(g *Graph, w *walker, sum *Summary, start time.Time, o
 		ID: fmt.Sprintf("%s-%d", g.Exp.Name, start.UnixNano()), Experiment: g.Exp.Name,
 		ExperimentDigest: g.Exp.Source, Variables: opts.Variables, GitCommit: opts.GitCommit,
 		Started: start.UTC(), Finished: time.Now().UTC(), Summary: b,
+		ExperimentID: g.Exp.ID, ExperimentPath: g.Exp.Path, LatestPrefix: w.expKey, Blocks: g.Exp.Blocks,
 	}
 	if err := e.Store.PutRun(rec); err != nil {
 		e.Log.Warn().Err(err).Msg("could not write run record")

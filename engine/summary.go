@@ -206,6 +206,10 @@ type PlanSummary struct {
 	// UpperBound adds, for pending expansions, calls at their stages' bounds.
 	UpperBound Estimate              `json:"upper_bound,omitempty"`
 	Stages     map[string]PlanCounts `json:"stages"`
+	// ReasonsFrom is set when the reasons compare with the last run of the
+	// experiment this one most likely was before it was moved or renamed
+	// (it never ran under its own ID): that experiment's path.
+	ReasonsFrom string `json:"reasons_from,omitempty"`
 	// Order lists stage addresses in DAG order, for printing.
 	Order []string `json:"-"`
 }
@@ -531,6 +535,9 @@ func (w *walker) summarize() *Summary {
 // pending, with an upper bound for the calls they may make.
 func (w *walker) planSummary() *PlanSummary {
 	p := &PlanSummary{Stages: map[string]PlanCounts{}, Order: w.g.StageOrder()}
+	if w.prior != "" {
+		p.ReasonsFrom = w.priorPath
+	}
 	keys := map[string]bool{}
 	// Samples sent as n choices: one request per group, its input once.
 	choice := map[[32]byte]bool{}

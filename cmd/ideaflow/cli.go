@@ -305,6 +305,9 @@ func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary) {
 	}
 	e := p.Estimate
 	fmt.Fprintf(w, "\n%d nodes: %d cached, %d to run.\n", p.Nodes.Total, p.Nodes.Cached, p.Nodes.ToRun)
+	if p.ReasonsFrom != "" {
+		fmt.Fprintf(w, "Reasons compare with the last run of %s, which is no longer there (moved or renamed?): this experiment has not run here yet.\n", p.ReasonsFrom)
+	}
 	services := ""
 	if e.ServiceCalls > 0 {
 		services = fmt.Sprintf(", %d service calls", e.ServiceCalls)

@@ -96,7 +96,7 @@ var blockSchemas = map[string]*hcl.BodySchema{
 		{Name: "categories"},
 	}},
 	"quality":  {Attributes: []hcl.AttributeSchema{{Name: "definition"}, {Name: "name"}}},
-	"settings": {Attributes: []hcl.AttributeSchema{{Name: "max_nodes"}}},
+	"settings": {Attributes: []hcl.AttributeSchema{{Name: "max_nodes"}, {Name: "name"}}},
 }
 
 var priceSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "input_per_mtok"}, {Name: "output_per_mtok"}}}

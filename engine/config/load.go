@@ -60,6 +60,7 @@ func Load(path string, opts Options) (*Experiment, hcl.Diagnostics) {
 	}
 	l.exp.Source = sourceDigest(files)
 	l.load(files)
+	l.identify(path)
 	l.diags = Dedupe(l.diags)
 	// With errors the experiment is partial (what failed, and what reads
 	// it, is left out), returned so a caller can run the checks that come

@@ -43,6 +43,20 @@ type Experiment struct {
 	// <Dir>/results/<file stem> for a one-file experiment.
 	ResultsDir string
 
+	// ID is the experiment's identity, under which plan keeps the keys it
+	// explains reasons against: "name:<settings name>" when settings {
+	// name } is given, else "path:<absolute path>" of the experiment's
+	// folder or file. Two experiments of one name in different folders are
+	// distinct; a moved or renamed one is found again by Blocks (see
+	// engine's priorRun).
+	ID string
+	// Path is the absolute path the experiment was loaded from (its
+	// folder, or its one file).
+	Path string
+	// Blocks lists the addresses of every declared block, sorted: what a
+	// later plan of a moved or renamed experiment matches its last run by.
+	Blocks []string
+
 	// ModelRanges gives each model block's declaration, for errors about a
 	// model found after decoding (a budget its missing price leaves unbound).
 	ModelRanges map[string]hcl.Range
