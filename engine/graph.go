@@ -117,6 +117,9 @@ func Build(exp *config.Experiment) (*Graph, hcl.Diagnostics) {
 	for _, n := range dsNames {
 		ds := exp.Datasets[n]
 		items, err := ds.Items()
+		if errors.Is(err, config.ErrReported) {
+			continue
+		}
 		if err != nil {
 			r := ds.DeclRange
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: fmt.Sprintf("Cannot load dataset %q", n),

@@ -127,6 +127,11 @@ type Summary struct {
 	Failures        []FailedNode              `json:"failures,omitempty"`
 	Skipped         map[string]int            `json:"skipped_reasons,omitempty"`
 	Interrupted     bool                      `json:"interrupted,omitempty"`
+	// Incomplete says this run left some node undone (interrupted, out of
+	// budget, stopped, its provider unavailable): a report over it is
+	// partial and is written beside a complete one, never over it. Failed
+	// nodes were tried: a report counts them as missing, and is complete.
+	Incomplete bool `json:"incomplete,omitempty"`
 	BudgetExhausted bool                      `json:"budget_exhausted,omitempty"`
 	Synthetic       bool                      `json:"synthetic,omitempty"`
 	Reports         []string                  `json:"reports,omitempty"`
@@ -501,6 +506,9 @@ func (w *walker) summarize() *Summary {
 			c.Skipped++
 			s.Nodes.Skipped++
 			s.Skipped[st.why.class()]++
+			if st.status == StatusPending || st.why.kind != skipInput {
+				s.Incomplete = true
+			}
 		}
 		if st.isCall && st.known && st.servedModel != "" {
 			m := s.ServedModels[st.wantModel]

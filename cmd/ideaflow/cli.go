@@ -60,6 +60,7 @@ type app struct {
 	logLevel       string
 	vars           []string
 	varFiles       []string
+	confine        bool // --confine: reads stay in the experiment folder and the cache
 	log            zerolog.Logger
 }
 
@@ -115,6 +116,7 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.StringVar(&a.cacheDir, "cache-dir", "", "cache folder (default $IDEAFLOW_CACHE_DIR, else the user cache folder: $XDG_CACHE_HOME/ideaflow or ~/.cache/ideaflow)")
 	pf.StringVar(&a.logFormat, "log-format", "", "log format: json or console (default console on a terminal, json otherwise)")
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	pf.BoolVar(&a.confine, "confine", false, "refuse every read of the experiment (file(), templatefile, dataset, references, categories and corpus paths) outside its folder and the cache, symlinks and .. resolved: for running experiments from others")
 	root.AddCommand(a.validateCmd(), a.planCmd(), a.runCmd(), a.reportCmd(), a.graphCmd(), a.showCmd(), a.exportCmd(), a.docCmd(), a.cacheCmd(), a.versionCmd())
 	return root
 }
@@ -163,7 +165,11 @@ func (a *app) openCache() (*cache.Badger, error) {
 
 // load decodes and lays out an experiment, printing diagnostics.
 func (a *app) load(path string) (*engine.Graph, error) {
-	exp, diags := config.Load(path, config.Options{Vars: a.vars, VarFiles: a.varFiles})
+	opts := config.Options{Vars: a.vars, VarFiles: a.varFiles}
+	if a.confine {
+		opts.Confine, opts.ConfineAlso = true, []string{a.cacheDirPath()}
+	}
+	exp, diags := config.Load(path, opts)
 	if diags.HasErrors() {
 		var files map[string]*hcl.File
 		if exp != nil {

@@ -16,8 +16,14 @@ import (
 	"github.com/ideaflow/ideaflow/stages/report"
 )
 
-// htmlPageName is the experiment's one page, written beside its reports.
-const htmlPageName = "report.html"
+// htmlPageName is the experiment's one page, written beside its reports;
+// partialPageName is the page of a run that left nodes undone, written
+// beside it so a complete page is never replaced by a partial one (as a
+// report's NAME.partial.md is written beside NAME.md).
+const (
+	htmlPageName    = "report.html"
+	partialPageName = "report.partial.html"
+)
 
 // writeHTMLPage writes report.html after a run: the run's summary, the
 // tables and plots the report and plot nodes just wrote (sum.Reports), and
@@ -30,7 +36,11 @@ func (a *app) writeHTMLPage(g *engine.Graph, store cache.Store, sum *engine.Summ
 		dir = g.Exp.ResultsDir
 	}
 	path := filepath.Join(dir, htmlPageName)
-	if current(path, sum) {
+	incomplete := sum.Incomplete || sum.Interrupted || sum.BudgetExhausted
+	if incomplete {
+		path = filepath.Join(dir, partialPageName)
+	}
+	if !incomplete && current(path, sum) {
 		// Same results as the page shows (a warm re-run): collecting the
 		// items again costs seconds at 200k nodes and would change nothing
 		// but the summary of a run that computed nothing.
@@ -69,6 +79,10 @@ func (a *app) writeHTMLPage(g *engine.Graph, store cache.Store, sum *engine.Summ
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	if !incomplete {
+		// A complete page supersedes the partial one an earlier run left.
+		_ = os.Remove(filepath.Join(dir, partialPageName))
 	}
 	return path, nil
 }

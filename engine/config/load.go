@@ -11,12 +11,21 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+
+	"github.com/ideaflow/ideaflow/stages/datasets"
 )
 
 // Options are the values given on the command line.
 type Options struct {
 	Vars     []string // "name=value", in order; later wins
 	VarFiles []string // HCL files of name = value; applied before Vars
+	// Confine refuses every read of the experiment (file(), templatefile,
+	// dataset, references, categories and provider file paths, a folder
+	// dataset's files) that does not resolve inside the experiment folder
+	// or one of ConfineAlso (the user cache): for running experiments from
+	// others. Var files, given by the user, are not confined.
+	Confine     bool
+	ConfineAlso []string
 }
 
 // rootSchema lists the top-level blocks of the language.
@@ -54,6 +63,9 @@ func Load(path string, opts Options) (*Experiment, hcl.Diagnostics) {
 			Name: name, Dir: dir, ResultsDir: results, Files: map[string]*hcl.File{},
 		},
 		opts: opts,
+	}
+	if opts.Confine {
+		l.confine = newConfinement(dir, opts.ConfineAlso)
 	}
 	for _, f := range files {
 		l.exp.Files[f.name] = f.file
@@ -115,9 +127,14 @@ func parseFiles(path string) ([]parsedFile, string, hcl.Diagnostics) {
 	var out []parsedFile
 	var diags hcl.Diagnostics
 	for _, n := range names {
-		src, err := os.ReadFile(n)
+		src, err := datasets.ReadRegular(n, MaxExperimentFileBytes)
 		if err != nil {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read file", Detail: err.Error()})
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read file",
+				Detail: n + ": " + err.Error() + ". An experiment file is a regular UTF-8 text file of HCL."})
+			continue
+		}
+		if d := checkSource(n, src); d != nil {
+			diags = append(diags, d)
 			continue
 		}
 		// Diagnostics name files relative to the working directory, as the user typed them.

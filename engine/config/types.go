@@ -5,6 +5,7 @@
 package config
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/hashicorp/hcl/v2"
@@ -90,12 +91,23 @@ type Dataset struct {
 	once  sync.Once
 	items []datasets.Item
 	err   error
+	// refused is set when decoding refused one of the dataset's paths, at
+	// its attribute: the dataset is not loaded, and says ErrReported.
+	refused bool
 }
+
+// ErrReported is what Items returns for a dataset whose path decoding
+// already refused, with a located error: there is nothing more to say.
+var ErrReported = errors.New("already reported")
 
 // Items loads the dataset's items, once: decoding checks (validate) and the
 // engine's layout read the same load.
 func (d *Dataset) Items() ([]datasets.Item, error) {
 	d.once.Do(func() {
+		if d.refused {
+			d.err = ErrReported
+			return
+		}
 		d.items, d.err = datasets.Load(d.Format, d.Path, d.options())
 	})
 	return d.items, d.err

@@ -34,9 +34,20 @@ func init() {
 		DefaultConcurrency: CorpusConcurrency,
 		Settings: []llm.Setting{
 			{Name: "path", Type: llm.TypeString, Required: true, Path: true,
-				Doc: "the JSONL file of papers, relative to the experiment file; references are ids of papers in the file, or objects {paperId, title, intents, contexts, isInfluential}"},
-			{Name: "max_concurrency", Type: llm.TypeInt, Default: CorpusConcurrency,
-				Doc: "queries answered at once (0: the default)", Check: llm.AtLeast(0, fmt.Sprintf("0 (default %d)", CorpusConcurrency))},
+				Doc: "the JSONL file of papers, relative to the experiment file; references are ids of papers in the file, or objects {paperId, title, intents, contexts, isInfluential}",
+				// validate reads every line, so a broken corpus fails
+				// before the run pays for the calls upstream of the first
+				// literature node.
+				Check: func(v any) error {
+					path, _ := v.(string)
+					_, err := readCorpus(path)
+					return err
+				}},
+			func() llm.Setting {
+				s := llm.MaxConcurrency(CorpusConcurrency)
+				s.Doc = "queries answered at once (0: the default)"
+				return s
+			}(),
 		},
 		Open: func(p llm.Provider, o llm.Opener) (llm.Client, error) {
 			path, _ := p.Get("path")
@@ -115,6 +126,16 @@ const passageChars = 500
 
 // LoadCorpus reads and indexes a corpus file. Errors name the file and line.
 func LoadCorpus(path string) (*Corpus, error) {
+	c, err := readCorpus(path)
+	if err != nil {
+		return nil, err
+	}
+	c.index()
+	return c, nil
+}
+
+// readCorpus reads and checks a corpus file's papers, without indexing them.
+func readCorpus(path string) (*Corpus, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("corpus: %w", err)
@@ -139,6 +160,11 @@ func LoadCorpus(path string) (*Corpus, error) {
 	if len(c.papers) == 0 {
 		return nil, fmt.Errorf("%s: no papers; a corpus has one JSON paper object a line", path)
 	}
+	return c, nil
+}
+
+// index builds the corpus's BM25 indexes.
+func (c *Corpus) index() {
 	docs := make([]string, len(c.papers))
 	titles := make([]string, len(c.papers))
 	for i, p := range c.papers {
@@ -154,7 +180,6 @@ func LoadCorpus(path string) (*Corpus, error) {
 		ptexts[i] = s.text
 	}
 	c.passageIx = newBM25(ptexts)
-	return c, nil
 }
 
 func (c *Corpus) add(text []byte) error {
@@ -181,6 +206,9 @@ func (c *Corpus) add(text []byte) error {
 	}
 	if l.Title == "" {
 		return fmt.Errorf("paper %q has no title", l.PaperID)
+	}
+	if l.CitationCount < 0 {
+		return fmt.Errorf("paper %q: citationCount %d is negative; a citation count is 0 or more", l.PaperID, l.CitationCount)
 	}
 	if l.PublicationDate != "" {
 		if _, err := time.Parse(dateLayout, l.PublicationDate); err != nil {
