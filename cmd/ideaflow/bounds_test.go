@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/ideaflow/ideaflow/stages/llm"
@@ -40,7 +39,7 @@ stage "generate_from_keyword" "g" {
 // limit, before any model is called.
 func TestInputBounds(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "pipe")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := mkfifo(fifo); err != nil {
 		t.Skipf("cannot make a FIFO here: %v", err)
 	}
 	big := filepath.Join(t.TempDir(), "big.txt")

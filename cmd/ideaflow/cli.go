@@ -35,6 +35,7 @@ const (
 	exitBadInput    = 2
 	exitBudget      = 3 // --max-cost stopped the run: what was paid for is cached
 	exitInterrupted = 130
+	// exitInternal (70, crash.go) is a bug: a panic or a Go fatal error.
 )
 
 // processStart is when the process started: run summaries report the whole
@@ -64,8 +65,15 @@ type app struct {
 	log            zerolog.Logger
 }
 
-// Main runs the CLI with args and returns the exit code.
-func Main(args []string, stdout, stderr io.Writer) int {
+// Main runs the CLI with args and returns the exit code. A panic on its
+// goroutine is an internal error (exitInternal), reported with a hint, not
+// a stack (crash.go).
+func Main(args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if v := recover(); v != nil {
+			code = recovered(stderr, v, debug.Stack())
+		}
+	}()
 	processStart = time.Now()
 	a := &app{stdin: os.Stdin, stdout: stdout, stderr: stderr}
 	root := a.rootCmd()
