@@ -127,11 +127,6 @@ type Summary struct {
 	Failures        []FailedNode              `json:"failures,omitempty"`
 	Skipped         map[string]int            `json:"skipped_reasons,omitempty"`
 	Interrupted     bool                      `json:"interrupted,omitempty"`
-	// Incomplete says this run left some node undone (interrupted, out of
-	// budget, stopped, its provider unavailable): a report over it is
-	// partial and is written beside a complete one, never over it. Failed
-	// nodes were tried: a report counts them as missing, and is complete.
-	Incomplete bool `json:"incomplete,omitempty"`
 	BudgetExhausted bool                      `json:"budget_exhausted,omitempty"`
 	Synthetic       bool                      `json:"synthetic,omitempty"`
 	Reports         []string                  `json:"reports,omitempty"`
@@ -139,6 +134,11 @@ type Summary struct {
 	// runs with the same digest hold the same results (keys name outputs), so
 	// a page built from them need not be built again.
 	ResultsDigest string `json:"results_digest,omitempty"`
+	// Incomplete says this run left some node undone (interrupted, out of
+	// budget, stopped, its provider unavailable): a report over it is
+	// partial and is written beside a complete one, never over it. Failed
+	// nodes were tried: a report counts them as missing, and is complete.
+	Incomplete bool `json:"incomplete,omitempty"`
 	// WallSeconds is the whole wall time, from the process's start when the
 	// caller gives it; Phases splits it.
 	WallSeconds float64 `json:"wall_seconds"`

@@ -71,7 +71,6 @@ func (l *loader) inputPath(a *hcl.Attribute, name string, folder bool, what stri
 	return path
 }
 
-
 // maxDatasetReferences bounds min_references: far past any paper's
 // reference list, so only a typo meets it (filter_references' bound too).
 const maxDatasetReferences = 100_000

@@ -222,7 +222,7 @@ var (
 	settingRetries = Setting{Name: "max_retries", Type: TypeInt, Default: DefaultMaxRetries, Doc: "retries of a call after a transient failure (429, 5xx, timeout; -1: the default)",
 		Range: &Range{Min: -1, Max: MaxRetriesLimit}}
 	settingTimeout = Setting{Name: "timeout_seconds", Type: TypeNumber, Default: DefaultTimeout.Seconds(), Doc: "per-request timeout in seconds",
-		Range: &Range{Min: MinTimeoutSeconds, Max: MaxTimeoutSeconds, Zero: fmt.Sprintf("the default, %s", DefaultTimeout)}}
+		Range: &Range{Min: MinTimeoutSeconds, Max: MaxTimeoutSeconds, Zero: fmt.Sprintf("the default, %g", DefaultTimeout.Seconds())}}
 	settingRepairs = Setting{Name: "repair_attempts", Type: TypeInt, Default: DefaultRepairs, Doc: "re-asks after an unparseable answer (-1: the default)",
 		Range: &Range{Min: -1, Max: MaxRepairAttempts}}
 	// settingNChoices lets the engine ask one request for the pending
@@ -238,7 +238,7 @@ var (
 		Range: &Range{Min: 1, Max: MaxBreakerFailures, Zero: fmt.Sprintf("the default, %d", DefaultBreakerFailures)}}
 	settingBreakerSeconds = Setting{Name: "breaker_seconds", Type: TypeNumber, Default: DefaultBreakerWindow.Seconds(),
 		Doc:   "seconds of requests failing without a single success after which the provider is declared unavailable",
-		Range: &Range{Min: 1, Max: MaxBreakerSeconds, Zero: fmt.Sprintf("the default, %s", DefaultBreakerWindow)}}
+		Range: &Range{Min: 1, Max: MaxBreakerSeconds, Zero: fmt.Sprintf("the default, %g", DefaultBreakerWindow.Seconds())}}
 )
 
 // The bounds of the shared settings, declared once. Each is far past what
