@@ -13,6 +13,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -40,7 +41,7 @@ func init() {
 				// literature node.
 				Check: func(v any) error {
 					path, _ := v.(string)
-					_, err := readCorpus(path)
+					_, err := checkedCorpus(path, false)
 					return err
 				}},
 			func() llm.Setting {
@@ -126,12 +127,53 @@ const passageChars = 500
 
 // LoadCorpus reads and indexes a corpus file. Errors name the file and line.
 func LoadCorpus(path string) (*Corpus, error) {
-	c, err := readCorpus(path)
+	c, err := checkedCorpus(path, true)
 	if err != nil {
 		return nil, err
 	}
 	c.index()
 	return c, nil
+}
+
+// checked holds the corpora the path setting's check read, by path, so
+// that the load of the same unchanged file in the same process (a run after
+// its validation) indexes what was read instead of reading it a second
+// and third time (a 10,000-paper corpus takes most of a second to decode).
+var checked struct {
+	sync.Mutex
+	m map[string]checkedFile
+}
+
+type checkedFile struct {
+	size int64
+	mod  time.Time
+	c    *Corpus
+	err  error
+}
+
+// checkedCorpus reads path, or returns what a check of the same unchanged
+// file read; take removes it (the caller indexes it, so it is not shared).
+func checkedCorpus(path string, take bool) (*Corpus, error) {
+	checked.Lock()
+	defer checked.Unlock()
+	st, err := os.Stat(path)
+	if err != nil {
+		return readCorpus(path) // says what is wrong, as a read
+	}
+	if f, ok := checked.m[path]; ok && f.size == st.Size() && f.mod.Equal(st.ModTime()) {
+		if take {
+			delete(checked.m, path)
+		}
+		return f.c, f.err
+	}
+	c, err := readCorpus(path)
+	if !take {
+		if checked.m == nil {
+			checked.m = map[string]checkedFile{}
+		}
+		checked.m[path] = checkedFile{size: st.Size(), mod: st.ModTime(), c: c, err: err}
+	}
+	return c, err
 }
 
 // readCorpus reads and checks a corpus file's papers, without indexing them.
