@@ -5,7 +5,8 @@ package config
 // each is bounded here: its arguments and its result may hold at most
 // MaxValueBytes of strings (one string MaxStringBytes), and the functions
 // whose result can outgrow their arguments are checked before they run
-// (replace with an empty search string, a format width, setproduct). Nested replace(file(...)) reached 6.2 GB before this.
+// (replace with an empty search string, a format width, setproduct).
+// Nested replace(file(...)) reached 6.2 GB before this.
 
 import (
 	"fmt"
@@ -54,8 +55,8 @@ func bounded(f function.Function, pre func(args []cty.Value) error) function.Fun
 			if err != nil {
 				return v, err
 			}
-			if v.Type() == cty.String && v.IsKnown() && !v.IsNull() && len(v.AsString()) > MaxStringBytes {
-				return cty.NilVal, fmt.Errorf("it built a string of %s, over the %s limit of one string", sizeText(int64(len(v.AsString()))), sizeText(MaxStringBytes))
+			if u, _ := v.Unmark(); u.Type() == cty.String && u.IsKnown() && !u.IsNull() && len(u.AsString()) > MaxStringBytes {
+				return cty.NilVal, fmt.Errorf("it built a string of %s, over the %s limit of one string", sizeText(int64(len(u.AsString()))), sizeText(MaxStringBytes))
 			}
 			if valueBytes(v, MaxValueBytes) > MaxValueBytes {
 				return cty.NilVal, fmt.Errorf("it built a value holding more than %s of text, the limit", sizeText(MaxValueBytes))
@@ -70,6 +71,7 @@ func bounded(f function.Function, pre func(args []cty.Value) error) function.Fun
 // thousand times: what join or jsonencode would build), stopping once past
 // limit.
 func valueBytes(v cty.Value, limit int64) int64 {
+	v, _ = v.UnmarkDeep()
 	if v.IsNull() || !v.IsKnown() || limit < 0 {
 		return 0
 	}

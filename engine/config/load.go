@@ -23,7 +23,8 @@ type Options struct {
 	// dataset, references, categories and provider file paths, a folder
 	// dataset's files) that does not resolve inside the experiment folder
 	// or one of ConfineAlso (the user cache): for running experiments from
-	// others. Var files, given by the user, are not confined.
+	// others. The -var-file files themselves, which the user names, are
+	// read wherever they are.
 	Confine     bool
 	ConfineAlso []string
 }
