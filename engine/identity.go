@@ -44,23 +44,28 @@ func latestPrefix(exp *config.Experiment) string {
 const minPriorOverlap = 0.5
 
 // priorRun returns, for an experiment that has never run under its ID, the
-// last run of the experiment it most likely was: one whose path no longer
-// exists (it was moved or renamed: a copy, or an unrelated experiment,
-// still exists and is not taken) with the most blocks in common, at least
-// minPriorOverlap, the most recent of those. It returns nil when the
-// experiment has run under its ID, or nothing fits.
+// last run of the experiment it most likely was: the last run from its own
+// path under another ID (a settings { name } given or removed since), else
+// one whose path no longer exists (it was moved or renamed: a copy, or an
+// unrelated experiment, still exists and is not taken) with the most blocks
+// in common, at least minPriorOverlap, the most recent of those. It returns
+// nil when the experiment has run under its ID, or nothing fits.
 func priorRun(store cache.Store, exp *config.Experiment) *cache.RunRecord {
 	runs, err := store.Runs()
 	if err != nil {
 		return nil
 	}
-	var best *cache.RunRecord
+	var here, moved *cache.RunRecord
 	bestOverlap := 0.0
 	for _, r := range runs { // oldest first
 		if r.ExperimentID == exp.ID {
 			return nil
 		}
-		if r.ExperimentID == "" || r.LatestPrefix == "" || r.ExperimentPath == "" || r.ExperimentPath == exp.Path {
+		if r.ExperimentID == "" || r.LatestPrefix == "" || r.ExperimentPath == "" {
+			continue
+		}
+		if r.ExperimentPath == exp.Path {
+			here = r
 			continue
 		}
 		if _, err := os.Stat(r.ExperimentPath); !errors.Is(err, fs.ErrNotExist) {
@@ -68,10 +73,13 @@ func priorRun(store cache.Store, exp *config.Experiment) *cache.RunRecord {
 		}
 		o := overlap(r.Blocks, exp.Blocks)
 		if o >= minPriorOverlap && o >= bestOverlap {
-			best, bestOverlap = r, o
+			moved, bestOverlap = r, o
 		}
 	}
-	return best
+	if here != nil {
+		return here
+	}
+	return moved
 }
 
 // overlap is the Jaccard index of two sorted lists of distinct strings.

@@ -212,8 +212,9 @@ type PlanSummary struct {
 	UpperBound Estimate              `json:"upper_bound,omitempty"`
 	Stages     map[string]PlanCounts `json:"stages"`
 	// ReasonsFrom is set when the reasons compare with the last run of the
-	// experiment this one most likely was before it was moved or renamed
-	// (it never ran under its own ID): that experiment's path.
+	// experiment this one most likely was before it was moved or renamed,
+	// or its settings { name } changed (it never ran under its own ID):
+	// that run's path.
 	ReasonsFrom string `json:"reasons_from,omitempty"`
 	// Order lists stage addresses in DAG order, for printing.
 	Order []string `json:"-"`

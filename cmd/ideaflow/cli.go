@@ -319,7 +319,11 @@ func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary) {
 	}
 	e := p.Estimate
 	fmt.Fprintf(w, "\n%d nodes: %d cached, %d to run.\n", p.Nodes.Total, p.Nodes.Cached, p.Nodes.ToRun)
-	if p.ReasonsFrom != "" {
+	switch {
+	case p.ReasonsFrom == "":
+	case p.ReasonsFrom == g.Exp.Path:
+		fmt.Fprintln(w, "Reasons compare with this experiment's last run before its settings { name } changed: it has not run under the new name yet.")
+	default:
 		fmt.Fprintf(w, "Reasons compare with the last run of %s, which is no longer there (moved or renamed?): this experiment has not run here yet.\n", p.ReasonsFrom)
 	}
 	services := ""

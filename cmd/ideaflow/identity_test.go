@@ -129,3 +129,22 @@ func TestSettingsNameIsTheIdentity(t *testing.T) {
 		t.Errorf("plan does not use the name:\n%s", stdout)
 	}
 }
+
+// TestNamingAnExperimentKeepsReasons gives an experiment that has run a
+// settings { name }: its first plan under the name compares with its own
+// last run, from the same folder.
+func TestNamingAnExperimentKeepsReasons(t *testing.T) {
+	_, exp, cacheDir, sc := newScenario(t)
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	sc.JudgeTemperature = 0.3
+	writeFile(t, filepath.Join(exp, "main.hcl"), sc.hcl()+"\nsettings {\n  name = \"named-now\"\n}\n")
+	reasons, from := planReasons(t, exp, cacheDir)
+	if abs, _ := filepath.Abs(exp); reasons["judge.temperature changed (0 -> 0.3)"] != 4 || from != abs {
+		t.Errorf("reasons %v from %q", reasons, from)
+	}
+	if code, stdout, _ := cli(t, "plan", exp, "--cache-dir", cacheDir); code != 0 || !strings.Contains(stdout, "before its settings { name } changed") {
+		t.Errorf("text plan:\n%s", stdout)
+	}
+}
