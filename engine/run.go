@@ -99,16 +99,12 @@ func (p *Plan) callProviders() []string {
 
 // RunOptions control one run.
 type RunOptions struct {
-	Offline bool
-	MaxCost float64 // USD; 0: no limit
-	// AllowUnpriced starts a run with a MaxCost although some of its calls go
-	// to models without a price (their cost is unknown): without it such a
-	// run is refused before any call, since the budget could not bind them.
-	AllowUnpriced bool
-	ReportDir     string // where report files go; "" means g.Exp.ResultsDir
-	OnProgress    func(total int) (report func(address string, status Status), grow func(added int))
-	Variables     map[string]string
-	GitCommit     string
+	Offline    bool
+	MaxCost    float64 // USD; 0: no limit
+	ReportDir  string  // where report files go; "" means g.Exp.ResultsDir
+	OnProgress func(total int) (report func(address string, status Status), grow func(added int))
+	Variables  map[string]string
+	GitCommit  string
 	// Started is when the process started (for the whole wall time) and
 	// LoadSeconds how long loading the experiment, its datasets and the
 	// cache took; zero values leave them out.
@@ -116,6 +112,10 @@ type RunOptions struct {
 	LoadSeconds float64
 	// Version is the ideaflow version, for the provenance of reports.
 	Version string
+	// AllowUnpriced starts a run with a MaxCost although some of its calls go
+	// to models without a price (their cost is unknown): without it such a
+	// run is refused before any call, since the budget could not bind them.
+	AllowUnpriced bool
 }
 
 // checkCallable refuses, before any call, a run that cannot make the calls

@@ -66,17 +66,19 @@ type Tokens struct {
 type ModelUsage struct {
 	Calls   int     `json:"calls"`
 	Tokens  Tokens  `json:"tokens"`
-	CostUSD float64 `json:"cost_usd"` // null in JSON when Unpriced
-	// Unpriced: the model has no price block, so its cost is unknown.
+	CostUSD float64 `json:"cost_usd"`
+	// Unpriced: the model has no price block, so its cost is unknown (the
+	// JSON's cost_usd is then null).
 	Unpriced bool `json:"unpriced,omitempty"`
 }
 
 // ServiceUsage is what one service provider cost in a run.
 type ServiceUsage struct {
 	Calls   int     `json:"calls"`
-	Units   int64   `json:"units"`    // tokens (or items) the service billed or the client estimated
-	CostUSD float64 `json:"cost_usd"` // null in JSON when Unpriced
-	// Unpriced: some of its calls went to a model without a price block.
+	Units   int64   `json:"units"` // tokens (or items) the service billed or the client estimated
+	CostUSD float64 `json:"cost_usd"`
+	// Unpriced: some of its calls went to a model without a price block
+	// (the JSON's cost_usd is then null).
 	Unpriced bool `json:"unpriced,omitempty"`
 }
 
@@ -106,17 +108,9 @@ type Summary struct {
 	// their remaining nodes were skipped.
 	Unavailable map[string]string `json:"unavailable,omitempty"`
 	// Repaired counts cache records found damaged and recomputed.
-	Repaired int    `json:"repaired,omitempty"`
-	Tokens   Tokens `json:"tokens"`
-	// CostUSD sums what the run's calls cost at their models' prices. When
-	// some went to models without a price (Unpriced), it covers the priced
-	// ones only: the JSON then says "cost_usd": null (the total is unknown)
-	// and gives this sum as "cost_usd_priced", and the CLI prints "cost
-	// unknown", never $0.
-	CostUSD float64 `json:"cost_usd"`
-	// Unpriced lists, sorted, the models (addresses) without a price block
-	// that this run's calls went to.
-	Unpriced []string                `json:"unpriced,omitempty"`
+	Repaired int                     `json:"repaired,omitempty"`
+	Tokens   Tokens                  `json:"tokens"`
+	CostUSD  float64                 `json:"cost_usd"` // see Unpriced
 	Stages   map[string]StageSummary `json:"stages"`
 	Models   map[string]ModelUsage   `json:"models,omitempty"`
 	// ServedModels counts, per requested model name, the model names the
@@ -134,6 +128,12 @@ type Summary struct {
 	// runs with the same digest hold the same results (keys name outputs), so
 	// a page built from them need not be built again.
 	ResultsDigest string `json:"results_digest,omitempty"`
+	// Unpriced lists, sorted, the models (addresses) without a price block
+	// that this run's calls went to. CostUSD then covers the priced calls
+	// only: the JSON says "cost_usd": null (the total is unknown) and gives
+	// that sum as "cost_usd_priced", and the CLI prints "cost unknown",
+	// never $0.
+	Unpriced []string `json:"unpriced,omitempty"`
 	// Incomplete says this run left some node undone (interrupted, out of
 	// budget, stopped, its provider unavailable): a report over it is
 	// partial and is written beside a complete one, never over it. Failed
