@@ -35,7 +35,10 @@ const (
 	exitBadInput    = 2
 	exitBudget      = 3 // --max-cost stopped the run: what was paid for is cached
 	exitInterrupted = 130
-	// exitInternal (70, crash.go) is a bug: a panic or a Go fatal error.
+	// exitInternal is a bug: a panic or a Go fatal error (crash.go). 70 is
+	// sysexits' EX_SOFTWARE: not 2 (bad input, which Go's runtime would
+	// use), nor 1, 3 or 4, which other outcomes use or will.
+	exitInternal = 70
 )
 
 // processStart is when the process started: run summaries report the whole

@@ -22,11 +22,6 @@ import (
 	"strings"
 )
 
-// exitInternal is the exit code of an internal error (a bug): 70 is
-// sysexits' EX_SOFTWARE. Not 2 (bad input), nor 1, 3 or 4, which other
-// outcomes use or will.
-const exitInternal = 70
-
 // crashReportEnv names, in a supervised child, the crash report file that
 // its file descriptor 3 (and 2) write to.
 const crashReportEnv = "IDEAFLOW_CRASH_REPORT"
