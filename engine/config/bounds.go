@@ -15,6 +15,8 @@ import (
 
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
+
+	"github.com/ideaflow/ideaflow/stages/datasets"
 )
 
 const (
@@ -176,14 +178,4 @@ func checkSetProduct(args []cty.Value) error {
 	return nil
 }
 
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
+func sizeText(n int64) string { return datasets.ByteSize(n) }

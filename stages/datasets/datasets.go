@@ -52,7 +52,7 @@ type Options struct {
 	// Confine, when set, is asked about every file and folder a load
 	// opens (the references and categories files, a folder format's
 	// files) and refuses those a confined run may not read (--confine).
-	Confine func(path string) error `json:"-"`
+	Confine func(path string) error
 }
 
 // open opens a file of the load: confined, a regular file, at most max bytes.

@@ -60,7 +60,7 @@ func CheckRegular(path string, st fs.FileInfo, max int64) error {
 	case !m.IsRegular():
 		return fmt.Errorf("%s is not a regular file; give the path of a file", path)
 	case max > 0 && st.Size() > max:
-		return fmt.Errorf("%s is %s, over the %s limit for this file", path, byteSize(st.Size()), byteSize(max))
+		return fmt.Errorf("%s is %s, over the %s limit for this file", path, ByteSize(st.Size()), ByteSize(max))
 	}
 	return nil
 }
@@ -83,7 +83,7 @@ func ReadRegular(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if max > 0 && int64(len(b)) > max {
-		return nil, fmt.Errorf("%s grew past the %s limit for this file while it was read", path, byteSize(max))
+		return nil, fmt.Errorf("%s grew past the %s limit for this file while it was read", path, ByteSize(max))
 	}
 	return b, nil
 }
@@ -102,8 +102,8 @@ func CheckFolder(path string) error {
 	return nil
 }
 
-// byteSize prints a size the way the limits are declared: 4 MiB, 1.5 GiB.
-func byteSize(n int64) string {
+// ByteSize prints a size the way the limits are declared: 4 MiB, 1.5 GiB.
+func ByteSize(n int64) string {
 	const k = 1024
 	switch {
 	case n >= k*k*k:
