@@ -112,6 +112,7 @@ func TestSupervisedCrashes(t *testing.T) {
 	code, _, stderr = runSupervised(t, []string{"IDEAFLOW_TEST_CRASH=stack overflow"}, "version")
 	checkCrash(t, code, stderr, "fatal error: stack overflow", "")
 
+	reports := crashReports(t)
 	code, stdout, stderr := runSupervised(t, nil, "validate", "../../experiments/quickstart")
 	if code != 0 || !strings.Contains(stdout, "quickstart is valid") || stderr != "" {
 		t.Errorf("validate: exit %d\n%s\n%s", code, stdout, stderr)
@@ -122,6 +123,19 @@ func TestSupervisedCrashes(t *testing.T) {
 	if code != exitBadInput || !strings.Contains(stderr, "main.hcl:1:") || strings.Contains(stderr, "internal error") {
 		t.Errorf("bad input: exit %d\n%s", code, stderr)
 	}
+	if now := crashReports(t); now != reports {
+		t.Errorf("runs without a crash left %d crash report file(s)", now-reports)
+	}
+}
+
+// crashReports counts the crash report files in the temporary folder.
+func crashReports(t *testing.T) int {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(os.TempDir(), "ideaflow-crash-*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(m)
 }
 
 // TestSupervisorPassesSignalsOn: SIGINT to the supervising process reaches
@@ -166,6 +180,7 @@ func TestSupervisorPassesSignalsOn(t *testing.T) {
 	}
 
 	before := answered(srv)
+	reports := crashReports(t)
 	cmd, _ = start(filepath.Join(dir, "cache-kill"))
 	waitFor(before + 4)
 	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", cmd.Process.Pid))
@@ -192,5 +207,8 @@ func TestSupervisorPassesSignalsOn(t *testing.T) {
 			t.Fatalf("the run (pid %d) outlived its killed supervisor", child)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+	if now := crashReports(t); now != reports {
+		t.Errorf("a killed run left %d crash report file(s)", now-reports)
 	}
 }

@@ -17,10 +17,11 @@ import (
 const noSupervisorEnv = "IDEAFLOW_NO_SUPERVISOR"
 
 // supervise runs exe with args as a child with the same standard streams,
-// its file descriptors 2 (after childSetup) and 3 writing to a crash report
-// file, and returns the exit code to end with: the child's own, except that
-// a Go crash (exit 2 with a panic or fatal error in the report) is
-// exitInternal with a hint. Signals that end a run (SIGINT, SIGTERM,
+// its file descriptors 2 (after childSetup) and 3 writing to an unlinked
+// temporary file, and returns the exit code to end with: the child's own,
+// except that a Go crash (exit 2 with a panic or fatal error in what it
+// wrote) is exitInternal with a hint. Only a crash leaves a file: the crash
+// report, at the name the child was given. Signals that end a run (SIGINT, SIGTERM,
 // SIGHUP) are passed on; the child is killed if this process dies, so a
 // kill -9 of ideaflow ends the run as it would end one process. ok is false
 // when the child could not be started (then the caller runs in-process).
@@ -30,10 +31,14 @@ func supervise(exe string, args, env []string, stderr io.Writer) (code int, ok b
 		return 0, false
 	}
 	defer report.Close()
+	// Unlinked at once, so a run that ends (or is killed) without a crash
+	// leaves nothing behind; a crash's report is written under this name.
+	name := report.Name()
+	os.Remove(name)
 	cmd := exec.Command(exe, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{report}
-	cmd.Env = append(env, crashReportEnv+"="+report.Name())
+	cmd.Env = append(env, crashReportEnv+"="+name)
 	// The parent-death signal follows the thread that started the child:
 	// keep this goroutine on it until the child is gone.
 	runtime.LockOSThread()
@@ -43,7 +48,6 @@ func supervise(exe string, args, env []string, stderr io.Writer) (code int, ok b
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
-		os.Remove(report.Name())
 		return 0, false
 	}
 	done := make(chan error, 1)
@@ -72,23 +76,45 @@ wait:
 		fmt.Fprintf(stderr, "ideaflow: %v\n", werr)
 		code = exitInternal
 	}
-	out, _ := os.ReadFile(report.Name())
+	var out []byte
+	if st, err := report.Stat(); err == nil {
+		out, _ = io.ReadAll(io.NewSectionReader(report, 0, st.Size()))
+	}
 	switch {
 	case code == exitInternal && len(out) > 0:
-		// The child recovered a panic, wrote the report and printed the hint.
-		_ = os.WriteFile(report.Name(), maskSecrets(out), 0o600)
+		// The child recovered a panic, wrote the report and printed the
+		// hint, which names the file.
+		keepReport(name, maskSecrets(out), stderr)
 	case code == 2 && isGoCrash(out):
 		masked := maskSecrets(out)
-		_ = os.WriteFile(report.Name(), masked, 0o600)
-		printCrashHint(stderr, firstCrashLine(masked), report.Name())
+		if keepReport(name, masked, stderr) {
+			printCrashHint(stderr, firstCrashLine(masked), name)
+		} else {
+			printCrashHint(stderr, firstCrashLine(masked), "")
+		}
 		code = exitInternal
 	default:
 		// Not a crash: whatever reached file descriptor 2 directly (a
 		// library's log, GODEBUG output) is passed on.
 		_, _ = stderr.Write(out)
-		os.Remove(report.Name())
 	}
 	return code, true
+}
+
+// keepReport writes a crash report at name, which must not exist yet.
+func keepReport(name string, b []byte, stderr io.Writer) bool {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		_, err = f.Write(b)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ideaflow: could not write the crash report %s: %v\n", name, err)
+		return false
+	}
+	return true
 }
 
 // childSetup, in a supervised child, points file descriptor 2 at the crash
