@@ -159,6 +159,14 @@ type RunRecord struct {
 	Finished         time.Time         `json:"finished"`
 	Summary          []byte            `json:"summary"` // the run summary JSON
 	Keys             []string          `json:"keys,omitempty"`
+	// Who ran, for a later plan of the same experiment moved or renamed to
+	// find this run (engine: priorRun): its identity, the absolute path it
+	// was loaded from, the prefix of its latest-key addresses and its
+	// declared blocks' addresses. Empty in runs written before they were.
+	ExperimentID   string   `json:"experiment_id,omitempty"`
+	ExperimentPath string   `json:"experiment_path,omitempty"`
+	LatestPrefix   string   `json:"latest_prefix,omitempty"`
+	Blocks         []string `json:"blocks,omitempty"`
 }
 
 // Entry is one line of `cache ls`.

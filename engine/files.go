@@ -161,7 +161,7 @@ func joinSorted(m map[string]string, f func(k, v string) string) string {
 func (w *walker) writeReports(dir string, prov *Provenance) ([]string, error) {
 	g, states := w.g, w.states
 	if dir == "" {
-		dir = filepath.Join(g.Exp.Dir, "results")
+		dir = g.Exp.ResultsDir
 	}
 	var paths []string
 	for i, n := range g.Nodes {

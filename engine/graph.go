@@ -149,6 +149,9 @@ func BuildWith(exp *config.Experiment, opts BuildOptions) (*Graph, hcl.Diagnosti
 	for _, n := range dsNames {
 		ds := exp.Datasets[n]
 		items, err := ds.Items()
+		if errors.Is(err, config.ErrReported) {
+			continue
+		}
 		if err != nil {
 			r := ds.DeclRange
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: fmt.Sprintf("Cannot load dataset %q", n),

@@ -478,6 +478,11 @@ func (w *walker) whyDirty(n *Node, key string, parts []namedPart) reason {
 		return why(planFailedLast, f.Error)
 	}
 	old, ok, err := w.store.Latest(w.expKey + n.Address)
+	if err == nil && !ok {
+		if p := w.priorPrefix(); p != "" {
+			old, ok, err = w.store.Latest(p + n.Address)
+		}
+	}
 	if err != nil || !ok {
 		return why(planNew, "")
 	}

@@ -102,7 +102,7 @@ func (p *Plan) callProviders() []string {
 type RunOptions struct {
 	Offline    bool
 	MaxCost    float64 // USD; 0: no limit
-	ReportDir  string  // where report files go; "" means <experiment>/results
+	ReportDir  string  // where report files go; "" means g.Exp.ResultsDir
 	OnProgress func(total int) (report func(address string, status Status), grow func(added int))
 	Variables  map[string]string
 	GitCommit  string
@@ -113,6 +113,10 @@ type RunOptions struct {
 	LoadSeconds float64
 	// Version is the ideaflow version, for the provenance of reports.
 	Version string
+	// AllowUnpriced starts a run with a MaxCost although some of its calls go
+	// to models without a price (their cost is unknown): without it such a
+	// run is refused before any call, since the budget could not bind them.
+	AllowUnpriced bool
 }
 
 // checkCallable refuses, before any call, a run that cannot make the calls
@@ -192,6 +196,11 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	}
 	if err := plan.checkCallable(opts.Offline); err != nil {
 		return nil, err
+	}
+	if opts.MaxCost > 0 && !opts.AllowUnpriced {
+		if err := plan.checkBudgetBinds(opts.MaxCost); err != nil {
+			return nil, err
+		}
 	}
 	planned := time.Now()
 	ps := plan.Summary
@@ -345,6 +354,7 @@ func (e *Engine) recordRun(g *Graph, w *walker, sum *Summary, start time.Time, o
 		ID: fmt.Sprintf("%s-%d", g.Exp.Name, start.UnixNano()), Experiment: g.Exp.Name,
 		ExperimentDigest: g.Exp.Source, Variables: opts.Variables, GitCommit: opts.GitCommit,
 		Started: start.UTC(), Finished: time.Now().UTC(), Summary: b,
+		ExperimentID: g.Exp.ID, ExperimentPath: g.Exp.Path, LatestPrefix: w.expKey, Blocks: g.Exp.Blocks,
 	}
 	if err := e.Store.PutRun(rec); err != nil {
 		e.Log.Warn().Err(err).Msg("could not write run record")

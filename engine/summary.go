@@ -3,6 +3,8 @@ package engine
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"slices"
 	"sort"
 
 	"github.com/ideaflow/ideaflow/cache"
@@ -27,6 +29,9 @@ type StageSummary struct {
 	ServiceCalls int     `json:"service_calls,omitempty"`
 	Tokens       *Tokens `json:"tokens,omitempty"`
 	CostUSD      float64 `json:"cost_usd,omitempty"`
+	// Unpriced lists the models without a price block this stage's calls
+	// went to: CostUSD sums the priced calls only (see Summary.Unpriced).
+	Unpriced []string `json:"unpriced,omitempty"`
 }
 
 // Drops count the nodes whose output says their item was dropped (a target
@@ -63,6 +68,9 @@ type ModelUsage struct {
 	Calls   int     `json:"calls"`
 	Tokens  Tokens  `json:"tokens"`
 	CostUSD float64 `json:"cost_usd"`
+	// Unpriced: the model has no price block, so its cost is unknown (the
+	// JSON's cost_usd is then null).
+	Unpriced bool `json:"unpriced,omitempty"`
 }
 
 // ServiceUsage is what one service provider cost in a run.
@@ -70,6 +78,9 @@ type ServiceUsage struct {
 	Calls   int     `json:"calls"`
 	Units   int64   `json:"units"` // tokens (or items) the service billed or the client estimated
 	CostUSD float64 `json:"cost_usd"`
+	// Unpriced: some of its calls went to a model without a price block
+	// (the JSON's cost_usd is then null).
+	Unpriced bool `json:"unpriced,omitempty"`
 }
 
 // FailedNode is one failure, for the summary.
@@ -100,7 +111,7 @@ type Summary struct {
 	// Repaired counts cache records found damaged and recomputed.
 	Repaired int                     `json:"repaired,omitempty"`
 	Tokens   Tokens                  `json:"tokens"`
-	CostUSD  float64                 `json:"cost_usd"`
+	CostUSD  float64                 `json:"cost_usd"` // see Unpriced
 	Stages   map[string]StageSummary `json:"stages"`
 	Models   map[string]ModelUsage   `json:"models,omitempty"`
 	// ServedModels counts, per requested model name, the model names the
@@ -124,6 +135,17 @@ type Summary struct {
 	// runs with the same digest hold the same results (keys name outputs), so
 	// a page built from them need not be built again.
 	ResultsDigest string `json:"results_digest,omitempty"`
+	// Unpriced lists, sorted, the models (addresses) without a price block
+	// that this run's calls went to. CostUSD then covers the priced calls
+	// only: the JSON says "cost_usd": null (the total is unknown) and gives
+	// that sum as "cost_usd_priced", and the CLI prints "cost unknown",
+	// never $0.
+	Unpriced []string `json:"unpriced,omitempty"`
+	// Incomplete says this run left some node undone (interrupted, out of
+	// budget, stopped, its provider unavailable): a report over it is
+	// partial and is written beside a complete one, never over it. Failed
+	// nodes were tried: a report counts them as missing, and is complete.
+	Incomplete bool `json:"incomplete,omitempty"`
 	// WallSeconds is the whole wall time, from the process's start when the
 	// caller gives it; Phases splits it.
 	WallSeconds float64 `json:"wall_seconds"`
@@ -284,13 +306,22 @@ type PlanSummary struct {
 	// scheme, which did not record it), grouped by old answerer and the
 	// provider that will be asked.
 	AnswererChanges []AnswererChange `json:"answerer_changes,omitempty"`
+	// ReasonsFrom is set when the reasons compare with the last run of the
+	// experiment this one most likely was before it was moved or renamed,
+	// or its settings { name } changed (it never ran under its own ID):
+	// that run's path.
+	ReasonsFrom string `json:"reasons_from,omitempty"`
 	// Order lists stage addresses in DAG order, for printing.
 	Order []string `json:"-"`
 }
 
-// addCalls counts calls completions of model, and what they cost, in the
-// run's totals, stage c's and the model's.
-func (s *Summary) addCalls(c *StageSummary, model string, calls int, u cache.Usage) {
+// addCalls counts calls completions of model (m, when known, is its block),
+// and what they cost, in the run's totals, stage c's and the model's.
+func (s *Summary) addCalls(c *StageSummary, model string, m *stages.Model, calls int, u cache.Usage) {
+	unpriced := m != nil && !m.Priced
+	if unpriced {
+		s.noteUnpriced(c, m.Address)
+	}
 	s.LLMCalls += calls
 	s.Tokens.Input += u.InputTokens
 	s.Tokens.Output += u.OutputTokens
@@ -307,7 +338,192 @@ func (s *Summary) addCalls(c *StageSummary, model string, calls int, u cache.Usa
 	mu.Tokens.Input += u.InputTokens
 	mu.Tokens.Output += u.OutputTokens
 	mu.CostUSD += u.CostUSD
+	mu.Unpriced = mu.Unpriced || unpriced
 	s.Models[model] = mu
+}
+
+// noteUnpriced records that a call of stage c went to the model at addr,
+// which has no price.
+func (s *Summary) noteUnpriced(c *StageSummary, addr string) {
+	if !slices.Contains(s.Unpriced, addr) {
+		s.Unpriced = append(s.Unpriced, addr)
+		slices.Sort(s.Unpriced)
+	}
+	if !slices.Contains(c.Unpriced, addr) {
+		c.Unpriced = append(c.Unpriced, addr)
+		slices.Sort(c.Unpriced)
+	}
+}
+
+// MarshalJSON writes an unknown cost as null, never 0: cost_usd is null
+// when some call went to a model without a price, and the priced calls'
+// sum is cost_usd_priced.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	type plain Summary
+	out := struct {
+		plain
+		CostUSD       *float64 `json:"cost_usd"`
+		CostUSDPriced *float64 `json:"cost_usd_priced,omitempty"`
+	}{plain: plain(s)}
+	if len(s.Unpriced) == 0 {
+		out.CostUSD = &s.CostUSD
+	} else {
+		out.CostUSDPriced = &s.CostUSD
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote: CostUSD is the priced sum.
+func (s *Summary) UnmarshalJSON(b []byte) error {
+	type plain Summary
+	in := struct {
+		*plain
+		CostUSD       *float64 `json:"cost_usd"`
+		CostUSDPriced *float64 `json:"cost_usd_priced"`
+	}{plain: (*plain)(s)}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	switch {
+	case in.CostUSD != nil:
+		s.CostUSD = *in.CostUSD
+	case in.CostUSDPriced != nil:
+		s.CostUSD = *in.CostUSDPriced
+	}
+	return nil
+}
+
+// MarshalJSON writes the cost of a stage with unpriced calls as null.
+func (c StageSummary) MarshalJSON() ([]byte, error) {
+	type plain StageSummary
+	out := struct {
+		plain
+		CostUSD       *float64 `json:"cost_usd,omitempty"`
+		CostUSDPriced *float64 `json:"cost_usd_priced,omitempty"`
+	}{plain: plain(c)}
+	switch {
+	case len(c.Unpriced) > 0 && c.CostUSD != 0:
+		out.CostUSDPriced = &c.CostUSD
+	case len(c.Unpriced) == 0 && c.CostUSD != 0:
+		out.CostUSD = &c.CostUSD
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (c *StageSummary) UnmarshalJSON(b []byte) error {
+	type plain StageSummary
+	in := struct {
+		*plain
+		CostUSD       *float64 `json:"cost_usd"`
+		CostUSDPriced *float64 `json:"cost_usd_priced"`
+	}{plain: (*plain)(c)}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	switch {
+	case in.CostUSD != nil:
+		c.CostUSD = *in.CostUSD
+	case in.CostUSDPriced != nil:
+		c.CostUSD = *in.CostUSDPriced
+	}
+	return nil
+}
+
+// MarshalJSON writes an estimate's cost as null when some of its calls go
+// to models without a price (Unpriced), with the priced calls' sum as
+// cost_usd_priced, as Summary does.
+func (e Estimate) MarshalJSON() ([]byte, error) {
+	type plain Estimate
+	out := struct {
+		plain
+		CostUSD       *float64 `json:"cost_usd"`
+		CostUSDPriced *float64 `json:"cost_usd_priced,omitempty"`
+	}{plain: plain(e)}
+	if len(e.Unpriced) == 0 {
+		out.CostUSD = &e.CostUSD
+	} else {
+		out.CostUSDPriced = &e.CostUSD
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (e *Estimate) UnmarshalJSON(b []byte) error {
+	type plain Estimate
+	in := struct {
+		*plain
+		CostUSD       *float64 `json:"cost_usd"`
+		CostUSDPriced *float64 `json:"cost_usd_priced"`
+	}{plain: (*plain)(e)}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	switch {
+	case in.CostUSD != nil:
+		e.CostUSD = *in.CostUSD
+	case in.CostUSDPriced != nil:
+		e.CostUSD = *in.CostUSDPriced
+	}
+	return nil
+}
+
+// MarshalJSON writes an unpriced model's cost as null.
+func (m ModelUsage) MarshalJSON() ([]byte, error) {
+	type plain ModelUsage
+	out := struct {
+		plain
+		CostUSD *float64 `json:"cost_usd"`
+	}{plain: plain(m)}
+	if !m.Unpriced {
+		out.CostUSD = &m.CostUSD
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (m *ModelUsage) UnmarshalJSON(b []byte) error {
+	type plain ModelUsage
+	in := struct {
+		*plain
+		CostUSD *float64 `json:"cost_usd"`
+	}{plain: (*plain)(m)}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	if in.CostUSD != nil {
+		m.CostUSD = *in.CostUSD
+	}
+	return nil
+}
+
+// MarshalJSON writes the cost of a service with unpriced calls as null.
+func (u ServiceUsage) MarshalJSON() ([]byte, error) {
+	type plain ServiceUsage
+	out := struct {
+		plain
+		CostUSD *float64 `json:"cost_usd"`
+	}{plain: plain(u)}
+	if !u.Unpriced {
+		out.CostUSD = &u.CostUSD
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (u *ServiceUsage) UnmarshalJSON(b []byte) error {
+	type plain ServiceUsage
+	in := struct {
+		*plain
+		CostUSD *float64 `json:"cost_usd"`
+	}{plain: (*plain)(u)}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	if in.CostUSD != nil {
+		u.CostUSD = *in.CostUSD
+	}
+	return nil
 }
 
 func (w *walker) summarize() *Summary {
@@ -339,7 +555,7 @@ func (w *walker) summarize() *Summary {
 		if st.refused.Attempts > 0 {
 			// Its n-choices answer did not parse and it was asked alone:
 			// that choice was asked for and paid for too.
-			s.addCalls(&c, st.wantModel, st.refused.Attempts, st.refused)
+			s.addCalls(&c, st.wantModel, w.modelOfState(n, st), st.refused.Attempts, st.refused)
 		}
 		switch st.status {
 		case StatusCached:
@@ -362,13 +578,17 @@ func (w *walker) summarize() *Summary {
 			}
 			switch {
 			case st.isCall:
-				s.addCalls(&c, st.wantModel, calls, st.usage)
+				s.addCalls(&c, st.wantModel, w.modelOfState(n, st), calls, st.usage)
 			case st.isService:
 				s.ServiceCalls += calls
 				s.CostUSD += st.usage.CostUSD
 				c.ServiceCalls += calls
 				c.CostUSD += st.usage.CostUSD
 				su := s.Services[st.provider]
+				if m := w.modelOfState(n, st); m != nil && !m.Priced {
+					s.noteUnpriced(&c, m.Address)
+					su.Unpriced = true
+				}
 				su.Calls += calls
 				su.Units += st.usage.InputTokens
 				su.CostUSD += st.usage.CostUSD
@@ -380,13 +600,16 @@ func (w *walker) summarize() *Summary {
 			if st.isCall && !st.dedup && st.answered > 0 {
 				// Completions asked for whose answers failed the node:
 				// paid for, so counted, with their tokens and cost.
-				s.addCalls(&c, st.wantModel, st.answered, st.usage)
+				s.addCalls(&c, st.wantModel, w.modelOfState(n, st), st.answered, st.usage)
 			}
 			s.Failures = append(s.Failures, FailedNode{Address: n.Address, Error: st.why.String()})
 		case StatusSkipped, StatusPending:
 			c.Skipped++
 			s.Nodes.Skipped++
 			s.Skipped[st.why.class()]++
+			if st.status == StatusPending || st.why.kind != skipInput {
+				s.Incomplete = true
+			}
 		}
 		if st.isCall && st.known && st.servedModel != "" {
 			m := s.ServedModels[st.wantModel]
@@ -422,6 +645,9 @@ func (w *walker) summarize() *Summary {
 // pending, with an upper bound for the calls they may make.
 func (w *walker) planSummary() *PlanSummary {
 	p := &PlanSummary{Stages: map[string]PlanCounts{}, Order: w.g.StageOrder()}
+	if w.prior != "" {
+		p.ReasonsFrom = w.priorPath
+	}
 	keys := map[string]bool{}
 	// Samples sent as n choices: one request per group, its input once.
 	choice := map[[32]byte]bool{}

@@ -35,7 +35,12 @@ type walker struct {
 	// checkRecords reads every memoised record, trusting none unread: the
 	// cache lost records when it was opened.
 	checkRecords bool
-	expKey       string // prefix of latest-index addresses
+	expKey       string // prefix of latest-index addresses (latestPrefix)
+	// prior is the latest-key prefix of the run this experiment most
+	// likely was before a move or rename (priorPrefix), found once;
+	// priorPath is where that experiment was.
+	priorOnce        sync.Once
+	prior, priorPath string
 
 	states    []nodeState
 	remaining []int32
@@ -84,7 +89,7 @@ type walker struct {
 
 func newWalker(g *Graph, store cache.Store, plan bool) *walker {
 	return &walker{
-		g: g, store: store, plan: plan, expKey: g.Exp.Name + ":",
+		g: g, store: store, plan: plan, expKey: latestPrefix(g.Exp),
 		states:    make([]nodeState, len(g.Nodes)),
 		remaining: make([]int32, len(g.Nodes)),
 		log:       zerolog.Nop(),

@@ -207,7 +207,7 @@ func (a *app) cacheGCCmd() *cobra.Command {
 			if err != nil {
 				return &exitError{exitFailedNodes, err}
 			}
-			printGCPreview(a.stdout, pv, len(keep), args)
+			printGCPreview(a.stdout, pv, len(keep), args, experimentPaths(store))
 			if pv.Records == 0 || dryRun {
 				return nil
 			}
@@ -317,7 +317,12 @@ func printAdopt(w io.Writer, r *engine.AdoptReport) {
 
 // printGCPreview says what gc will delete, by the experiment that last
 // computed it, so records of experiments not named are never a surprise.
-func printGCPreview(w io.Writer, pv cache.GCPreview, kept int, named []string) {
+//
+// An experiment is named in the cache's index by its name and a digest of
+// its identity (engine.latestPrefix); paths, when given, map those to where
+// the experiment was last run from, so two experiments called exp can be
+// told apart.
+func printGCPreview(w io.Writer, pv cache.GCPreview, kept int, named []string, paths map[string]string) {
 	fmt.Fprintf(w, "%d record(s) reached by %s are kept; %d record(s), %s, would be deleted", kept, strings.Join(named, ", "), pv.Records, humanBytes(pv.Bytes))
 	if pv.Records == 0 {
 		fmt.Fprintln(w, ".")
@@ -330,12 +335,33 @@ func printGCPreview(w io.Writer, pv cache.GCPreview, kept int, named []string) {
 	}
 	sort.Strings(exps)
 	for _, e := range exps {
-		label := "experiment " + e
+		name, _, _ := strings.Cut(e, "@")
+		label := "experiment " + name
+		if p := paths[e]; p != "" {
+			label += " (" + p + ")"
+		}
 		if e == "" {
 			label = "no experiment (superseded or orphaned records)"
 		}
 		fmt.Fprintf(w, "  %6d  last computed by %s\n", pv.ByExperiment[e], label)
 	}
+}
+
+// experimentPaths maps the experiment part of latest-key addresses to the
+// path the experiment last ran from, from the run records (nil when they
+// cannot be read: the preview then prints the bare names).
+func experimentPaths(store cache.Store) map[string]string {
+	runs, err := store.Runs()
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, r := range runs {
+		if r.LatestPrefix != "" && r.ExperimentPath != "" {
+			out[strings.TrimSuffix(r.LatestPrefix, ":")] = r.ExperimentPath
+		}
+	}
+	return out
 }
 
 func humanBytes(n int64) string {

@@ -35,6 +35,10 @@ const (
 	exitBadInput    = 2
 	exitBudget      = 3 // --max-cost stopped the run: what was paid for is cached
 	exitInterrupted = 130
+	// exitInternal is a bug: a panic or a Go fatal error (crash.go). 70 is
+	// sysexits' EX_SOFTWARE: not 2 (bad input, which Go's runtime would
+	// use), nor 1, 3 or 4, which other outcomes use or will.
+	exitInternal = 70
 )
 
 // processStart is when the process started: run summaries report the whole
@@ -60,11 +64,19 @@ type app struct {
 	logLevel       string
 	vars           []string
 	varFiles       []string
+	confine        bool // --confine: reads stay in the experiment folder and the cache
 	log            zerolog.Logger
 }
 
-// Main runs the CLI with args and returns the exit code.
-func Main(args []string, stdout, stderr io.Writer) int {
+// Main runs the CLI with args and returns the exit code. A panic on its
+// goroutine is an internal error (exitInternal), reported with a hint, not
+// a stack (crash.go).
+func Main(args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if v := recover(); v != nil {
+			code = recovered(stderr, v, debug.Stack())
+		}
+	}()
 	processStart = time.Now()
 	a := &app{stdin: os.Stdin, stdout: stdout, stderr: stderr}
 	root := a.rootCmd()
@@ -115,6 +127,7 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.StringVar(&a.cacheDir, "cache-dir", "", "cache folder (default $IDEAFLOW_CACHE_DIR, else the user cache folder: $XDG_CACHE_HOME/ideaflow or ~/.cache/ideaflow)")
 	pf.StringVar(&a.logFormat, "log-format", "", "log format: json or console (default console on a terminal, json otherwise)")
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	pf.BoolVar(&a.confine, "confine", false, "refuse every read of the experiment (file(), templatefile, dataset, references, categories and corpus paths) outside its folder and the cache, symlinks and .. resolved: for running experiments from others")
 	root.AddCommand(a.validateCmd(), a.planCmd(), a.runCmd(), a.reportCmd(), a.graphCmd(), a.showCmd(), a.exportCmd(), a.evidenceCmd(), a.docCmd(), a.cacheCmd(), a.versionCmd())
 	return root
 }
@@ -163,7 +176,11 @@ func (a *app) openCache() (*cache.Badger, error) {
 
 // load decodes and lays out an experiment, printing diagnostics.
 func (a *app) load(path string) (*engine.Graph, error) {
-	exp, diags := config.Load(path, config.Options{Vars: a.vars, VarFiles: a.varFiles})
+	opts := config.Options{Vars: a.vars, VarFiles: a.varFiles}
+	if a.confine {
+		opts.Confine, opts.ConfineAlso = true, []string{a.cacheDirPath()}
+	}
+	exp, diags := config.Load(path, opts)
 	if diags.HasErrors() {
 		var files map[string]*hcl.File
 		if exp != nil {
@@ -308,6 +325,13 @@ func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary, exp string) 
 	}
 	e := p.Estimate
 	fmt.Fprintf(w, "\n%d nodes: %d cached, %d to run.\n", p.Nodes.Total, p.Nodes.Cached, p.Nodes.ToRun)
+	switch {
+	case p.ReasonsFrom == "":
+	case p.ReasonsFrom == g.Exp.Path:
+		fmt.Fprintln(w, "Reasons compare with this experiment's last run before its settings { name } changed: it has not run under the new name yet.")
+	default:
+		fmt.Fprintf(w, "Reasons compare with the last run of %s, which is no longer there (moved or renamed?): this experiment has not run here yet.\n", p.ReasonsFrom)
+	}
 	services := ""
 	if e.ServiceCalls > 0 {
 		services = fmt.Sprintf(", %d service calls", e.ServiceCalls)
@@ -391,15 +415,20 @@ func estimateText(e *engine.Estimate) string {
 
 // costText prices an estimate, never calling an unknown price $0: calls to
 // models without a price block are named and left out of the sum.
-func costText(e *engine.Estimate) string {
-	if len(e.Unpriced) == 0 {
-		return fmt.Sprintf("~$%.4f", e.CostUSD)
+func costText(e *engine.Estimate) string { return costFigure("~", e.CostUSD, e.Unpriced) }
+
+// costFigure prints a cost (prefix "~" for an estimate) that is either known
+// or said to be unknown: usd sums the priced calls, unpriced names the
+// models without a price whose calls it leaves out.
+func costFigure(prefix string, usd float64, unpriced []string) string {
+	if len(unpriced) == 0 {
+		return fmt.Sprintf("%s$%.4f", prefix, usd)
 	}
-	unknown := fmt.Sprintf("cost unknown (no price for %s)", strings.Join(e.Unpriced, ", "))
-	if e.CostUSD == 0 {
+	unknown := fmt.Sprintf("cost unknown (no price for %s)", strings.Join(unpriced, ", "))
+	if usd == 0 {
 		return unknown
 	}
-	return fmt.Sprintf("~$%.4f for priced models, %s", e.CostUSD, unknown)
+	return fmt.Sprintf("%s$%.4f for priced models, %s", prefix, usd, unknown)
 }
 
 // pendingText says why a stage's nodes are not all known yet.
@@ -416,7 +445,7 @@ func pendingText(pe *engine.Pending) string {
 }
 
 func (a *app) runCmd() *cobra.Command {
-	var offline, verify bool
+	var offline, verify, allowUnpriced bool
 	var maxCost float64
 	var summaryJSON, outDir string
 	cmd := &cobra.Command{
@@ -446,7 +475,7 @@ func (a *app) runCmd() *cobra.Command {
 				// The cache cut a damaged log on opening: trust no memo
 				// unread, so every lost record is recomputed in this run.
 				CheckRecords: store.Recovery().RecordsUnreadable > 0}
-			opts := engine.RunOptions{Offline: offline, MaxCost: maxCost, ReportDir: outDir,
+			opts := engine.RunOptions{Offline: offline, MaxCost: maxCost, AllowUnpriced: allowUnpriced, ReportDir: outDir,
 				Variables: variableStrings(g), GitCommit: gitCommit(g.Exp.Dir),
 				Started: processStart, LoadSeconds: time.Since(processStart).Seconds(), Version: versionString()}
 			if isTerminal(a.stderr) {
@@ -502,9 +531,10 @@ func (a *app) runCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.BoolVar(&offline, "offline", false, "fail before any call unless every model and service node is cached")
 	f.BoolVar(&verify, "verify", false, "make no calls: recompute every cached deterministic node and compare it with the cache (exit 1 if any differs)")
-	f.Float64Var(&maxCost, "max-cost", 0, "stop dispatching model calls when the next could take the run's cost past this many USD")
+	f.Float64Var(&maxCost, "max-cost", 0, "stop dispatching model calls when the next could take the run's cost past this many USD; refused when a call to make goes to a model without a price block")
+	f.BoolVar(&allowUnpriced, "allow-unpriced", false, "with --max-cost: start although some calls go to models without a price (the budget counts priced calls only)")
 	f.StringVar(&summaryJSON, "summary-json", "", "write the run summary as JSON to this file")
-	f.StringVar(&outDir, "out", "", "folder for report files (default <experiment>/results)")
+	f.StringVar(&outDir, "out", "", "folder for report files (default results/ beside a folder experiment's files, results/<file stem>/ beside a one-file experiment)")
 	a.addVarFlags(cmd)
 	return cmd
 }
@@ -538,9 +568,9 @@ func printSummary(w io.Writer, order []string, s *engine.Summary) {
 		services = fmt.Sprintf(", %d service calls", s.ServiceCalls)
 	}
 	ph := s.Phases
-	fmt.Fprintf(w, "%d nodes: %d cached, %d ran, %d failed, %d skipped. %d model calls%s, %d+%d tokens, $%.4f, %.1fs (load %.1f, plan %.1f, run %.1f, reports %.1f).\n",
+	fmt.Fprintf(w, "%d nodes: %d cached, %d ran, %d failed, %d skipped. %d model calls%s, %d+%d tokens, %s, %.1fs (load %.1f, plan %.1f, run %.1f, reports %.1f).\n",
 		s.Nodes.Total, s.Nodes.Cached, s.Nodes.Ran, s.Nodes.Failed, s.Nodes.Skipped,
-		s.LLMCalls, services, s.Tokens.Input, s.Tokens.Output, s.CostUSD, s.WallSeconds, ph.Load, ph.Plan, ph.Run, ph.Reports)
+		s.LLMCalls, services, s.Tokens.Input, s.Tokens.Output, costFigure("", s.CostUSD, s.Unpriced), s.WallSeconds, ph.Load, ph.Plan, ph.Run, ph.Reports)
 	for _, p := range slices.Sorted(maps.Keys(s.Unavailable)) {
 		fmt.Fprintf(w, "provider %s unavailable: %d node(s) not run (%s)\n", p, s.Skipped["provider unavailable"], s.Unavailable[p])
 	}

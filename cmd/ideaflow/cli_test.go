@@ -99,7 +99,9 @@ func TestFailedNodesAreRecordedAndRetried(t *testing.T) {
 }
 
 func TestMaxCostStopsDispatching(t *testing.T) {
-	srv, exp, cacheDir, _ := newScenario(t)
+	srv, exp, cacheDir, sc := newScenario(t)
+	sc.JudgePriced = true // a budget binds only priced models (TestMaxCostRefusesUnpricedModels)
+	writeExperiment(t, exp, sc)
 	sum := filepath.Join(t.TempDir(), "s.json")
 	// Each generation request is estimated at about 300 output + ~250 input tokens:
 	// about $0.00085 at $1/$2 per million. A budget of $0.005 admits a handful.

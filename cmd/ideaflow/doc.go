@@ -273,7 +273,11 @@ func writeKind(w io.Writer, k llm.KindInfo) {
 		if s.SecretEnv {
 			doc += " (names environment variables; the secret itself never reaches files, the cache or logs)"
 		}
-		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s |\n", s.Name, cell(string(s.Type)), yes(s.Required), cell(code(defaultText(s.Default))), cell(doc))
+		typ := string(s.Type)
+		if s.Range != nil {
+			typ += ", " + s.Range.String()
+		}
+		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s |\n", s.Name, cell(typ), yes(s.Required), cell(code(defaultText(s.Default))), cell(doc))
 	}
 }
 

@@ -60,7 +60,8 @@ on stderr.`,
 			if err != nil {
 				return &exitError{exitFailedNodes, fmt.Errorf("export %s: %w", args[0], err)}
 			}
-			if out == "" {
+			toStdout := out == "" || out == "-" // "-" is stdout, as for most Unix tools
+			if toStdout {
 				_, err = a.stdout.Write(buf.Bytes())
 			} else {
 				err = os.WriteFile(out, buf.Bytes(), 0o644)
@@ -77,14 +78,14 @@ on stderr.`,
 			if t.services > 0 {
 				fmt.Fprintf(a.stderr, "note: %d embedding reply node(s) have no rows of their own: each item's scores node has its ideas' rows\n", t.services)
 			}
-			if out != "" {
+			if !toStdout {
 				fmt.Fprintf(a.stdout, "wrote %d row(s) to %s\n", len(t.rows), out)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "csv", "csv or jsonl")
-	cmd.Flags().StringVar(&out, "out", "", "write to this file instead of stdout")
+	cmd.Flags().StringVar(&out, "out", "", "write to this file instead of stdout (- for stdout)")
 	a.addVarFlags(cmd)
 	return cmd
 }

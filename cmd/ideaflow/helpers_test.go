@@ -29,6 +29,7 @@ type scenario struct {
 	Limit            int
 	JudgeTemperature float64
 	MaxConcurrency   int
+	JudgePriced      bool // give the judge a price block (it has none by default)
 }
 
 func (s scenario) hcl() string {
@@ -66,7 +67,7 @@ model "judge" {
   name        = "judge-model"
   temperature = %g
   max_tokens  = 200
-}
+%s}
 
 dataset "targets" {
   format = "ideabench"
@@ -104,8 +105,15 @@ report "table1" {
   rows    = stage.generate_ideas.main
   columns = [stage.insight_score.novelty]
 }
-`, s.JudgeTemperature, s.Limit, strings.Join(refs, ", "))
+`, s.JudgeTemperature, judgePrice(s.JudgePriced), s.Limit, strings.Join(refs, ", "))
 	return b.String()
+}
+
+func judgePrice(priced bool) string {
+	if !priced {
+		return ""
+	}
+	return "  price {\n    input_per_mtok  = 1\n    output_per_mtok = 2\n  }\n"
 }
 
 // writeExperiment lays out an experiment folder with the quickstart's data and prompt.

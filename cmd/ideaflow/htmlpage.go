@@ -16,8 +16,14 @@ import (
 	"github.com/ideaflow/ideaflow/stages/report"
 )
 
-// htmlPageName is the experiment's one page, written beside its reports.
-const htmlPageName = "report.html"
+// htmlPageName is the experiment's one page, written beside its reports;
+// partialPageName is the page of a run that left nodes undone, written
+// beside it so a complete page is never replaced by a partial one (as a
+// report's NAME.partial.md is written beside NAME.md).
+const (
+	htmlPageName    = "report.html"
+	partialPageName = "report.partial.html"
+)
 
 // writeHTMLPage writes report.html after a run: the run's summary, the
 // tables and plots the report and plot nodes just wrote (sum.Reports), and
@@ -27,10 +33,14 @@ const htmlPageName = "report.html"
 // stages/report/html.go). It returns the page's path.
 func (a *app) writeHTMLPage(g *engine.Graph, store cache.Store, sum *engine.Summary, dir string) (string, error) {
 	if dir == "" {
-		dir = filepath.Join(g.Exp.Dir, "results")
+		dir = g.Exp.ResultsDir
 	}
 	path := filepath.Join(dir, htmlPageName)
-	if current(path, sum) {
+	incomplete := sum.Incomplete || sum.Interrupted || sum.BudgetExhausted
+	if incomplete {
+		path = filepath.Join(dir, partialPageName)
+	}
+	if !incomplete && current(path, sum) {
 		// Same results as the page shows (a warm re-run): collecting the
 		// items again costs seconds at 200k nodes and would change nothing
 		// but the summary of a run that computed nothing.
@@ -43,7 +53,7 @@ func (a *app) writeHTMLPage(g *engine.Graph, store cache.Store, sum *engine.Summ
 	page.Summary = report.RunSummary{
 		Total: sum.Nodes.Total, Cached: sum.Nodes.Cached, Ran: sum.Nodes.Ran, Failed: sum.Nodes.Failed, Skipped: sum.Nodes.Skipped,
 		LLMCalls: sum.LLMCalls, ServiceCalls: sum.ServiceCalls, TokensIn: sum.Tokens.Input, TokensOut: sum.Tokens.Output,
-		CostUSD: sum.CostUSD, WallSeconds: sum.WallSeconds, ServedModels: sum.ServedModels,
+		CostUSD: sum.CostUSD, Unpriced: sum.Unpriced, WallSeconds: sum.WallSeconds, ServedModels: sum.ServedModels,
 	}
 	for _, a := range sum.Answered {
 		page.Summary.Answered = append(page.Summary.Answered, report.PageAnswerer{Name: a.Name(), Nodes: a.Nodes, Synthetic: a.Synthetic})
@@ -73,6 +83,10 @@ func (a *app) writeHTMLPage(g *engine.Graph, store cache.Store, sum *engine.Summ
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	if !incomplete {
+		// A complete page supersedes the partial one an earlier run left.
+		_ = os.Remove(filepath.Join(dir, partialPageName))
 	}
 	return path, nil
 }

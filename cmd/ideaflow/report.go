@@ -77,7 +77,7 @@ written. Run the experiment to fill the cache.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&outDir, "out", "", "folder for report files (default <experiment>/results)")
+	cmd.Flags().StringVar(&outDir, "out", "", "folder for report files (default results/ beside a folder experiment's files, results/<file stem>/ beside a one-file experiment)")
 	a.addVarFlags(cmd)
 	return cmd
 }

@@ -22,14 +22,11 @@ func (l *loader) evalDataset(d *decl) {
 	ds.Format, _ = l.str(a, "format", nil)
 	path, _ := l.str(a, "path", nil)
 	if path != "" {
-		ds.Path = path
-		if !filepath.IsAbs(path) {
-			ds.Path = filepath.Join(l.exp.Dir, path)
-		}
-		if _, err := os.Stat(ds.Path); err != nil {
-			l.errorf(a["path"].Expr.Range().Ptr(), "Dataset file not found",
-				"No file exists at %q (paths are relative to the experiment folder). Fix the path or add the file.", path)
-		}
+		ds.Path = l.inputPath(a["path"], path, datasets.IsFolderFormat(ds.Format), "Dataset file")
+		ds.refused = !l.pathOK[ds.Path]
+	}
+	if l.confine != nil {
+		ds.Select.Confine = l.confine.check
 	}
 	ds.IDField, _ = l.str(a, "id_field", nil)
 	// A limit past what node indexes can count (int32 in the graph) is a typo.
@@ -40,6 +37,38 @@ func (l *loader) evalDataset(d *decl) {
 	l.values.ns["dataset"][d.name] = cty.ObjectVal(map[string]cty.Value{
 		refAttr: cty.StringVal(d.addr), "name": cty.StringVal(d.name),
 	})
+}
+
+// inputPath resolves a file (or, for a folder format, a folder) a dataset
+// reads, as written at attribute a, and checks it now, at a: it exists, is a
+// regular file within datasets.MaxDatasetBytes (a named pipe would block the
+// load, a device never end it) or a folder, and --confine allows it. It
+// returns the path to read; l.pathOK says whether the checks passed.
+func (l *loader) inputPath(a *hcl.Attribute, name string, folder bool, what string) string {
+	at := a.Expr.Range().Ptr()
+	path, err := l.resolve(name)
+	if err != nil {
+		l.errorf(at, what+" not allowed", "%s.", err)
+		return name
+	}
+	if folder {
+		err = datasets.CheckFolder(path)
+	} else {
+		err = checkFile(name, path, datasets.MaxDatasetBytes)
+	}
+	if err != nil {
+		summary := what + " not found"
+		if _, serr := os.Stat(path); serr == nil {
+			summary = what + " cannot be read"
+		}
+		l.errorf(at, summary, "%s: %s. Fix the path or add the file.", what, err)
+		return path
+	}
+	if l.pathOK == nil {
+		l.pathOK = map[string]bool{}
+	}
+	l.pathOK[path] = true
+	return path
 }
 
 // maxDatasetReferences bounds min_references: far past any paper's
@@ -63,14 +92,8 @@ func (l *loader) evalSelection(a hcl.Attributes, ds *Dataset) {
 			l.errorf(at, "Unknown references file type",
 				"A references file is read by its extension, .csv or .jsonl; %q has neither. Rename the file.", refs)
 		default:
-			ds.Select.References = refs
-			if !filepath.IsAbs(refs) {
-				ds.Select.References = filepath.Join(l.exp.Dir, refs)
-			}
-			if _, err := os.Stat(ds.Select.References); err != nil {
-				l.errorf(at, "References file not found",
-					"No file exists at %q (paths are relative to the experiment folder). Fix the path or add the file.", refs)
-			}
+			ds.Select.References = l.inputPath(a["references"], refs, false, "References file")
+			ds.refused = ds.refused || !l.pathOK[ds.Select.References]
 		}
 	}
 	if n, ok := l.intIn(a, "min_references", nil, 0, maxDatasetReferences); ok && n > 0 {
@@ -168,13 +191,8 @@ func (l *loader) evalCategories(a hcl.Attributes, ds *Dataset) {
 			"A categories file labels keywords with their domain (formats \"liveideabench-keywords\" and \"keywords\"); format %q has no keywords. Remove categories, or change the format.", ds.Format)
 		return
 	}
-	ds.Select.Categories = cats
-	if !filepath.IsAbs(cats) {
-		ds.Select.Categories = filepath.Join(l.exp.Dir, cats)
-	}
-	if _, err := os.Stat(ds.Select.Categories); err != nil {
-		l.errorf(at, "Categories file not found",
-			"No file exists at %q (paths are relative to the experiment folder). Fix the path or add the file.", cats)
+	if ds.Select.Categories = l.inputPath(a["categories"], cats, false, "Categories file"); !l.pathOK[ds.Select.Categories] {
+		ds.refused = true
 		return
 	}
 	if ds.Path == "" {

@@ -62,6 +62,10 @@ type loader struct {
 	varOrigins map[string]string
 	// fileTexts maps the text of each file() read to its path as written.
 	fileTexts map[string]string
+	// confine is --confine's roots; nil: reads are not confined.
+	confine *confinement
+	// pathOK marks the input paths inputPath checked and found readable.
+	pathOK map[string]bool
 }
 
 func (l *loader) noteFile(name, text string) {
@@ -96,7 +100,7 @@ var blockSchemas = map[string]*hcl.BodySchema{
 		{Name: "categories"},
 	}},
 	"quality":  {Attributes: []hcl.AttributeSchema{{Name: "definition"}, {Name: "name"}}},
-	"settings": {Attributes: []hcl.AttributeSchema{{Name: "max_nodes"}}},
+	"settings": {Attributes: []hcl.AttributeSchema{{Name: "max_nodes"}, {Name: "name"}}},
 }
 
 var priceSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "input_per_mtok"}, {Name: "output_per_mtok"}}}

@@ -4,16 +4,40 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
+// MaxPrinted caps the diagnostics WriteDiagnostics prints: past the first
+// few, more of them tell nothing new (a binary or garbled file gave 2 MB of
+// "Invalid character"), and the first ones are what to fix.
+const MaxPrinted = 20
+
+// maxSourceLine caps the source line printed under a diagnostic.
+const maxSourceLine = 200
+
 // WriteDiagnostics prints diagnostics as `file:line:col: error: summary`
-// followed by the detail (which always says how to fix it) and the source line.
+// followed by the detail (which always says how to fix it) and the source
+// line; past MaxPrinted it says how many more there are.
 func WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl.File) {
-	for _, d := range Dedupe(diags) {
+	diags = Dedupe(diags)
+	lines := map[string][]string{}
+	for i, d := range diags {
+		if i == MaxPrinted {
+			errs, warns := 0, 0
+			for _, d := range diags[i:] {
+				if d.Severity == hcl.DiagError {
+					errs++
+				} else {
+					warns++
+				}
+			}
+			fmt.Fprintf(w, "ideaflow: ... and %d more error(s) and %d more warning(s), not shown: fix the ones above first\n", errs, warns)
+			return
+		}
 		sev := "error"
 		if d.Severity == hcl.DiagWarning {
 			sev = "warning"
@@ -28,13 +52,28 @@ func WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl.
 		}
 		if d.Subject != nil && files != nil {
 			if f := files[d.Subject.Filename]; f != nil {
-				lines := strings.Split(string(f.Bytes), "\n")
-				if n := d.Subject.Start.Line; n >= 1 && n <= len(lines) {
-					fmt.Fprintf(w, "    %4d | %s\n", n, lines[n-1])
+				ls, ok := lines[d.Subject.Filename]
+				if !ok {
+					ls = strings.Split(string(f.Bytes), "\n")
+					lines[d.Subject.Filename] = ls
+				}
+				if n := d.Subject.Start.Line; n >= 1 && n <= len(ls) {
+					fmt.Fprintf(w, "    %4d | %s\n", n, clip(ls[n-1], maxSourceLine))
 				}
 			}
 		}
 	}
+}
+
+// clip cuts s to about n bytes on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + " ..."
 }
 
 // SourceFiles parses the experiment's files for showing source lines in

@@ -58,11 +58,12 @@ func (l *loader) load(files []parsedFile) {
 			"var": {}, "local": {}, "provider": {}, "model": {}, "dataset": {}, "quality": {},
 		},
 		stage: map[string]map[string]cty.Value{},
-		funcs: functions(l.exp.Dir, l.noteFile),
+		funcs: functions(l.resolve, l.noteFile),
 	}
 	l.exp.Variables = map[string]cty.Value{}
 	l.exp.Providers = map[string]*Provider{}
 	l.exp.Models = map[string]*stages.Model{}
+	l.exp.ModelRanges = map[string]hcl.Range{}
 	l.exp.Datasets = map[string]*Dataset{}
 	l.exp.Qualities = map[string]*stages.Quality{}
 	l.exp.MaxNodes = DefaultMaxNodes

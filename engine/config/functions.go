@@ -2,8 +2,6 @@ package config
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -16,10 +14,23 @@ import (
 // templatefile resolve paths against the experiment folder, so moving the
 // folder changes nothing: only the file contents reach a key. onFile, when
 // set, hears of every file() read (its path as written, and its text).
-func functions(baseDir string, onFile func(name, text string)) map[string]function.Function {
+func functions(resolve func(string) (string, error), onFile func(name, text string)) map[string]function.Function {
+	fs := baseFunctions(resolve, onFile)
+	pre := map[string]func([]cty.Value) error{
+		"replace": checkReplace, "format": checkFormat, "formatlist": checkFormat,
+		"setproduct": checkSetProduct,
+	}
+	for name, f := range fs {
+		fs[name] = bounded(f, pre[name])
+	}
+	return fs
+}
+
+// baseFunctions is the function table before bounds (see bounds.go).
+func baseFunctions(resolve func(string) (string, error), onFile func(name, text string)) map[string]function.Function {
 	return map[string]function.Function{
-		"file":         fileFunc(baseDir, onFile),
-		"templatefile": templateFileFunc(baseDir),
+		"file":         fileFunc(resolve, onFile),
+		"templatefile": templateFileFunc(resolve),
 		"setproduct":   stdlib.SetProductFunc,
 		"range":        stdlib.RangeFunc,
 		"jsonencode":   stdlib.JSONEncodeFunc,
@@ -55,27 +66,12 @@ func functions(baseDir string, onFile func(name, text string)) map[string]functi
 	}
 }
 
-func readExperimentFile(baseDir, name string) ([]byte, error) {
-	path := name
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(baseDir, name)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("no file exists at %q (paths are relative to the experiment folder)", name)
-		}
-		return nil, fmt.Errorf("read %q: %w", name, err)
-	}
-	return b, nil
-}
-
-func fileFunc(baseDir string, onFile func(name, text string)) function.Function {
+func fileFunc(resolve func(string) (string, error), onFile func(name, text string)) function.Function {
 	return function.New(&function.Spec{
 		Params: []function.Parameter{{Name: "path", Type: cty.String}},
 		Type:   function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			b, err := readExperimentFile(baseDir, args[0].AsString())
+			b, err := readExperimentFile(resolve, args[0].AsString())
 			if err != nil {
 				return cty.NilVal, err
 			}
@@ -89,7 +85,7 @@ func fileFunc(baseDir string, onFile func(name, text string)) function.Function 
 
 // templateFileFunc renders a file with HCL template syntax (${...}, %{for}),
 // with only the variables passed in the second argument in scope.
-func templateFileFunc(baseDir string) function.Function {
+func templateFileFunc(resolve func(string) (string, error)) function.Function {
 	return function.New(&function.Spec{
 		Params: []function.Parameter{
 			{Name: "path", Type: cty.String},
@@ -98,9 +94,12 @@ func templateFileFunc(baseDir string) function.Function {
 		Type: function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 			name := args[0].AsString()
-			b, err := readExperimentFile(baseDir, name)
+			b, err := readExperimentFile(resolve, name)
 			if err != nil {
 				return cty.NilVal, err
+			}
+			if d := checkText(name, b, true); d != nil {
+				return cty.NilVal, fmt.Errorf("template %q, line %d: %s", name, d.Subject.Start.Line, d.Detail)
 			}
 			expr, diags := hclsyntax.ParseTemplate(b, name, hcl.Pos{Line: 1, Column: 1, Byte: 0})
 			if diags.HasErrors() {
@@ -116,7 +115,7 @@ func templateFileFunc(baseDir string) function.Function {
 					vars[k.AsString()] = ev
 				}
 			}
-			out, diags := expr.Value(&hcl.EvalContext{Variables: vars, Functions: functions(baseDir, nil)})
+			out, diags := expr.Value(&hcl.EvalContext{Variables: vars, Functions: functions(resolve, nil)})
 			if diags.HasErrors() {
 				return cty.NilVal, fmt.Errorf("template %q: %s", name, diags.Error())
 			}

@@ -11,12 +11,22 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+
+	"github.com/ideaflow/ideaflow/stages/datasets"
 )
 
 // Options are the values given on the command line.
 type Options struct {
 	Vars     []string // "name=value", in order; later wins
 	VarFiles []string // HCL files of name = value; applied before Vars
+	// Confine refuses every read of the experiment (file(), templatefile,
+	// dataset, references, categories and provider file paths, a folder
+	// dataset's files) that does not resolve inside the experiment folder
+	// or one of ConfineAlso (the user cache): for running experiments from
+	// others. The -var-file files themselves, which the user names, are
+	// read wherever they are.
+	Confine     bool
+	ConfineAlso []string
 }
 
 // rootSchema lists the top-level blocks of the language.
@@ -44,20 +54,26 @@ func Load(path string, opts Options) (*Experiment, hcl.Diagnostics) {
 		return nil, diags
 	}
 	name := filepath.Base(dir)
+	results := filepath.Join(dir, "results")
 	if st, err := os.Stat(path); err == nil && !st.IsDir() {
 		name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		results = filepath.Join(results, name)
 	}
 	l := &loader{
 		exp: &Experiment{
-			Name: name, Dir: dir, Files: map[string]*hcl.File{},
+			Name: name, Dir: dir, ResultsDir: results, Files: map[string]*hcl.File{},
 		},
 		opts: opts,
+	}
+	if opts.Confine {
+		l.confine = newConfinement(dir, opts.ConfineAlso)
 	}
 	for _, f := range files {
 		l.exp.Files[f.name] = f.file
 	}
 	l.exp.Source = sourceDigest(files)
 	l.load(files)
+	l.identify(path)
 	l.diags = Dedupe(l.diags)
 	// With errors the experiment is partial (what failed, and what reads
 	// it, is left out), returned so a caller can run the checks that come
@@ -112,9 +128,14 @@ func parseFiles(path string) ([]parsedFile, string, hcl.Diagnostics) {
 	var out []parsedFile
 	var diags hcl.Diagnostics
 	for _, n := range names {
-		src, err := os.ReadFile(n)
+		src, err := datasets.ReadRegular(n, MaxExperimentFileBytes)
 		if err != nil {
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read file", Detail: err.Error()})
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read file",
+				Detail: n + ": " + err.Error() + ". An experiment file is a regular UTF-8 text file of HCL."})
+			continue
+		}
+		if d := checkSource(n, src); d != nil {
+			diags = append(diags, d)
 			continue
 		}
 		// Diagnostics name files relative to the working directory, as the user typed them.

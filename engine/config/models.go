@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -33,7 +34,7 @@ func (l *loader) evalModel(d *decl) {
 	if f, ok := l.float(a, "top_p", nil); ok && l.within(a["top_p"], f, 0, 1) {
 		m.TopP = &f
 	}
-	if n, ok := l.int(a, "max_tokens", nil); ok && l.within(a["max_tokens"], float64(n), 0, math.Inf(1)) {
+	if n, ok := l.int(a, "max_tokens", nil); ok && l.within(a["max_tokens"], float64(n), 0, MaxModelTokens) {
 		m.MaxTokens = n
 	}
 	if s, ok := l.int(a, "seed", nil); ok {
@@ -51,12 +52,19 @@ func (l *loader) evalModel(d *decl) {
 	for _, pb := range d.content.Blocks {
 		pc, _ := pb.Body.Content(priceSchema)
 		if pc != nil {
-			m.Price.InputPerMTok, _ = l.float(pc.Attributes, "input_per_mtok", nil)
-			m.Price.OutputPerMTok, _ = l.float(pc.Attributes, "output_per_mtok", nil)
+			for _, p := range []struct {
+				name string
+				dst  *float64
+			}{{"input_per_mtok", &m.Price.InputPerMTok}, {"output_per_mtok", &m.Price.OutputPerMTok}} {
+				if f, ok := l.float(pc.Attributes, p.name, nil); ok && l.within(pc.Attributes[p.name], f, 0, maxPricePerMTok) {
+					*p.dst = f
+				}
+			}
 			m.Priced = true
 		}
 	}
 	l.exp.Models[d.name] = m
+	l.exp.ModelRanges[d.name] = d.declRange
 	optNum := func(p *float64) cty.Value {
 		if p == nil {
 			return cty.NullVal(cty.Number)
@@ -74,6 +82,15 @@ func (l *loader) evalModel(d *decl) {
 	})
 }
 
+// MaxModelTokens bounds a model's max_tokens: past every model's output
+// limit (the largest are ~128k tokens), so only a typo meets it; the plan
+// and --max-cost take max_tokens as each call's output, and 1e12 made every
+// estimate and budget meaningless.
+const MaxModelTokens = 1_000_000
+
+// maxPricePerMTok bounds a price: USD per million tokens, past any model's.
+const maxPricePerMTok = 10_000
+
 // within reports a located error unless lo <= v <= hi: the ranges servers
 // accept for sampling parameters, checked here so a typo fails at validate
 // and not as a 400 on the first call.
@@ -81,11 +98,12 @@ func (l *loader) within(a *hcl.Attribute, v, lo, hi float64) bool {
 	if v >= lo && v <= hi {
 		return true
 	}
-	want := fmt.Sprintf("between %g and %g", lo, hi)
+	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	want := fmt.Sprintf("between %s and %s", num(lo), num(hi))
 	if math.IsInf(hi, 1) {
-		want = fmt.Sprintf("%g or more (0: the server's default)", lo)
+		want = fmt.Sprintf("%s or more (0: the server's default)", num(lo))
 	}
-	l.errorf(a.Expr.Range().Ptr(), "Invalid "+a.Name, "%s must be %s, got %g. Fix the value.", a.Name, want, v)
+	l.errorf(a.Expr.Range().Ptr(), "Invalid "+a.Name, "%s must be %s, got %s. Fix the value.", a.Name, want, strconv.FormatFloat(v, 'g', -1, 64))
 	return false
 }
 

@@ -10,7 +10,6 @@ package config
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -101,14 +100,28 @@ func (l *loader) evalProvider(d *decl) {
 			continue
 		}
 		rng := attr.Expr.Range()
+		if s.Range != nil {
+			if err := s.Range.Check(v); err != nil {
+				l.errorf(&rng, "Invalid "+s.Name, "%s %s. Fix the value (%s).", s.Name, err, s.Doc)
+				continue
+			}
+		}
+		if path, ok := v.(string); ok && s.Path && path != "" {
+			// As a dataset's path: relative to the experiment file, a
+			// regular file the run can read, checked now rather than when
+			// the first call opens the provider.
+			abs, err := l.readablePath(path)
+			if err != nil {
+				l.errorf(&rng, "Invalid "+s.Name, "%s: %s. Fix the path or add the file.", s.Name, err)
+				continue
+			}
+			v = abs
+		}
 		if s.Check != nil {
 			if err := s.Check(v); err != nil {
 				l.errorf(&rng, "Invalid "+s.Name, "%s %s. Fix the value (%s).", s.Name, err, s.Doc)
 				continue
 			}
-		}
-		if path, ok := v.(string); ok && s.Path && path != "" && !filepath.IsAbs(path) {
-			v = filepath.Join(l.exp.Dir, path) // as a dataset's path: relative to the experiment file
 		}
 		if err := p.Set(s.Name, v); err != nil {
 			l.errorf(&rng, "Invalid "+s.Name, "%s.", err)

@@ -5,6 +5,10 @@ package config
 import (
 	"fmt"
 	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -20,10 +24,46 @@ const DefaultMaxNodes = 10_000_000
 // nodes with int32.
 const maxMaxNodes = math.MaxInt32
 
+// maxNameBytes bounds settings { name }: it names the experiment in every
+// output, so a long one is a mistake.
+const maxNameBytes = 200
+
 func (l *loader) evalSettings(d *decl) {
 	if n, ok := l.intIn(d.content.Attributes, "max_nodes", nil, 1, maxMaxNodes); ok {
 		l.exp.MaxNodes = n
 	}
+	if name, ok := l.str(d.content.Attributes, "name", nil); ok {
+		at := d.content.Attributes["name"].Expr.Range().Ptr()
+		switch {
+		case strings.TrimSpace(name) == "":
+			l.errorf(at, "Empty experiment name", "settings { name } names the experiment (plan compares it with its own last run); give it a name, or remove the attribute to use the file's or folder's name.")
+		case len(name) > maxNameBytes || strings.IndexFunc(name, unicode.IsControl) >= 0:
+			l.errorf(at, "Invalid experiment name", "settings { name } must be at most %d bytes with no control characters; got %d bytes. Give a short name such as \"ideabench-table1\".", maxNameBytes, len(name))
+		default:
+			l.exp.Name = name
+			l.exp.ID = "name:" + name
+		}
+	}
+}
+
+// identify sets the experiment's ID from where it was loaded (path: its
+// folder, or its file) unless settings { name } set it, and its Blocks.
+func (l *loader) identify(path string) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	l.exp.Path = filepath.Clean(abs)
+	if l.exp.ID == "" {
+		l.exp.ID = "path:" + l.exp.Path
+	}
+	l.exp.Blocks = make([]string, 0, len(l.decls))
+	for addr := range l.decls {
+		if addr != "settings" {
+			l.exp.Blocks = append(l.exp.Blocks, addr)
+		}
+	}
+	sort.Strings(l.exp.Blocks)
 }
 
 // CheckNodes refuses to lay out adding more nodes for si when the graph

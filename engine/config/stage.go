@@ -14,6 +14,7 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 
 	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/datasets"
 )
 
 // InstanceAddress formats the address of one instance of a stage block.
@@ -59,6 +60,11 @@ func (l *loader) expandStage(d *decl) {
 			return
 		}
 		for _, k := range ks {
+			if err := datasets.CheckID(k.key); err != nil {
+				// A key is part of every node address of its instance, as an item id is.
+				l.errorf(d.forEach.Expr.Range().Ptr(), "Invalid for_each key", "for_each key: %s.", strings.Replace(err.Error(), "item id", "instance key", 1))
+				return
+			}
 			v := k.value
 			keys = append(keys, keyed{key: k.key, each: map[string]cty.Value{"key": cty.StringVal(k.key), "value": v}})
 		}

@@ -5,6 +5,7 @@
 package config
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/hashicorp/hcl/v2"
@@ -17,7 +18,7 @@ import (
 
 // Experiment is a decoded experiment.
 type Experiment struct {
-	Name      string // folder (or file) base name; names run records and the latest-key index
+	Name      string // folder (or file) base name, or settings { name }: what plan, run and reports call it
 	Dir       string // folder the relative paths resolve against
 	Files     map[string]*hcl.File
 	Variables map[string]cty.Value
@@ -36,6 +37,30 @@ type Experiment struct {
 	// MaxNodes caps the nodes of the laid-out graph: settings { max_nodes },
 	// else DefaultMaxNodes. See CheckNodes.
 	MaxNodes int
+
+	// ResultsDir is where reports go unless --out says otherwise: one
+	// folder per experiment, so two experiment files in one folder never
+	// overwrite each other's pages: <Dir>/results for a folder experiment,
+	// <Dir>/results/<file stem> for a one-file experiment.
+	ResultsDir string
+
+	// ID is the experiment's identity, under which plan keeps the keys it
+	// explains reasons against: "name:<settings name>" when settings {
+	// name } is given, else "path:<absolute path>" of the experiment's
+	// folder or file. Two experiments of one name in different folders are
+	// distinct; a moved or renamed one is found again by Blocks (see
+	// engine's priorRun).
+	ID string
+	// Path is the absolute path the experiment was loaded from (its
+	// folder, or its one file).
+	Path string
+	// Blocks lists the addresses of every declared block, sorted: what a
+	// later plan of a moved or renamed experiment matches its last run by.
+	Blocks []string
+
+	// ModelRanges gives each model block's declaration, for errors about a
+	// model found after decoding (a budget its missing price leaves unbound).
+	ModelRanges map[string]hcl.Range
 
 	budgetMu   sync.Mutex
 	overBudget hcl.Diagnostics // what CheckNodes said when it first refused
@@ -70,12 +95,23 @@ type Dataset struct {
 	once  sync.Once
 	items []datasets.Item
 	err   error
+	// refused is set when decoding refused one of the dataset's paths, at
+	// its attribute: the dataset is not loaded, and says ErrReported.
+	refused bool
 }
+
+// ErrReported is what Items returns for a dataset whose path decoding
+// already refused, with a located error: there is nothing more to say.
+var ErrReported = errors.New("already reported")
 
 // Items loads the dataset's items, once: decoding checks (validate) and the
 // engine's layout read the same load.
 func (d *Dataset) Items() ([]datasets.Item, error) {
 	d.once.Do(func() {
+		if d.refused {
+			d.err = ErrReported
+			return
+		}
 		d.items, d.err = datasets.Load(d.Format, d.Path, d.options())
 	})
 	return d.items, d.err

@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	fastjson "github.com/segmentio/encoding/json"
 )
@@ -47,6 +49,30 @@ type Options struct {
 	// Sample keeps a seeded random sample of this many items (0: all);
 	// SampleSeed chooses it (see sampleItems).
 	Sample, SampleSeed int
+	// Confine, when set, is asked about every file and folder a load
+	// opens (the references and categories files, a folder format's
+	// files) and refuses those a confined run may not read (--confine).
+	Confine func(path string) error
+}
+
+// open opens a file of the load: confined, a regular file, at most max bytes.
+func (o Options) open(path string, max int64) (*os.File, error) {
+	if o.Confine != nil {
+		if err := o.Confine(path); err != nil {
+			return nil, err
+		}
+	}
+	return OpenRegular(path, max)
+}
+
+// readFile reads a file of the load whole, as open opens it.
+func (o Options) readFile(path string, max int64) ([]byte, error) {
+	if o.Confine != nil {
+		if err := o.Confine(path); err != nil {
+			return nil, err
+		}
+	}
+	return ReadRegular(path, max)
 }
 
 func (o Options) idField() string {
@@ -84,9 +110,9 @@ func Load(format, path string, opts Options) ([]Item, error) {
 	if load, ok := folderReaders[format]; ok {
 		return load(path, opts) // a folder of files per item (scholarideas.go)
 	}
-	f, err := os.Open(path)
+	f, err := opts.open(path, MaxDatasetBytes)
 	if err != nil {
-		return nil, err // *fs.PathError already says "open PATH: ..."
+		return nil, err
 	}
 	defer f.Close()
 	return Read(format, path, f, opts)
@@ -138,7 +164,7 @@ func Read(format, name string, r io.Reader, opts Options) ([]Item, error) {
 func selectItems(name string, items []Item, opts Options) ([]Item, error) {
 	var err error
 	if opts.References != "" {
-		if items, err = joinReferences(name, items, opts.References); err != nil {
+		if items, err = joinReferences(name, items, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -178,10 +204,42 @@ func (c *collector) add(line int, id string, rec any) error {
 	return c.addEncoded(line, id, b)
 }
 
+// MaxIDBytes bounds an item's id: it is part of the address of every node
+// of the item (stage instance, id, sample, label), which the cache caps at
+// 4 KiB, so a longer id passed validate and then made every run pay calls
+// it could not store. 1 KiB leaves room for the rest of the address.
+const MaxIDBytes = 1024
+
+// CheckID refuses an id that cannot name an item: empty, longer than
+// MaxIDBytes, or holding a control character (a NUL or a newline would
+// garble every address, log line and table it reaches).
+func CheckID(id string) error {
+	switch {
+	case strings.TrimSpace(id) == "":
+		return fmt.Errorf("empty id")
+	case len(id) > MaxIDBytes:
+		return fmt.Errorf("id of %d bytes (%q...) is longer than %d bytes, the limit for an item id (it is part of every node address); shorten it, or give the dataset another id_field", len(id), truncate(id, 40), MaxIDBytes)
+	}
+	if i := strings.IndexFunc(id, unicode.IsControl); i >= 0 {
+		return fmt.Errorf("id %q holds the control character %U at byte %d; remove it", truncate(id, 60), []rune(id[i:])[0], i)
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 // addEncoded appends an already encoded record under id.
 func (c *collector) addEncoded(line int, id string, b []byte) error {
-	if strings.TrimSpace(id) == "" {
-		return c.errorf(line, "empty id")
+	if err := CheckID(id); err != nil {
+		return c.errorf(line, "%v", err)
 	}
 	if first, dup := c.seen[id]; dup {
 		return c.errorf(line, "duplicate id %q (first on line %d)", id, first)

@@ -169,7 +169,7 @@ func TestLoadFile(t *testing.T) {
 		t.Fatalf("Load = %v, %v", items, err)
 	}
 	_, err = Load("ideabench", filepath.Join(dir, "missing.jsonl"), Options{})
-	if err == nil || strings.Count(err.Error(), "open ") != 1 || !strings.Contains(err.Error(), "missing.jsonl") {
+	if err == nil || err.Error() != "no file exists at "+filepath.Join(dir, "missing.jsonl") {
 		t.Errorf("missing file error = %v", err)
 	}
 }

@@ -34,6 +34,15 @@ type Reference struct {
 	Intents   []string `json:"intents,omitempty"` // Semantic Scholar citation intents: background, methodology, result
 }
 
+// checkCitations refuses a negative citation count: a count is 0 or more,
+// and a negative one would pass every min_citations filter backwards.
+func checkCitations(n int) error {
+	if n < 0 {
+		return fmt.Errorf("citations %d is negative; a citation count is 0 or more", n)
+	}
+	return nil
+}
+
 // TargetIdea is the text ranking compares generated ideas against.
 func (p *Paper) TargetIdea() string {
 	if strings.TrimSpace(p.Idea) != "" {
@@ -75,6 +84,11 @@ func readIdeaBench(name string, r io.Reader, opts Options) ([]Item, error) {
 		}
 		if strings.TrimSpace(p.Abstract) == "" && strings.TrimSpace(p.Idea) == "" {
 			return decoded{}, c.errorf(line, "paper %q has neither an abstract nor an idea to rank against", p.ID)
+		}
+		for i, r := range p.References {
+			if err := checkCitations(r.Citations); err != nil {
+				return decoded{}, c.errorf(line, "references[%d] (%q): %v", i, r.ID, err)
+			}
 		}
 		p.normalise()
 		b, err := json.Marshal(&p)

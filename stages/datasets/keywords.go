@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -119,7 +118,7 @@ func addKeywords(c *collector, kws []keywordAt, opts Options) ([]Item, error) {
 	var domains map[string]string
 	if opts.Categories != "" {
 		var err error
-		if domains, err = loadCategories(opts.Categories); err != nil {
+		if domains, err = loadCategories(opts.Categories, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -139,8 +138,8 @@ func addKeywords(c *collector, kws []keywordAt, opts Options) ([]Item, error) {
 // loadCategories reads a keyword,category[,similarity_score] file
 // (LiveIdeaBench's csvs/keyword_classifications.csv) into keyword id ->
 // category. A keyword listed twice must have one category.
-func loadCategories(path string) (map[string]string, error) {
-	f, err := os.Open(path)
+func loadCategories(path string, opts Options) (map[string]string, error) {
+	f, err := opts.open(path, MaxDatasetBytes)
 	if err != nil {
 		return nil, fmt.Errorf("categories: %w", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -51,8 +50,8 @@ type refRow struct {
 
 // readReferences reads a references file, CSV or JSONL by its extension, in
 // file order.
-func readReferences(path string) ([]refRow, error) {
-	f, err := os.Open(path)
+func readReferences(path string, opts Options) ([]refRow, error) {
+	f, err := opts.open(path, MaxDatasetBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +123,9 @@ func readReferencesCSV(name string, r io.Reader) ([]refRow, error) {
 		}
 		if s, ok := cell(rec, "citationCount"); ok {
 			if row.ref.Citations, err = parsePyInt(s); err != nil {
+				return nil, bad("citationCount", err)
+			}
+			if err := checkCitations(row.ref.Citations); err != nil {
 				return nil, bad("citationCount", err)
 			}
 		}
@@ -209,6 +211,9 @@ func readReferencesJSONL(name string, r io.Reader) ([]refRow, error) {
 		}}
 		if j.CitationCount != nil {
 			row.ref.Citations = *j.CitationCount
+			if err := checkCitations(row.ref.Citations); err != nil {
+				return false, fmt.Errorf("%s:%d: citationCount: %v", name, line, err)
+			}
 		}
 		rows = append(rows, row)
 		return false, nil
@@ -221,8 +226,8 @@ func readReferencesJSONL(name string, r io.Reader) ([]refRow, error) {
 // (a references file may cover more targets than a subset or a limit loads),
 // but a file of which no row names any item is an error: its target ids are
 // of another list, or another column.
-func joinReferences(name string, items []Item, refsPath string) ([]Item, error) {
-	rows, err := readReferences(refsPath)
+func joinReferences(name string, items []Item, opts Options) ([]Item, error) {
+	rows, err := readReferences(opts.References, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +241,7 @@ func joinReferences(name string, items []Item, refsPath string) ([]Item, error) 
 	matched := 0
 	for _, r := range rows {
 		if strings.TrimSpace(r.target) == "" {
-			return nil, fmt.Errorf("%s:%d: empty %s; each row names the paperId of the target it is a reference of", refsPath, r.line, TargetIDColumn)
+			return nil, fmt.Errorf("%s:%d: empty %s; each row names the paperId of the target it is a reference of", opts.References, r.line, TargetIDColumn)
 		}
 		if _, ok := index[r.target]; !ok {
 			continue
@@ -244,7 +249,7 @@ func joinReferences(name string, items []Item, refsPath string) ([]Item, error) 
 		if r.ref.ID != "" {
 			k := key{r.target, r.ref.ID}
 			if l, dup := first[k]; dup {
-				return nil, fmt.Errorf("%s:%d: reference %q of target %q is listed twice (first on line %d); remove one row", refsPath, r.line, r.ref.ID, r.target, l)
+				return nil, fmt.Errorf("%s:%d: reference %q of target %q is listed twice (first on line %d); remove one row", opts.References, r.line, r.ref.ID, r.target, l)
 			}
 			first[k] = r.line
 		}
@@ -253,7 +258,7 @@ func joinReferences(name string, items []Item, refsPath string) ([]Item, error) 
 	}
 	if len(rows) > 0 && matched == 0 {
 		return nil, fmt.Errorf("%s: no row's %s is the id of a target in %s (first row: %q, first target: %q); the column must hold the targets' paperId",
-			refsPath, TargetIDColumn, name, rows[0].target, items[0].ID)
+			opts.References, TargetIDColumn, name, rows[0].target, items[0].ID)
 	}
 	out := make([]Item, len(items))
 	for i, it := range items {

@@ -96,6 +96,11 @@ func loadScholarIdeas(dir string, opts Options) ([]Item, error) {
 	if opts.Limit < 0 || opts.Sample < 0 {
 		return nil, fmt.Errorf("%s: limit and sample must not be negative", dir)
 	}
+	if opts.Confine != nil {
+		if err := opts.Confine(dir); err != nil {
+			return nil, err
+		}
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("scholarideas: %w (path must be the ScholarIdeas folder)", err)
@@ -122,7 +127,7 @@ func loadScholarIdeas(dir string, opts Options) ([]Item, error) {
 		if c.full() {
 			break
 		}
-		rec, err := readScholarIdea(filepath.Join(dir, f.name), f)
+		rec, err := readScholarIdea(filepath.Join(dir, f.name), f, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -136,10 +141,10 @@ func loadScholarIdeas(dir string, opts Options) ([]Item, error) {
 	return selectItems(dir, c.items, opts)
 }
 
-func readScholarIdea(folder string, f scholarFolder) (*ScholarIdea, error) {
+func readScholarIdea(folder string, f scholarFolder, opts Options) (*ScholarIdea, error) {
 	readText := func(name string) (string, error) {
 		p := filepath.Join(folder, name)
-		b, err := os.ReadFile(p)
+		b, err := opts.readFile(p, MaxIdeaFileBytes)
 		if err != nil {
 			return "", err
 		}
@@ -164,7 +169,7 @@ func readScholarIdea(folder string, f scholarFolder) (*ScholarIdea, error) {
 		return nil, fmt.Errorf("%s: cutoff %q is not a date YYYY-MM-DD", filepath.Join(folder, "cutoff.txt"), cutoff)
 	}
 	rubricPath := filepath.Join(folder, f.name+".jsonl")
-	rf, err := os.Open(rubricPath)
+	rf, err := opts.open(rubricPath, MaxIdeaFileBytes)
 	if err != nil {
 		return nil, err
 	}

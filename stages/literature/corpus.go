@@ -13,6 +13,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -34,9 +35,20 @@ func init() {
 		DefaultConcurrency: CorpusConcurrency,
 		Settings: []llm.Setting{
 			{Name: "path", Type: llm.TypeString, Required: true, Path: true,
-				Doc: "the JSONL file of papers, relative to the experiment file; references are ids of papers in the file, or objects {paperId, title, intents, contexts, isInfluential}; lines {op, request, reply} are recorded exchanges, answered first"},
-			{Name: "max_concurrency", Type: llm.TypeInt, Default: CorpusConcurrency,
-				Doc: "queries answered at once (0: the default)", Check: llm.AtLeast(0, fmt.Sprintf("0 (default %d)", CorpusConcurrency))},
+				Doc: "the JSONL file of papers, relative to the experiment file; references are ids of papers in the file, or objects {paperId, title, intents, contexts, isInfluential}; lines {op, request, reply} are recorded exchanges, answered first",
+				// validate reads every line, so a broken corpus fails
+				// before the run pays for the calls upstream of the first
+				// literature node.
+				Check: func(v any) error {
+					path, _ := v.(string)
+					_, err := checkedCorpus(path, false)
+					return err
+				}},
+			func() llm.Setting {
+				s := llm.MaxConcurrency(CorpusConcurrency)
+				s.Doc = "queries answered at once (0: the default)"
+				return s
+			}(),
 		},
 		Identify:    corpusAnswerer,
 		AnswererDoc: "the class corpus and the SHA-256 of the file's contents (not its path): an edited file answers afresh",
@@ -136,6 +148,57 @@ const passageChars = 500
 
 // LoadCorpus reads and indexes a corpus file. Errors name the file and line.
 func LoadCorpus(path string) (*Corpus, error) {
+	c, err := checkedCorpus(path, true)
+	if err != nil {
+		return nil, err
+	}
+	c.index()
+	return c, nil
+}
+
+// checked holds the corpora the path setting's check read, by path, so
+// that the load of the same unchanged file in the same process (a run after
+// its validation) indexes what was read instead of reading it a second
+// and third time (a 10,000-paper corpus takes most of a second to decode).
+var checked struct {
+	sync.Mutex
+	m map[string]checkedFile
+}
+
+type checkedFile struct {
+	size int64
+	mod  time.Time
+	c    *Corpus
+	err  error
+}
+
+// checkedCorpus reads path, or returns what a check of the same unchanged
+// file read; take removes it (the caller indexes it, so it is not shared).
+func checkedCorpus(path string, take bool) (*Corpus, error) {
+	checked.Lock()
+	defer checked.Unlock()
+	st, err := os.Stat(path)
+	if err != nil {
+		return readCorpus(path) // says what is wrong, as a read
+	}
+	if f, ok := checked.m[path]; ok && f.size == st.Size() && f.mod.Equal(st.ModTime()) {
+		if take {
+			delete(checked.m, path)
+		}
+		return f.c, f.err
+	}
+	c, err := readCorpus(path)
+	if !take {
+		if checked.m == nil {
+			checked.m = map[string]checkedFile{}
+		}
+		checked.m[path] = checkedFile{size: st.Size(), mod: st.ModTime(), c: c, err: err}
+	}
+	return c, err
+}
+
+// readCorpus reads and checks a corpus file's papers, without indexing them.
+func readCorpus(path string) (*Corpus, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("corpus: %w", err)
@@ -160,6 +223,11 @@ func LoadCorpus(path string) (*Corpus, error) {
 	if len(c.papers) == 0 && c.Recorded() == 0 {
 		return nil, fmt.Errorf("%s: no papers; a corpus has one JSON paper object a line (or recorded exchanges, see record.go)", path)
 	}
+	return c, nil
+}
+
+// index builds the corpus's BM25 indexes.
+func (c *Corpus) index() {
 	docs := make([]string, len(c.papers))
 	titles := make([]string, len(c.papers))
 	for i, p := range c.papers {
@@ -175,7 +243,6 @@ func LoadCorpus(path string) (*Corpus, error) {
 		ptexts[i] = s.text
 	}
 	c.passageIx = newBM25(ptexts)
-	return c, nil
 }
 
 func (c *Corpus) add(line int, text []byte) error {
@@ -205,6 +272,9 @@ func (c *Corpus) add(line int, text []byte) error {
 	}
 	if l.Title == "" {
 		return fmt.Errorf("paper %q has no title", l.PaperID)
+	}
+	if l.CitationCount < 0 {
+		return fmt.Errorf("paper %q: citationCount %d is negative; a citation count is 0 or more", l.PaperID, l.CitationCount)
 	}
 	if l.PublicationDate != "" {
 		if _, err := time.Parse(dateLayout, l.PublicationDate); err != nil {

@@ -267,7 +267,7 @@ func TestCorpusKind(t *testing.T) {
 	}
 	bad := llm.NewProvider("lit", "corpus")
 	_ = bad.Set("path", "testdata/missing.jsonl")
-	if _, err := llm.New(bad); err == nil || !strings.Contains(err.Error(), `provider "lit": corpus: open testdata/missing.jsonl`) {
+	if _, err := llm.New(bad); err == nil || !strings.Contains(err.Error(), `provider "lit": path corpus: open testdata/missing.jsonl`) {
 		t.Errorf("missing file: %v", err)
 	}
 }

@@ -80,7 +80,7 @@ func init() {
 	rate := llm.Setting{Name: "requests_per_second", Type: llm.TypeNumber, Default: S2RequestsPerSecond,
 		Doc: fmt.Sprintf("requests per second across every endpoint, spaced evenly (0: the default, an API key's introductory rate; "+
 			"without api_key_env the default is %.2f, because unauthenticated requests share one pool with every other user)", S2SharedRequestsPerSecond),
-		Check: llm.AtLeast(0, "0 (the default)")}
+		Range: &llm.Range{Min: 0.01, Max: 10_000, Zero: "the default"}}
 	key := llm.Setting{Name: "api_key_env", Type: llm.TypeString, SecretEnv: true, Holds: "the API key",
 		Doc: "environment variable holding a Semantic Scholar API key, sent as x-api-key; unset: the unauthenticated shared pool"}
 	base := llm.Setting{Name: "base_url", Type: llm.TypeString, Default: S2GraphURL, Check: llm.CheckURL,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -86,10 +87,49 @@ type Setting struct {
 	// Path: the value is a file path; the config resolves a relative one
 	// against the experiment file's folder, as it does a dataset's path.
 	Path bool
-	// Check validates a value (nil: any value of Type). Its error completes
-	// a sentence that starts with the setting's name.
+	// Range bounds a number setting (TypeInt, TypeNumber): every count,
+	// rate and size a user gives has one, checked by validate at the
+	// attribute and printed by the reference. nil only for seeds.
+	Range *Range
+	// Check validates a value further (nil: any value of Type and Range).
+	// Its error completes a sentence that starts with the setting's name.
+	// A Path setting's value reaches Check resolved against the experiment
+	// folder.
 	Check func(v any) error
 }
+
+// Range is the values a number setting accepts: Min to Max, and 0 when
+// Zero says what 0 means ("unlimited", "the default").
+type Range struct {
+	Min, Max float64
+	Zero     string
+}
+
+// Check refuses a value outside the range, saying what is allowed.
+func (r *Range) Check(v any) error {
+	var f float64
+	switch n := v.(type) {
+	case int:
+		f = float64(n)
+	case float64:
+		f = n
+	}
+	if (f == 0 && r.Zero != "") || (f >= r.Min && f <= r.Max) {
+		return nil
+	}
+	return fmt.Errorf("must be %s, got %v", r, v)
+}
+
+// String says what the range allows: "0 (unlimited) or 1 to 1000000".
+func (r *Range) String() string {
+	s := fmt.Sprintf("%s to %s", number(r.Min), number(r.Max))
+	if r.Zero != "" {
+		s = fmt.Sprintf("0 (%s) or %s", r.Zero, s)
+	}
+	return s
+}
+
+func number(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 var kinds = map[string]KindInfo{}
 
@@ -183,15 +223,15 @@ var (
 	settingHeaders = Setting{Name: "headers", Type: TypeStringMap, Doc: "extra non-secret headers"}
 	settingSeed    = Setting{Name: "seed", Type: TypeInt, Default: 0, Doc: "seed of the synthetic answers"}
 	settingRPM     = Setting{Name: "requests_per_minute", Type: TypeNumber, Default: 0.0, Doc: "requests per minute (0: unlimited)",
-		Check: atLeast(0, "0 (unlimited)")}
+		Range: &Range{Min: MinRequestsPerMinute, Max: MaxRequestsPerMinute, Zero: "unlimited"}}
 	settingTPM = Setting{Name: "tokens_per_minute", Type: TypeNumber, Default: 0.0, Doc: "tokens per minute, estimated before and settled after each call (0: unlimited)",
-		Check: atLeast(0, "0 (unlimited)")}
-	settingRetries = Setting{Name: "max_retries", Type: TypeInt, Default: DefaultMaxRetries, Doc: "retries of a call after a transient failure (429, 5xx, timeout)",
-		Check: atLeast(-1, fmt.Sprintf("-1 (default %d)", DefaultMaxRetries))}
+		Range: &Range{Min: MinTokensPerMinute, Max: MaxTokensPerMinute, Zero: "unlimited"}}
+	settingRetries = Setting{Name: "max_retries", Type: TypeInt, Default: DefaultMaxRetries, Doc: "retries of a call after a transient failure (429, 5xx, timeout; -1: the default)",
+		Range: &Range{Min: -1, Max: MaxRetriesLimit}}
 	settingTimeout = Setting{Name: "timeout_seconds", Type: TypeNumber, Default: DefaultTimeout.Seconds(), Doc: "per-request timeout in seconds",
-		Check: atLeast(0, fmt.Sprintf("0 (default %s)", DefaultTimeout))}
-	settingRepairs = Setting{Name: "repair_attempts", Type: TypeInt, Default: DefaultRepairs, Doc: "re-asks after an unparseable answer",
-		Check: atLeast(-1, fmt.Sprintf("-1 (default %d)", DefaultRepairs))}
+		Range: &Range{Min: MinTimeoutSeconds, Max: MaxTimeoutSeconds, Zero: fmt.Sprintf("the default, %g", DefaultTimeout.Seconds())}}
+	settingRepairs = Setting{Name: "repair_attempts", Type: TypeInt, Default: DefaultRepairs, Doc: "re-asks after an unparseable answer (-1: the default)",
+		Range: &Range{Min: -1, Max: MaxRepairAttempts}}
 	// settingNChoices lets the engine ask one request for the pending
 	// independent samples of the same prompt (the OpenAI "n" parameter): the
 	// input is sent, and billed, once. Opt-in: some endpoints ignore n, and
@@ -199,13 +239,34 @@ var (
 	settingNChoices = Setting{Name: "n_choices", Type: TypeBool, Default: false,
 		Doc: "send the pending independent samples of one prompt as one request with n choices (input billed once); samples with a seed are always sent one by one"}
 	settingMaxReply = Setting{Name: "max_reply_bytes", Type: TypeInt, Default: DefaultMaxReplyBytes, Doc: "largest reply body accepted, in bytes; a larger reply fails without retry",
-		Check: atLeast(0, fmt.Sprintf("0 (default %d)", DefaultMaxReplyBytes))}
+		Range: &Range{Min: 1, Max: MaxReplyBytesLimit, Zero: fmt.Sprintf("the default, %d", DefaultMaxReplyBytes)}}
 	settingBreakerFailures = Setting{Name: "breaker_failures", Type: TypeInt, Default: DefaultBreakerFailures,
 		Doc:   "consecutive failed requests (5xx, timeouts, connection failures; retries count) after which the provider is declared unavailable and every later call fails without a request",
-		Check: atLeast(0, fmt.Sprintf("0 (default %d)", DefaultBreakerFailures))}
+		Range: &Range{Min: 1, Max: MaxBreakerFailures, Zero: fmt.Sprintf("the default, %d", DefaultBreakerFailures)}}
 	settingBreakerSeconds = Setting{Name: "breaker_seconds", Type: TypeNumber, Default: DefaultBreakerWindow.Seconds(),
 		Doc:   "seconds of requests failing without a single success after which the provider is declared unavailable",
-		Check: atLeast(0, fmt.Sprintf("0 (default %s)", DefaultBreakerWindow))}
+		Range: &Range{Min: 1, Max: MaxBreakerSeconds, Zero: fmt.Sprintf("the default, %g", DefaultBreakerWindow.Seconds())}}
+)
+
+// The bounds of the shared settings, declared once. Each is far past what
+// an endpoint serves one client, so only a typo (a misplaced exponent)
+// meets it; each stops a value that would hang or exhaust a run:
+// max_concurrency = 1e7 started 1.5 goroutines per slot up front and hung,
+// requests_per_minute = 0.0001 waits a week between requests.
+const (
+	MaxConcurrencyLimit  = 1024 // calls in flight per provider
+	MinRequestsPerMinute = 1    // slower is a stalled run: use 0 (unlimited) or a real rate
+	MaxRequestsPerMinute = 1e9  // as good as unlimited: a declared bound, not a limit any endpoint meets
+	MinTokensPerMinute   = 1000 // below it one small request waits a minute
+	MaxTokensPerMinute   = 1e12
+	MaxRetriesLimit      = 100
+	MinTimeoutSeconds    = 0.01
+	MaxTimeoutSeconds    = 3600 // reasoning models can think for many minutes, not hours
+	MaxRepairAttempts    = 10
+	MaxReplyBytesLimit   = 1 << 30 // a reply is held in memory
+	MaxBreakerFailures   = 100_000
+	MaxBreakerSeconds    = 86_400 // a day
+	MaxBatchLimit        = 100_000
 )
 
 // HTTPSettings are the settings of every kind that talks HTTP through
@@ -233,10 +294,6 @@ next:
 	return out
 }
 
-// AtLeast is a Setting.Check refusing numbers below floor; want says what
-// the floor means ("0 (unlimited)").
-func AtLeast(floor float64, want string) func(any) error { return atLeast(floor, want) }
-
 // CheckURL is the Setting.Check of an http(s) URL ("" passes).
 func CheckURL(v any) error { return checkURL(v) }
 
@@ -249,19 +306,18 @@ func httpSettings(concurrency int) []Setting {
 }
 
 // maxConcurrency declares max_concurrency with the kind's default.
-func maxConcurrency(def int) Setting {
+func maxConcurrency(def int) Setting { return MaxConcurrency(def) }
+
+// MaxConcurrency declares max_concurrency with a kind's default, bounded by
+// MaxConcurrencyLimit: the engine starts its workers per slot up front.
+func MaxConcurrency(def int) Setting {
 	return Setting{Name: "max_concurrency", Type: TypeInt, Default: def, Doc: "calls in flight at once (0: the default; lowered adaptively when more than a quarter of recent requests are answered 429)",
-		Check: atLeast(0, fmt.Sprintf("0 (default %d)", def))}
+		Range: &Range{Min: 1, Max: MaxConcurrencyLimit, Zero: fmt.Sprintf("the default, %d", def)}}
 }
 
 // maxBatch declares a kind's max_batch setting with its default.
 func maxBatch(def int, doc string) Setting {
-	return Setting{Name: "max_batch", Type: TypeInt, Default: def, Doc: doc, Check: func(v any) error {
-		if n, _ := v.(int); n < 1 {
-			return fmt.Errorf("must be 1 or more, got %d", n)
-		}
-		return nil
-	}}
+	return Setting{Name: "max_batch", Type: TypeInt, Default: def, Doc: doc, Range: &Range{Min: 1, Max: MaxBatchLimit}}
 }
 
 // withSettings is base plus extra; an extra setting named like one of base
@@ -279,23 +335,6 @@ next:
 		out = append(out, x)
 	}
 	return out
-}
-
-// atLeast checks a number against a floor; want says what the floor means.
-func atLeast(floor float64, want string) func(any) error {
-	return func(v any) error {
-		var f float64
-		switch n := v.(type) {
-		case int:
-			f = float64(n)
-		case float64:
-			f = n
-		}
-		if f < floor {
-			return fmt.Errorf("must be %s or more, got %v", want, v)
-		}
-		return nil
-	}
 }
 
 func checkURL(v any) error {

@@ -92,7 +92,7 @@ func TestProviderSet(t *testing.T) {
 		t.Errorf("unset max_batch = %d, want the default %d", p.Int("max_batch"), DefaultTEIBatch)
 	}
 	_ = p.Set("max_batch", 0)
-	if _, err := New(p); err == nil || !strings.Contains(err.Error(), "max_batch must be 1 or more, got 0") {
+	if _, err := New(p); err == nil || !strings.Contains(err.Error(), "max_batch must be 1 to 100000, got 0") {
 		t.Errorf("max_batch 0: %v", err)
 	}
 }

@@ -304,8 +304,8 @@ func TestNewErrors(t *testing.T) {
 		{"missing secret header", Provider{Name: "oa", Kind: "openai", HeaderEnv: map[string]string{"X-Token": "OA_TOK"}}, nil, "header X-Token is read from environment variable OA_TOK"},
 		{"bad base_url", Provider{Name: "oa", Kind: "openai", BaseURL: "localhost:8000"}, nil, `base_url "localhost:8000" is not an http(s) URL`},
 		{"unknown kind", Provider{Name: "x", Kind: "anthropic"}, nil, `unknown kind "anthropic"`},
-		{"negative rpm", Provider{Name: "x", Kind: "openai", RequestsPerMinute: -1}, nil, "requests_per_minute must be 0 (unlimited) or more, got -1"},
-		{"negative concurrency", Provider{Name: "x", Kind: "mock", MaxConcurrency: -2}, nil, "max_concurrency must be 0 (default 64) or more, got -2"},
+		{"negative rpm", Provider{Name: "x", Kind: "openai", RequestsPerMinute: -1}, nil, "requests_per_minute must be 0 (unlimited) or 1 to 1000000000, got -1"},
+		{"negative concurrency", Provider{Name: "x", Kind: "mock", MaxConcurrency: -2}, nil, "max_concurrency must be 0 (the default, 64) or 1 to 1024, got -2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

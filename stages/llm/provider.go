@@ -137,6 +137,11 @@ func (p Provider) Int(name string) int {
 // New does before connecting (config reports the same checks located).
 func (p Provider) check(k KindInfo) error {
 	for _, s := range k.Settings {
+		if s.Range != nil {
+			if err := s.Range.Check(p.value(s)); err != nil {
+				return fmt.Errorf("%s %w", s.Name, err)
+			}
+		}
 		if s.Check == nil {
 			continue
 		}

@@ -82,6 +82,9 @@ type RunSummary struct {
 	// their records say.
 	Answered []PageAnswerer
 	Failures []string // "address: error"
+	// Unpriced names the models without a price block whose calls CostUSD
+	// leaves out: the page says the cost is unknown, never $0.
+	Unpriced []string
 }
 
 // PageAnswerer is one answerer and the model and service nodes it answered.
@@ -193,10 +196,19 @@ type servedView struct {
 type kv struct{ K, V string }
 
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
-	"money": func(v float64) string { return fmt.Sprintf("$%.4f", v) },
-	"secs":  func(v float64) string { return fmt.Sprintf("%.1f s", v) },
-	"inc":   func(i int) int { return i + 1 },
-	"mark":  func() string { return MixedMark },
+	"secs": func(v float64) string { return fmt.Sprintf("%.1f s", v) },
+	"inc":  func(i int) int { return i + 1 },
+	"cost": func(s RunSummary) string {
+		if len(s.Unpriced) == 0 {
+			return fmt.Sprintf("$%.4f", s.CostUSD)
+		}
+		unknown := "unknown (no price for " + strings.Join(s.Unpriced, ", ") + ")"
+		if s.CostUSD == 0 {
+			return unknown
+		}
+		return fmt.Sprintf("$%.4f for priced models; %s", s.CostUSD, unknown)
+	},
+	"mark": func() string { return MixedMark },
 }).Parse(pageTmpl))
 
 // WriteHTML writes p as one self-contained HTML page.

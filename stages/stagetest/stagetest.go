@@ -3,7 +3,8 @@
 // per listed element (test_each), an aggregate laid out only once the
 // expansion is final (test_collect), and an item's model node followed by a
 // compute node of the same instance reading it (test_count), and a model
-// node whose Output reads a param (test_lines). Importing the package registers them;
+// node whose Output reads a param (test_lines), and a stage that panics
+// (test_panic). Importing the package registers them;
 // only tests import it, so they never reach the ideaflow binary.
 package stagetest
 
