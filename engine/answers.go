@@ -131,10 +131,11 @@ func (w *walker) planReuse(i int32, work *stages.Work) bool {
 	if work.Call.Output == nil {
 		return false
 	}
-	_, a, ok := w.storedAnswer(st.answerKey)
+	rec, a, ok := w.storedAnswer(st.answerKey)
 	if !ok {
 		return false
 	}
+	a.Raw = rec.Raw
 	out, err := work.Call.Output(a)
 	if err != nil {
 		return false // refused under these params: the run asks again
@@ -159,6 +160,7 @@ func (w *walker) runReuse(i int32, work *stages.Work, key string, parts []namedP
 	if !ok {
 		return false
 	}
+	a.Raw = ans.Raw
 	out, err := work.Call.Output(a)
 	if err != nil {
 		return false

@@ -243,6 +243,7 @@ func applyOutput(work *stages.Work, res *Result) ([]byte, error) {
 		if c.Output == nil {
 			return nil, errors.New("the stage gave no Output for its call (an internal error in the stage type)")
 		}
+		res.Answer.Raw = res.Raw
 		return c.Output(res.Answer)
 	}
 	if work.Service.Output == nil {

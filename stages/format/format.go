@@ -66,4 +66,11 @@ type Answer struct {
 	// spec's kind is set.
 	Refusal string `json:"refusal,omitempty"`
 	Refused bool   `json:"refused,omitempty"`
+	// Raw is the model's answer text as received, the text this answer was
+	// parsed from. It is not stored with the parsed answer (the cache
+	// record keeps the raw text); the engine sets it before a stage's
+	// Output reads the answer, so an Output can store beside the strict
+	// parse what another parser (a benchmark authors' own) reads from the
+	// same text, without another call.
+	Raw string `json:"-"`
 }
