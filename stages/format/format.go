@@ -49,6 +49,12 @@ type Spec struct {
 	// Reask is the message sent after a refusal in place of the default
 	// research justification (see RepairMessage); "": the default.
 	Reask string `json:"reask,omitempty"`
+	// ReaskAlone sends the re-ask after a refusal as a request of its own
+	// (the request's system messages, then Reask as the only user
+	// message) instead of a reply that follows the refusal: LiveIdeaBench
+	// sends its fallback prompt so, the model never seeing what it
+	// declined.
+	ReaskAlone bool `json:"reask_alone,omitempty"`
 }
 
 // Answer is a parsed answer; only the member matching Spec.Kind is set.

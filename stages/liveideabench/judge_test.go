@@ -41,7 +41,7 @@ func ideaIn(u *stages.Upstream, i int, idea Idea) stages.In {
 }
 
 func TestDefaultJudgePromptIsThePapers(t *testing.T) {
-	dims, err := dimensions(stages.WithDefaults(judgeType{}, stages.Params{}))
+	dims, err := dimensions(stages.WithDefaults(judgeType{}, stages.Params{}), releases["v2"])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +73,8 @@ func TestJudgePanelLayoutAndRequest(t *testing.T) {
 			t.Fatalf("two nodes at %s", key)
 		}
 		slots[key] = true
-		if strings.Contains(n.Label, "openai/") {
-			t.Errorf("%s: an openai judge for an openai generator", n.Label)
+		if strings.HasSuffix(n.Label, " judge "+gen.Name) {
+			t.Errorf("%s: the generator judges itself", n.Label)
 		}
 	}
 	w, err := nodes[0].Prepare([]stages.In{ideaIn(up, 0, Idea{Keyword: "graphene", Domain: "Physics", Idea: "Use graphene membranes to filter salt."})})
@@ -82,12 +82,19 @@ func TestJudgePanelLayoutAndRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "judge_request.txt", append([]byte(nodes[0].Label+"\n"), requestText(t, w.Call.Request)...))
-	out, err := w.Call.Output(&format.Answer{Fields: map[string]int{"originality": 7, "feasibility": 5, "clarity": 6}, Explanation: "Bold."})
+	// The output holds the strict parse and, beside it, what the authors'
+	// parser read from the same raw answer.
+	out, err := w.Call.Output(&format.Answer{Fields: map[string]int{"originality": 7, "feasibility": 5, "clarity": 6}, Explanation: "Bold.",
+		Raw: "Bold.\n```json\n{\"originality\": 7, \"feasibility\": 5, \"clarity\": 6}\n```"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(out) != `{"judge":"`+w.Call.Model.Name+`","scores":{"clarity":6,"feasibility":5,"originality":7},"mean":6,"reasoning":"Bold."}` {
+	if string(out) != `{"judge":"`+w.Call.Model.Name+`","scores":{"clarity":6,"feasibility":5,"originality":7},"mean":6,"reasoning":"Bold.",`+
+		`"authors_parse":{"scores":{"clarity":6,"feasibility":5,"originality":7},"mean":6,"valid":true,"parser":"`+format.ParserLiveIdeaBenchScoresV2+`"}}` {
 		t.Errorf("output %s", out)
+	}
+	if !reflect.DeepEqual(w.Call.KeyParams, []string{"protocol"}) {
+		t.Errorf("key params %v: the authors' parser depends on the protocol", w.Call.KeyParams)
 	}
 	// A dropped idea gives a dropped judgement without a call.
 	w, err = nodes[0].Prepare([]stages.In{ideaIn(up, 0, Idea{Keyword: "graphene", Dropped: true, Reason: "too_long"})})
@@ -108,7 +115,11 @@ func TestJudgePanelParamErrors(t *testing.T) {
 		param  string
 		errSub string
 	}{
-		{"too few after family", stages.Params{"panel": testPanel[:3]}, "panel", "panel has 1 judge(s) for the ideas of openai/gpt-4o-mini, fewer than judges_per_idea = 3"},
+		{"too few after family", stages.Params{"panel": testPanel[:3], "exclude": "family"}, "panel", "panel has 1 judge(s) for the ideas of openai/gpt-4o-mini, fewer than judges_per_idea = 3"},
+		{"too few after the generator", stages.Params{"panel": append([]*stages.Model{gen}, testPanel[:2]...)}, "panel", "panel has 2 judge(s) for the ideas of openai/gpt-4o-mini, fewer than judges_per_idea = 3 (excluded: model.openai_gpt_4o_mini is the generator)"},
+		{"unknown exclusion", stages.Params{"panel": testPanel, "exclude": "families"}, "exclude", `exclude = "families" is not one of "model"`},
+		{"unknown draw", stages.Params{"panel": testPanel, "draw": "per_keyword"}, "draw", `draw = "per_keyword" is not one of "independent"`},
+		{"unknown protocol", stages.Params{"panel": testPanel, "protocol": "v3"}, "protocol", `protocol = "v3" is not one of`},
 		{"no definition", stages.Params{"panel": testPanel, "dimensions": []string{"originality", "significance"}}, "definitions", `dimension "significance" has no definition`},
 		{"stray definition", stages.Params{"panel": testPanel, "definitions": map[string]string{"novelty": "x"}}, "definitions", `definitions has "novelty", which is not one of the dimensions`},
 		{"bad template", stages.Params{"panel": testPanel, "prompt": "{{.Ida}}"}, "prompt", "Ida"},
@@ -172,8 +183,8 @@ func TestFluencyPairsAndRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "fluency_request.txt", append([]byte(n.Label+"\n"), requestText(t, w.Call.Request)...))
-	out, _ := w.Call.Output(&format.Answer{Letter: "B"})
-	if string(out) != `{"letter":"B","judge":"`+w.Call.Model.Name+`"}` {
+	out, _ := w.Call.Output(&format.Answer{Letter: "B", Raw: "Answer: B"})
+	if string(out) != `{"letter":"B","judge":"`+w.Call.Model.Name+`","authors_parse":{"letter":"A","valid":true,"parser":"`+format.ParserLiveIdeaBenchLetterV2+`"}}` {
 		t.Errorf("output %s", out)
 	}
 	for _, tc := range []struct {
