@@ -257,3 +257,55 @@ func TestLeaderboardFiles(t *testing.T) {
 		t.Errorf("csv:\n%s", f.Files["leaderboard.main.csv"])
 	}
 }
+
+// parse = "authors" aggregates the authors' parser's reads: its scores
+// (7.5 and 15 included, as their statistics would take them), its letters
+// ("Answer: C" read as A), and leaves out and counts what it read nothing
+// from; "strict" aggregates the strict parse of the same answers.
+func TestAggregateAuthorsParse(t *testing.T) {
+	gen := &stages.Model{Name: "m"}
+	ju, fu := &stages.Upstream{Address: "j", Generator: gen}, &stages.Upstream{Address: "f", Generator: gen}
+	mean := func(v float64) *float64 { return &v }
+	var in []stages.In
+	judge := func(item string, strict [2]int, authors *AuthorsScores) {
+		b, _ := json.Marshal(Judgement{Judge: "j", Scores: map[string]int{"originality": strict[0], "feasibility": strict[1]}, Mean: float64(strict[0]+strict[1]) / 2, AuthorsParse: authors})
+		in = append(in, stages.In{Dep: stages.Dep{Input: "judgements"}, Node: stages.NodeInfo{Item: item}, From: ju, Output: b})
+	}
+	pair := func(item, strict string, authors *AuthorsLetter) {
+		b, _ := json.Marshal(FluencyOutput{Letter: strict, Judge: "j", AuthorsParse: authors})
+		in = append(in, stages.In{Dep: stages.Dep{Input: "fluency"}, Node: stages.NodeInfo{Item: item}, From: fu, Output: b})
+	}
+	judge("k1", [2]int{7, 6}, &AuthorsScores{Valid: true, Scores: map[string]float64{"originality": 7.5, "feasibility": 6}, Mean: mean(6.75)})
+	judge("k1", [2]int{8, 4}, &AuthorsScores{Valid: false, Reason: "no SCORES block"})
+	judge("k2", [2]int{9, 2}, &AuthorsScores{Valid: true, Scores: map[string]float64{"originality": 15, "feasibility": 2}, Mean: mean(8.5)})
+	pair("k1", "C", &AuthorsLetter{Letter: "A", Valid: true})
+	pair("k2", "B", &AuthorsLetter{Valid: false})
+	for _, tc := range []struct {
+		parse                          string
+		orig, feas, fluency            float64
+		judgements, pairs, unread int
+	}{
+		{ParseStrict, 8, 4, (4.0 + 7) / 2, 3, 2, 0},
+		{ParseAuthors, 11.25, 4, 10, 2, 1, 2},
+	} {
+		g := newAggregator(aggOptions{mapping: FluencyMappings["v2"], percentile: 30, parse: tc.parse})
+		if err := g.addAll(in); err != nil {
+			t.Fatal(err)
+		}
+		ms, err := g.finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := ms[0]
+		if !near(m.Scores["originality"], tc.orig) || !near(m.Scores["feasibility"], tc.feas) || !near(m.Scores["fluency"], tc.fluency) ||
+			m.Judgements != tc.judgements || m.Pairs != tc.pairs || m.Unread != tc.unread {
+			t.Errorf("%s: scores %v, %d judgements, %d pairs, %d unread", tc.parse, m.Scores, m.Judgements, m.Pairs, m.Unread)
+		}
+	}
+	if _, err := aggregateParams(stages.WithDefaults(scoreType{}, stages.Params{"parse": "lenient"})); err == nil || !strings.Contains(err.Error(), `parse = "lenient" is not one of "strict"`) {
+		t.Errorf("parse lenient: %v", err)
+	}
+	if _, err := aggregateParams(stages.WithDefaults(scoreType{}, stages.Params{"flexibility": "p30"})); err == nil || !strings.Contains(err.Error(), `flexibility = "p30" is not one of "paper"`) {
+		t.Errorf("flexibility p30: %v", err)
+	}
+}
