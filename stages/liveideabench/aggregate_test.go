@@ -281,8 +281,8 @@ func TestAggregateAuthorsParse(t *testing.T) {
 	pair("k1", "C", &AuthorsLetter{Letter: "A", Valid: true})
 	pair("k2", "B", &AuthorsLetter{Valid: false})
 	for _, tc := range []struct {
-		parse                          string
-		orig, feas, fluency            float64
+		parse                     string
+		orig, feas, fluency       float64
 		judgements, pairs, unread int
 	}{
 		{ParseStrict, 8, 4, (4.0 + 7) / 2, 3, 2, 0},

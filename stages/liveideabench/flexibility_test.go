@@ -18,7 +18,7 @@ type flexGolden struct {
 		Name       string `json:"name"`
 		Mapping    string `json:"mapping"`
 		Judgements []struct {
-			Keyword                             string
+			Keyword                           string
 			Originality, Feasibility, Clarity int
 		} `json:"judgements"`
 		Fluency []struct {
