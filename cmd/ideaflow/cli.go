@@ -115,7 +115,7 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.StringVar(&a.cacheDir, "cache-dir", "", "cache folder (default $IDEAFLOW_CACHE_DIR, else the user cache folder: $XDG_CACHE_HOME/ideaflow or ~/.cache/ideaflow)")
 	pf.StringVar(&a.logFormat, "log-format", "", "log format: json or console (default console on a terminal, json otherwise)")
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	root.AddCommand(a.validateCmd(), a.planCmd(), a.runCmd(), a.reportCmd(), a.graphCmd(), a.showCmd(), a.exportCmd(), a.docCmd(), a.cacheCmd(), a.versionCmd())
+	root.AddCommand(a.validateCmd(), a.planCmd(), a.runCmd(), a.reportCmd(), a.graphCmd(), a.showCmd(), a.exportCmd(), a.docCmd(), a.cacheCmd(), a.dataCmd(), a.versionCmd())
 	return root
 }
 

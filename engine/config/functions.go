@@ -20,6 +20,7 @@ func functions(baseDir string, onFile func(name, text string)) map[string]functi
 	return map[string]function.Function{
 		"file":         fileFunc(baseDir, onFile),
 		"templatefile": templateFileFunc(baseDir),
+		"authors_file": authorsFileFunc(baseDir),
 		"setproduct":   stdlib.SetProductFunc,
 		"range":        stdlib.RangeFunc,
 		"jsonencode":   stdlib.JSONEncodeFunc,
