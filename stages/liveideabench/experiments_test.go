@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -295,4 +296,78 @@ func TestStageDefaultsAreTheAuthors(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Flexibility on quick.hcl's mock data, the paper's composite (the
+// default) against ideaflow's former per-judgement mean of the judged
+// dimensions: switching re-runs only the leaderboard, with no call; the
+// two formulas give other numbers (README quotes the logged differences).
+func TestQuickFlexibilityBothWays(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"quick.hcl", "data/quick_keywords.txt", "data/quick_categories.csv"} {
+		b, err := os.ReadFile(experiments + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := &engine.Engine{Store: cache.NewMemory()}
+	board := func() map[string]float64 {
+		g := build(t, filepath.Join(dir, "quick.hcl"), nil)
+		e.Exec = engine.NewLocalExecutor(g.Exp.LLMProviders(), zerolog.Nop())
+		out := t.TempDir()
+		sum, err := e.Run(context.Background(), g, engine.RunOptions{ReportDir: out})
+		if err != nil || len(sum.Failures) != 0 {
+			t.Fatalf("%v %+v", err, sum.Failures)
+		}
+		b, err := os.ReadFile(filepath.Join(out, "leaderboard.quick.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lb liveideabench.Leaderboard
+		if err := json.Unmarshal(b, &lb); err != nil {
+			t.Fatal(err)
+		}
+		flex := map[string]float64{}
+		for _, m := range lb.Models {
+			flex[m.Model] = m.Scores["flexibility"]
+		}
+		if strings.Contains(string(b), `"flexibility": "judged_mean"`) {
+			if sum.LLMCalls != 0 || sum.Nodes.Ran != 1 {
+				t.Errorf("switching flexibility: %d calls, %d nodes ran; want 0 and the leaderboard alone", sum.LLMCalls, sum.Nodes.Ran)
+			}
+		}
+		return flex
+	}
+	paper := board()
+	src, err := os.ReadFile(filepath.Join(dir, "quick.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(src), "  fluency    = [stage.fluency.pairs]\n}", "  fluency    = [stage.fluency.pairs]\n  flexibility = \"judged_mean\"\n}", 1)
+	if edited == string(src) {
+		t.Fatal("quick.hcl's leaderboard block changed shape")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "quick.hcl"), []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := board()
+	var diffs []string
+	differ := 0
+	for m, v := range paper {
+		if v != old[m] {
+			differ++
+		}
+		diffs = append(diffs, fmt.Sprintf("%s %.3f (paper) vs %.3f (judged mean): %+.3f", m, v, old[m], v-old[m]))
+	}
+	if len(paper) != 3 || differ == 0 {
+		t.Errorf("flexibility both ways: %v and %v", paper, old)
+	}
+	sort.Strings(diffs)
+	t.Logf("flexibility on quick.hcl's mock data:\n%s", strings.Join(diffs, "\n"))
 }
