@@ -400,3 +400,32 @@ func pyJSONRestore(v any) any {
 	}
 	return v
 }
+
+// liveIdeaBenchMarkers are extract_final_idea's markers, lower-cased, in
+// the order it tries them (its list names the first two twice, in two
+// cases, which lower-casing makes one).
+var liveIdeaBenchMarkers = []string{"**final idea:**", "**final idea**:", "final idea"}
+
+// LiveIdeaBenchFinalIdea cuts a reasoning model's answer as the authors'
+// extract_final_idea does (utils/LLM.py, the same at 8dbdfef and 6fc8285):
+// the answer stripped, then, for the first of "**Final Idea:**",
+// "**Final Idea**:" and "final idea" (any case) that it contains, what
+// follows that marker's first occurrence, stripped; the whole stripped
+// answer when it has none. So "my final idea should be ..." is cut after
+// "final idea", and a bare "Final Idea: X" keeps its ": X".
+func LiveIdeaBenchFinalIdea(text string) string {
+	rs := []rune(pyStrip(text))
+	lower := make([]rune, len(rs))
+	for i, r := range rs {
+		lower[i] = unicode.ToLower(r)
+	}
+	for _, m := range liveIdeaBenchMarkers {
+		mr := []rune(m)
+		for i := 0; i+len(mr) <= len(lower); i++ {
+			if string(lower[i:i+len(mr)]) == m {
+				return pyStrip(string(rs[i+len(mr):]))
+			}
+		}
+	}
+	return string(rs)
+}

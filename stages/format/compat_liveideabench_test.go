@@ -150,3 +150,21 @@ func TestLiveIdeaBenchCompatDiffersFromStrict(t *testing.T) {
 		t.Errorf("authors %q: %+v, want no read (method 4 is case-sensitive)", prose, got)
 	}
 }
+
+// extract_final_idea's cuts, as its Python gives them.
+func TestLiveIdeaBenchFinalIdea(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"Let me think.\n\n**Final Idea:** A soil sensor network.", "A soil sensor network."},
+		{"**Final Idea**: Graphene filters.", "Graphene filters."},
+		{"Reasoning... **final idea:** first. Then **Final Idea:** second.", "first. Then **Final Idea:** second."}, // the first occurrence
+		{"My final idea should be bold. Final Idea: X", "should be bold. Final Idea: X"},                            // bare words cut
+		{"Final Idea: X", ": X"}, // the colon stays
+		{"  No marker at all.  ", "No marker at all."},
+		{"**FINAL IDEA:**   Élan vital.\n", "Élan vital."},
+		{"final idea", ""},
+	} {
+		if got := LiveIdeaBenchFinalIdea(c.in); got != c.want {
+			t.Errorf("%q: %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -199,7 +199,7 @@ func smallVars(t *testing.T, published bool) []string {
 // paper's fails here.
 var protocolPins = map[string]map[string]map[string]any{
 	"leaderboard.hcl": {
-		"generate_from_keyword": {"protocol": "v1", "ideas_per_keyword": 2, "max_words": 200, "max_chars": 2500, "min_chars": 101, "drop_refused": false, "reask_mode": "new_request", "system": ""},
+		"generate_from_keyword": {"protocol": "v1", "ideas_per_keyword": 2, "max_words": 200, "max_chars": 2500, "min_chars": 101, "drop_refused": false, "reask_mode": "new_request", "system": "", "final_idea_marker": "authors"},
 		"judge_panel":           {"protocol": "v1", "judges_per_idea": 3, "exclude": "model", "draw": "independent"},
 		"fluency":               {"protocol": "v1", "method": "judge", "judges_per_pair": 1, "exclude": "model", "draw": "independent"},
 		"liveideabench_score":   {"mapping": "v1", "flexibility": "paper", "flexibility_percentile": 30.0, "parse": "authors"},
@@ -279,7 +279,7 @@ func TestReproductionsPinTheirProtocols(t *testing.T) {
 // being kept beside it and aggregated with parse = "authors".
 func TestStageDefaultsAreTheAuthors(t *testing.T) {
 	for typ, want := range map[string]map[string]any{
-		"generate_from_keyword": {"protocol": "v2", "max_words": 200, "max_chars": 2500, "min_chars": 101, "drop_refused": false, "reask_mode": "new_request"},
+		"generate_from_keyword": {"protocol": "v2", "max_words": 200, "max_chars": 2500, "min_chars": 101, "drop_refused": false, "reask_mode": "new_request", "final_idea_marker": "authors"},
 		"judge_panel":           {"protocol": "v2", "judges_per_idea": 3, "exclude": "model", "draw": "independent"},
 		"fluency":               {"protocol": "v2", "judges_per_pair": 1, "exclude": "model", "draw": "independent"},
 		"liveideabench_score":   {"mapping": "v2", "flexibility": "paper", "flexibility_percentile": 30.0, "parse": "strict"},

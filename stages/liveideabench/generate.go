@@ -52,11 +52,18 @@ func (generateType) Params() []stages.Param {
 		{Name: "reask_mode", Kind: stages.String, Default: ReaskNewRequest, Doc: `how reask is sent: "new_request" (a request of its own, as the authors' code sends its fallback prompt) or "follow_up" (a reply after the refusal, in the same conversation)`},
 		{Name: "drop_refused", Kind: stages.Bool, Default: false, Doc: "an idea whose re-ask was refused too is dropped as refused; false (the authors' code): the re-ask's answer is judged, whatever it says"},
 		{Name: "final_idea", Kind: stages.Bool, Default: false, Doc: `reasoning models: ask for the answer after "**Final Idea:**" and judge only what follows the marker (the whole answer when there is none), as the paper does for QwQ`},
+		{Name: "final_idea_marker", Kind: stages.String, Default: MarkerAuthors, Doc: `final_idea: where the idea is cut: "authors" (extract_final_idea: after the first "**Final Idea:**", else "**Final Idea**:", else the bare words "final idea", any case) or "last_label" (after the last "Final Idea" written as a label: a colon or dash after it, or a line of its own, so "my final idea is ..." is no marker)`},
 		{Name: "max_words", Kind: stages.Int, Default: 200, Min: 1, Max: maxLimit, Doc: "ideas of this many words or more are dropped as too_long (the authors keep fewer than 200)"},
 		{Name: "max_chars", Kind: stages.Int, Default: 2500, Min: 1, Max: maxLimit, Doc: "ideas of this many characters or more are dropped as too_long (the authors keep fewer than 2,500)"},
 		{Name: "min_chars", Kind: stages.Int, Default: 101, Min: 0, Max: maxLimit, Doc: "ideas of fewer characters are dropped as too_short (the authors keep more than 100: 101)"},
 	}
 }
+
+// The final_idea_marker values.
+const (
+	MarkerAuthors   = "authors"
+	MarkerLastLabel = "last_label"
+)
 
 // The reask modes.
 const (
@@ -79,7 +86,7 @@ type KeywordData struct {
 // outputParams are the params Idea outputs read beyond the request: the
 // call is keyed on them (stages.Call.KeyParams), so changing max_words
 // re-runs the nodes instead of serving ideas filtered under the old limit.
-var outputParams = []string{"keyword_field", "domain_field", "final_idea", "max_words", "max_chars", "min_chars", "drop_refused"}
+var outputParams = []string{"keyword_field", "domain_field", "final_idea", "final_idea_marker", "max_words", "max_chars", "min_chars", "drop_refused"}
 
 type generator struct {
 	model                        *stages.Model
@@ -90,6 +97,7 @@ type generator struct {
 	address                      string
 	phrases                      []string
 	finalIdea                    bool
+	lastLabel                    bool // final_idea_marker = "last_label"
 	finalIdeaSep                 string
 	dropRefused                  bool
 	maxWords, maxChars, minChars int
@@ -147,6 +155,13 @@ func newGenerator(inst *stages.Instance) (*generator, error) {
 		maxWords:     p.Int("max_words"),
 		maxChars:     p.Int("max_chars"),
 		minChars:     p.Int("min_chars"),
+	}
+	switch p.String("final_idea_marker") {
+	case MarkerAuthors:
+	case MarkerLastLabel:
+		g.lastLabel = true
+	default:
+		return nil, stages.ParamErrorf("final_idea_marker", `final_idea_marker = %q is not one of %q (the authors' extract_final_idea) or %q`, p.String("final_idea_marker"), MarkerAuthors, MarkerLastLabel)
 	}
 	switch p.String("reask_mode") {
 	case ReaskNewRequest:
@@ -271,8 +286,9 @@ func (g *generator) prepare(sample int) func(in []stages.In) (*stages.Work, erro
 }
 
 // output turns the answer into the node's Idea: the idea judged is the
-// text after a Final Idea marker (final_idea; else, or without a marker,
-// the whole answer), white space collapsed, dropped when too long, too
+// text after a Final Idea marker (final_idea, cut per final_idea_marker;
+// else, or without a marker, the whole answer), white space collapsed,
+// dropped when too long, too
 // short, or (drop_refused) refused twice. The lengths are counted on the
 // collapsed text, as the authors count them on the ideas they store
 // (run.py's clean_text); a length in characters is in Unicode code points,
@@ -280,10 +296,13 @@ func (g *generator) prepare(sample int) func(in []stages.In) (*stages.Work, erro
 func (g *generator) output(keyword, domain string, a *format.Answer) ([]byte, error) {
 	idea := Idea{Keyword: keyword, Domain: domain, Answer: a.Text, Refused: a.Refusal != "", RefusalAnswer: a.Refusal, FallbackRefused: a.Refused}
 	text := a.Text
-	if g.finalIdea {
+	switch {
+	case g.finalIdea && g.lastLabel:
 		if x, ok := format.FinalIdea(text); ok {
 			text = x
 		}
+	case g.finalIdea:
+		text = format.LiveIdeaBenchFinalIdea(text)
 	}
 	idea.Idea = format.CollapseSpace(text)
 	idea.Words = len(strings.Fields(idea.Idea))

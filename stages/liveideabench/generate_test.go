@@ -173,6 +173,7 @@ func TestGenerateParamErrors(t *testing.T) {
 		{stages.Params{"keywords": kw, "model": testModel, "prompt": "{{ .Topic }}"}, "prompt", ".Topic is not a field here; available: .ID .Keyword .Domain .Sample .Item"},
 		{stages.Params{"keywords": kw, "model": testModel, "protocol": "december"}, "protocol", `protocol = "december" is not one of "v1" (December 2024), "v2" (current)`},
 		{stages.Params{"keywords": kw, "model": testModel, "reask_mode": "again"}, "reask_mode", `reask_mode = "again" is not one of "new_request"`},
+		{stages.Params{"keywords": kw, "model": testModel, "final_idea_marker": "first"}, "final_idea_marker", `final_idea_marker = "first" is not one of "authors"`},
 		{stages.Params{"keywords": kw, "model": testModel, "max_chars": 100}, "max_chars", "max_chars = 100 is not above min_chars = 101, so every idea would be dropped"},
 	}
 	for _, tc := range tests {
@@ -220,6 +221,10 @@ func TestGenerateOutput(t *testing.T) {
 			Idea{Idea: "A soil sensor network.", Answer: "Let me think.\n\n**Final Idea:** A soil\nsensor network.", Words: 4}},
 		{"final idea without a marker: whole answer", stages.Params{"final_idea": true, "min_chars": 1}, format.Answer{Text: "A soil sensor network."},
 			Idea{Idea: "A soil sensor network.", Answer: "A soil sensor network.", Words: 4}},
+		{"final idea cut at the authors' first bare mention", stages.Params{"final_idea": true, "min_chars": 1}, format.Answer{Text: "My final idea will be short.\nFinal Idea - A soil sensor network."},
+			Idea{Idea: "will be short. Final Idea - A soil sensor network.", Answer: "My final idea will be short.\nFinal Idea - A soil sensor network.", Words: 10}},
+		{"final idea cut at the last label", stages.Params{"final_idea": true, "final_idea_marker": "last_label", "min_chars": 1}, format.Answer{Text: "My final idea will be short.\nFinal Idea - A soil sensor network."},
+			Idea{Idea: "A soil sensor network.", Answer: "My final idea will be short.\nFinal Idea - A soil sensor network.", Words: 4}},
 		{"marker ignored without final_idea", short, format.Answer{Text: "Hmm.\nFinal Idea: A soil sensor network."},
 			Idea{Idea: "Hmm. Final Idea: A soil sensor network.", Answer: "Hmm.\nFinal Idea: A soil sensor network.", Words: 7}},
 		{"refused once, then answered", short, format.Answer{Text: "A soil sensor network.", Refusal: "I'm sorry, I cannot."},
