@@ -49,10 +49,10 @@ func (e *FileError) Unwrap() error { return e.Err }
 // GetError is a Get that left files missing: what failed, and how to put
 // the files in place by hand.
 type GetError struct {
-	Set    *Set
-	Dir    string
-	Files  []*FileError // by path
-	Total  int
+	Set   *Set
+	Dir   string
+	Files []*FileError // by path
+	Total int
 }
 
 // Unwrap gives the files' errors (errors.Is(err, ErrMismatch) asks whether
