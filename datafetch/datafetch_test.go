@@ -173,7 +173,7 @@ func TestGetRefusesShaMismatch(t *testing.T) {
 // Offline (the server unreachable) or a missing file on the server: a
 // GetError that lists every file and where to put it by hand.
 func TestGetOfflineSaysWhatToDownload(t *testing.T) {
-	s, repo, srv := testSet(t)
+	s, _, srv := testSet(t)
 	srv.Close()
 	dir := t.TempDir()
 	_, err := (&Fetcher{Dir: dir, BaseURL: srv.URL}).Get(context.Background(), s)
@@ -187,7 +187,7 @@ func TestGetOfflineSaysWhatToDownload(t *testing.T) {
 			t.Errorf("offline error lacks %q:\n%v", want, err)
 		}
 	}
-	_, repo, srv = testSet(t)
+	_, repo, srv := testSet(t)
 	delete(repo.files, "/owner/repo/"+s.Commit+"/results/board.csv")
 	_, err = (&Fetcher{Dir: dir, BaseURL: srv.URL}).Get(context.Background(), s)
 	if err == nil || !strings.Contains(err.Error(), "1 of 3 files not saved") || !strings.Contains(err.Error(), "404 Not Found") {
