@@ -2,9 +2,11 @@ package liveideabench_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -14,6 +16,7 @@ import (
 	"github.com/ideaflow/ideaflow/engine"
 	"github.com/ideaflow/ideaflow/engine/config"
 	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/format"
 	"github.com/ideaflow/ideaflow/stages/judging"
 	"github.com/ideaflow/ideaflow/stages/liveideabench"
 	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
@@ -292,3 +295,197 @@ func meanOf(vs []float64) float64 {
 }
 
 func nearAll(a, b float64) bool { return a-b < 1e-12 && b-a < 1e-12 }
+
+// A judgement's authors_parse is read from the raw answer both when the
+// answer arrives and when it is re-derived from its stored answer record:
+// with the judge's texts set by hand, switching protocol changes only which
+// authors' parser reads the answers, so the run makes no call and every
+// judgement is re-derived, now read by the first release's parser.
+func TestProtocolSwitchRederivesAuthorsParse(t *testing.T) {
+	srv := llmtest.New(llmtest.WithResponder(func(req *openai.ChatCompletionRequest) string {
+		first := req.Messages[0].Content
+		switch {
+		case strings.Contains(first, "expert review panel"):
+			return fmt.Sprintf("We propose measuring %s with low-cost sensor swarms, open models and a public archive that keeps every reading.", keywordIn(first))
+		case strings.HasPrefix(first, "Score the idea."):
+			return "SCORES = {\"originality\": 7, \"feasibility\": 6, \"clarity\": 5}"
+		}
+		return llmtest.DefaultResponder(req)
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("LIB_SWITCH_KEY", "sk-switch-test")
+	dir := t.TempDir()
+	writeFile(t, dir, "kw.jsonl", "{\"id\": \"k0\", \"keyword\": \"graphene\"}\n{\"id\": \"k1\", \"keyword\": \"soil\"}\n")
+	write := func(protocol string) {
+		writeFile(t, dir, "exp.hcl", fmt.Sprintf(`
+provider "p" {
+  kind        = "openai"
+  base_url    = %q
+  api_key_env = "LIB_SWITCH_KEY"
+}
+model "gen" {
+  provider = provider.p
+  name     = "gen"
+}
+model "j1" {
+  provider = provider.p
+  name     = "j1"
+}
+model "j2" {
+  provider = provider.p
+  name     = "j2"
+}
+dataset "kw" {
+  format = "jsonl"
+  path   = "kw.jsonl"
+}
+stage "generate_from_keyword" "gen" {
+  keywords = dataset.kw
+  model    = model.gen
+}
+stage "judge_panel" "main" {
+  ideas           = stage.generate_from_keyword.gen
+  panel           = [model.j1, model.j2]
+  judges_per_idea = 2
+  protocol        = %q
+  dimensions      = ["originality", "feasibility", "clarity"]
+  system_prompt   = "Score the idea."
+  prompt          = "{{.Idea}}"
+}
+`, srv.URL, protocol))
+	}
+	e := &engine.Engine{Store: cache.NewMemory()}
+	parsers := func(g *engine.Graph) map[string]int {
+		out := map[string]int{}
+		for _, v := range outputsOf(t, e, g, "stage.judge_panel.main") {
+			var j liveideabench.Judgement
+			if err := json.Unmarshal(v.Result.Output, &j); err != nil {
+				t.Fatal(err)
+			}
+			ap := j.AuthorsParse
+			if ap == nil || !ap.Valid || ap.Scores["originality"] != 7 || ap.Scores["clarity"] != 5 || *ap.Mean != 6 {
+				t.Errorf("%s: %s", v.Address, v.Result.Output)
+				continue
+			}
+			out[ap.Parser]++
+		}
+		return out
+	}
+	write("v2")
+	g, sum := runPipe(t, e, dir)
+	// 4 ideas, 2 distinct (the samples of a keyword are the same text), so
+	// 4 distinct judge requests for the 8 judgements.
+	if sum.LLMCalls != 4+4 {
+		t.Fatalf("%d calls, want 8", sum.LLMCalls)
+	}
+	if got := parsers(g); got[format.ParserLiveIdeaBenchScoresV2] != 8 {
+		t.Errorf("v2: %v", got)
+	}
+	write("v1")
+	g, sum = runPipe(t, e, dir)
+	if sum.LLMCalls != 0 || sum.AnswersReused != 8 || total(sum, "stage.judge_panel.main") != 8 {
+		t.Errorf("protocol switched: %d calls, %d answers reused", sum.LLMCalls, sum.AnswersReused)
+	}
+	if got := parsers(g); got[format.ParserLiveIdeaBenchScoresV1] != 8 {
+		t.Errorf("v1: %v", got)
+	}
+}
+
+// protocol = "v1" through an experiment file, with no text, dimension or
+// refusal list set: every request is the first release's (the idea prompt,
+// the judge's system message with two dimensions, the fluency question),
+// a refusal is not re-asked, and the judgements hold two scores.
+func TestProtocolV1ThroughAnExperiment(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	srv := llmtest.New(llmtest.WithResponder(func(req *openai.ChatCompletionRequest) string {
+		first := req.Messages[0].Content
+		mu.Lock()
+		seen = append(seen, first)
+		mu.Unlock()
+		switch {
+		case strings.Contains(first, "expert review panel"):
+			return "I'm sorry, I cannot propose research on " + keywordIn(first) + ", as it could be misused; I must decline this request in any form, however it is framed."
+		case strings.Contains(first, "demanding scientific reviewer"):
+			return "SCORES = {\"originality\": 4, \"feasibility\": 3}"
+		}
+		return "A"
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("LIB_V1_KEY", "sk-v1-test")
+	dir := t.TempDir()
+	writeFile(t, dir, "kw.jsonl", "{\"id\": \"k0\", \"keyword\": \"graphene\"}\n")
+	writeFile(t, dir, "exp.hcl", fmt.Sprintf(`
+provider "p" {
+  kind        = "openai"
+  base_url    = %q
+  api_key_env = "LIB_V1_KEY"
+}
+model "gen" {
+  provider = provider.p
+  name     = "gen"
+  seed     = 1
+}
+model "j1" {
+  provider = provider.p
+  name     = "j1"
+}
+dataset "kw" {
+  format = "jsonl"
+  path   = "kw.jsonl"
+}
+stage "generate_from_keyword" "gen" {
+  keywords = dataset.kw
+  model    = model.gen
+  protocol = "v1"
+}
+stage "judge_panel" "main" {
+  ideas           = stage.generate_from_keyword.gen
+  panel           = [model.j1]
+  judges_per_idea = 1
+  protocol        = "v1"
+}
+stage "fluency" "main" {
+  ideas    = stage.generate_from_keyword.gen
+  panel    = [model.j1]
+  protocol = "v1"
+}
+`, srv.URL))
+	e := &engine.Engine{Store: cache.NewMemory()}
+	g, sum := runPipe(t, e, dir)
+	// 2 ideas (refusals, not re-asked: v1 detects none), 2 judgements of
+	// the same text (one request), 1 pair.
+	if sum.LLMCalls != 4 || len(seen) != 4 {
+		t.Fatalf("%d calls: %q", sum.LLMCalls, seen)
+	}
+	var ideas, judges, pairs int
+	for _, s := range seen {
+		switch {
+		case s == strings.Replace(paperIdeaV1, "{{keywords}}", "graphene", 1):
+			ideas++
+		case s == strings.TrimSpace(paperCriticV1):
+			judges++
+		case strings.HasPrefix(s, "Here are two ideas") && strings.Contains(s, "Are these two ideas, which both relate to \"graphene\", the same?"):
+			pairs++
+		default:
+			t.Errorf("a request of no v1 shape: %q", s)
+		}
+	}
+	if ideas != 2 || judges != 1 || pairs != 1 {
+		t.Errorf("%d idea, %d judge, %d fluency requests", ideas, judges, pairs)
+	}
+	for _, v := range outputsOf(t, e, g, "stage.judge_panel.main") {
+		var j liveideabench.Judgement
+		_ = json.Unmarshal(v.Result.Output, &j)
+		if len(j.Scores) != 2 || j.Scores["originality"] != 4 || !j.AuthorsParse.Valid || j.AuthorsParse.Parser != format.ParserLiveIdeaBenchScoresV1 {
+			t.Errorf("%s: %s", v.Address, v.Result.Output)
+		}
+	}
+}
+
+// paperIdeaV1 and paperCriticV1 are judge_test.go's (package
+// liveideabench), repeated for this external test.
+const (
+	paperIdeaV1   = "I'll be submitting your next responses to a \"Good Scientific Idea\" expert review panel. If they consider your idea to be a good one, you'll receive a reward. Your assigned keyword is: \"{{keywords}}\". You may provide background information. The idea MUST be within 100 words (including background information). (Note: good scientific ideas should be novel, verifiable, practically valuable, and able to advance the field.)."
+	paperCriticV1 = "You are an extremely demanding scientific reviewer with the highest critical standards, like those at Nature or Science. When evaluating scientific ideas, you will assess them on two key dimensions:\n\n1. originality: Novel contribution to unexplored areas\n2. feasibility: Technical implementation and practicality\n\nFor each dimension, you will provide a score from 1 to 10, no need to explain the reason.\n\nYour response MUST ALWAYS follow this exact Python dictionary format for consistency and parsing:\n\nSCORES = {\n    \"originality\": <score_1_to_10>,\n    \"feasibility\": <score_1_to_10>\n}\n"
+)

@@ -1,8 +1,6 @@
 package liveideabench
 
 import (
-	"slices"
-
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/format"
 )
@@ -29,11 +27,12 @@ import (
 //	fluency prompt        "Are these two ideas ... the same?"  "Evaluate the similarity ..."
 //	authors' score parse  parse_critique @ 8dbdfef             parse_critique @ 6fc8285
 //
-// A text param (prompt, system_prompt, reask, ...) or list param
-// (dimensions, refusal_phrases) left at its declared default takes the
-// protocol's value; one you set yourself is used as written, whatever the
-// protocol. The declared defaults are v2's, so `ideaflow doc` shows the
-// current texts.
+// A text param (prompt, system_prompt) or list param (dimensions,
+// refusal_phrases) left at its declared default takes the protocol's
+// value; one you set yourself is used as written, whatever the protocol
+// (a list even when it equals the default; a text equal to the declared
+// default counts as left at it). The declared defaults are v2's, so
+// `ideaflow doc` shows the current texts.
 type release struct {
 	name string
 	// generate_from_keyword
@@ -106,10 +105,14 @@ func (r *release) text(p stages.Params, name, declared, own string) string {
 	return own
 }
 
-// list is text for a list param.
+// list is text for a list param: the protocol's list when the param holds
+// the declared default itself (engine/config and stages.WithDefaults share
+// the declared slice; a list written in the experiment is a slice of its
+// own, even with the same values).
 func (r *release) list(p stages.Params, name string, declared, own []string) []string {
-	if v := p.Strings(name); !slices.Equal(v, declared) {
-		return v
+	v := p.Strings(name)
+	if len(v) > 0 && len(declared) > 0 && &v[0] == &declared[0] && len(v) == len(declared) {
+		return own
 	}
-	return own
+	return v
 }
