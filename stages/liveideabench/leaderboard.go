@@ -63,7 +63,7 @@ var scoreMetrics = []string{"average", "originality", "feasibility", "clarity", 
 type scoreType struct{}
 
 func (scoreType) Name() string    { return "liveideabench_score" }
-func (scoreType) Version() string { return "2" } // 2: Extra "domain=NAME"
+func (scoreType) Version() string { return "3" } // 2: Extra "domain=NAME"; 3: flexibility the paper's composite, parse, mapping v1 to six decimals
 
 func (scoreType) Params() []stages.Param {
 	return []stages.Param{
@@ -182,7 +182,7 @@ func modelScore(a *modelAcc, metric string) (*stages.Score, error) {
 type leaderboardType struct{}
 
 func (leaderboardType) Name() string    { return "leaderboard" }
-func (leaderboardType) Version() string { return "1" }
+func (leaderboardType) Version() string { return "2" } // 2: flexibility the paper's composite, parse, mapping v1 to six decimals
 
 func (leaderboardType) Params() []stages.Param {
 	return []stages.Param{
