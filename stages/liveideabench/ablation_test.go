@@ -306,7 +306,9 @@ func TestProtocolSwitchRederivesAuthorsParse(t *testing.T) {
 		first := req.Messages[0].Content
 		switch {
 		case strings.Contains(first, "expert review panel"):
-			return fmt.Sprintf("We propose measuring %s with low-cost sensor swarms, open models and a public archive that keeps every reading.", keywordIn(first))
+			// The generator is seeded: sample i comes with seed 1+i, so every
+			// idea, and so every judge request, is distinct.
+			return fmt.Sprintf("We propose measuring %s with low-cost sensor swarms, open models and public archive %d that keeps every reading.", keywordIn(first), *req.Seed)
 		case strings.HasPrefix(first, "Score the idea."):
 			return "SCORES = {\"originality\": 7, \"feasibility\": 6, \"clarity\": 5}"
 		}
@@ -326,6 +328,7 @@ provider "p" {
 model "gen" {
   provider = provider.p
   name     = "gen"
+  seed     = 1
 }
 model "j1" {
   provider = provider.p
@@ -373,10 +376,8 @@ stage "judge_panel" "main" {
 	}
 	write("v2")
 	g, sum := runPipe(t, e, dir)
-	// 4 ideas, 2 distinct (the samples of a keyword are the same text), so
-	// 4 distinct judge requests for the 8 judgements.
-	if sum.LLMCalls != 4+4 {
-		t.Fatalf("%d calls, want 8", sum.LLMCalls)
+	if sum.LLMCalls != 4+8 {
+		t.Fatalf("%d calls, want 12", sum.LLMCalls)
 	}
 	if got := parsers(g); got[format.ParserLiveIdeaBenchScoresV2] != 8 {
 		t.Errorf("v2: %v", got)
