@@ -133,9 +133,12 @@ func (w *walker) planReuse(i int32, work *stages.Work) bool {
 	if work.Call.Output == nil {
 		return false
 	}
-	_, a, ok := w.storedAnswer(st.answerKey)
+	rec, a, ok := w.storedAnswer(st.answerKey)
 	if !ok {
 		return false
+	}
+	if a.Raw == "" { // answers stored before Answer kept its text
+		a.Raw = rec.Raw
 	}
 	out, err := work.Call.Output(a)
 	if err != nil {
@@ -160,6 +163,9 @@ func (w *walker) runReuse(i int32, work *stages.Work, key string, parts []namedP
 	ans, a, ok := w.storedAnswer(st.answerKey)
 	if !ok {
 		return false
+	}
+	if a.Raw == "" { // answers stored before Answer kept its text
+		a.Raw = ans.Raw
 	}
 	out, err := work.Call.Output(a)
 	if err != nil {

@@ -253,6 +253,9 @@ func applyOutput(work *stages.Work, res *Result) ([]byte, error) {
 		if c.Output == nil {
 			return nil, errors.New("the stage gave no Output for its call (an internal error in the stage type)")
 		}
+		if res.Answer.Raw == "" { // an executor that did not set it
+			res.Answer.Raw = res.Raw
+		}
 		return c.Output(res.Answer)
 	}
 	if work.Service.Output == nil {

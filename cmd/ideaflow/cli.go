@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -23,6 +24,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/datafetch"
 	"github.com/ideaflow/ideaflow/engine"
 	"github.com/ideaflow/ideaflow/engine/config"
 	_ "github.com/ideaflow/ideaflow/stages/all"
@@ -128,7 +130,7 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.StringVar(&a.logFormat, "log-format", "", "log format: json or console (default console on a terminal, json otherwise)")
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.BoolVar(&a.confine, "confine", false, "refuse every read of the experiment (file(), templatefile, dataset, references, categories and corpus paths) outside its folder and the cache, symlinks and .. resolved: for running experiments from others")
-	root.AddCommand(a.validateCmd(), a.planCmd(), a.runCmd(), a.reportCmd(), a.graphCmd(), a.showCmd(), a.exportCmd(), a.evidenceCmd(), a.docCmd(), a.cacheCmd(), a.versionCmd())
+	root.AddCommand(a.validateCmd(), a.planCmd(), a.runCmd(), a.reportCmd(), a.graphCmd(), a.showCmd(), a.exportCmd(), a.evidenceCmd(), a.docCmd(), a.cacheCmd(), a.dataCmd(), a.versionCmd())
 	return root
 }
 
@@ -178,7 +180,8 @@ func (a *app) openCache() (*cache.Badger, error) {
 func (a *app) load(path string) (*engine.Graph, error) {
 	opts := config.Options{Vars: a.vars, VarFiles: a.varFiles}
 	if a.confine {
-		opts.Confine, opts.ConfineAlso = true, []string{a.cacheDirPath()}
+		// The data folder holds the authors' files authors_file() finds.
+		opts.Confine, opts.ConfineAlso = true, []string{a.cacheDirPath(), datafetch.DefaultDir(filepath.Dir(path))}
 	}
 	exp, diags := config.Load(path, opts)
 	if diags.HasErrors() {

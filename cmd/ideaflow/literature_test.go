@@ -109,6 +109,7 @@ func TestBuildDatasetOnFakeS2(t *testing.T) {
 	dir := t.TempDir()
 	cacheDir, out := filepath.Join(dir, "cache"), filepath.Join(dir, "results")
 	t.Setenv("CANARY_S2_KEY", key)
+	authorsDataDir(t, "ideabench") // the default targets_csv: the authors' file, as `ideaflow data get ideabench` puts it
 	args := []string{"run", buildExperiment("build_dataset.hcl"), "--cache-dir", cacheDir, "--out", out,
 		"--log-level", "debug", "--log-format", "json", "--summary-json", filepath.Join(dir, "summary.json"),
 		"-var", "s2_url=" + srv.URL() + s2fake.GraphPath, "-var", "s2_key_env=CANARY_S2_KEY", "-var", "s2_requests_per_second=1000"}

@@ -31,6 +31,7 @@ func baseFunctions(resolve func(string) (string, error), onFile func(name, text 
 	return map[string]function.Function{
 		"file":         fileFunc(resolve, onFile),
 		"templatefile": templateFileFunc(resolve),
+		"authors_file": authorsFileFunc(resolve),
 		"setproduct":   stdlib.SetProductFunc,
 		"range":        stdlib.RangeFunc,
 		"jsonencode":   stdlib.JSONEncodeFunc,

@@ -3,6 +3,7 @@
 # the same columns): every reference of every target, every page, with its
 # citation intents and contexts, citation count and publication types.
 #
+#   ideaflow data get ideabench                                  # the authors' target list, once
 #   ideaflow plan experiments/ideabench/build_dataset.hcl        # offline: 461 requests, ~8 min at 1 request/s
 #   export S2_API_KEY=...                                        # optional: a key's dedicated rate
 #   ideaflow run  experiments/ideabench/build_dataset.hcl -var s2_key_env=S2_API_KEY --out data/ideabench-2026-12
@@ -24,8 +25,8 @@
 # targets = stage.lookup_papers.ids.
 
 variable "targets_csv" {
-  description = "the target list: IdeaBench's CSV (paperId, title, abstract, year, ..., abstract_summary)"
-  default     = "../../../shared/data/ideabench/data/dataset/ablation_target_papers.csv"
+  description = "the target list: IdeaBench's CSV (paperId, title, abstract, year, ..., abstract_summary); by default the authors' own, which `ideaflow data get ideabench` downloads"
+  default     = authors_file("ideabench", "data/dataset/ablation_target_papers.csv")
 }
 
 variable "as_of" {

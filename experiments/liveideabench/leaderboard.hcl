@@ -1,37 +1,48 @@
-# LiveIdeaBench's December 2024 leaderboard (Ruan et al.): 20 models, each
-# given every one of the 1,180 keywords twice; every idea judged by 3 of a
-# 10-judge panel, never by its own model or a model of its family; one
-# fluency pair per keyword and model; the published leaderboard beside the
-# run's.
+# LiveIdeaBench's December 2024 leaderboard (Ruan et al.), under the
+# protocol that produced the published numbers: the first release's texts
+# and parser (protocol = "v1": utils/prompts.yaml and utils/LLM.py at
+# x66ccff/liveideabench@8dbdfef), 20 models, each given every one of the
+# 1,180 keywords twice; every idea judged by 3 judges of a 10-judge panel
+# drawn for that idea alone, never by its own model (by exact name); one
+# fluency pair per keyword and model, letters mapped 0 / 3.333333 /
+# 6.666666 / 10 (mapping v1); flexibility the 30th percentile of each
+# judgement's mean of originality, feasibility and its keyword's fluency;
+# ideas of 100 characters or fewer, 2,500 or more, or 200 words or more
+# left out; the scores as the authors' parser reads them (parse =
+# "authors"); the published leaderboard beside the run's. FIDELITY.md
+# lists every step. ideaflow's own choices (family-excluded shared panels,
+# its strict parse) are the ablation beside this file,
+# leaderboard.debiased.hcl; the current (v2) protocol is leaderboard_v2.hcl.
 #
+#   ideaflow data get liveideabench                                         # the authors' keyword files and board, once
 #   ideaflow plan experiments/liveideabench/leaderboard.hcl                 # offline: exact node counts
 #   ideaflow run  experiments/liveideabench/leaderboard.hcl -var offline=true   # the mock provider, labelled SYNTHETIC
 #   OPENROUTER_API_KEY=... ideaflow run experiments/liveideabench/leaderboard.hcl
 #
 # The keyword list, its domains and the published board are the authors'
-# files (github.com/x66ccff/liveideabench, MIT): put csvs/kws.csv,
-# csvs/keyword_classifications.csv and results/LiveIdeaBench-202412.csv in
-# data/ beside this file, or point the variables at them.
+# files (github.com/x66ccff/liveideabench, MIT, pinned by commit and
+# sha256): `ideaflow data get liveideabench` puts them in the data folder,
+# where authors_file finds them; or point the variables at copies.
 #
 # The paper does not list its judge panel ("the top 10 performers" of its
 # 20 models on LiveBench). The panel below is the ten highest of the twenty
 # on the LiveBench table in the authors' repository (csvs/Livebench20250315.csv),
 # o1-preview, which that table lacks, included: edit panel to change it.
-# Families group fine-tunes with their base (nemotron is a Llama, dracarys2
-# a Qwen), so no model judges its own lineage.
+# Families (which only the ablation uses) group fine-tunes with their base
+# (nemotron is a Llama, dracarys2 a Qwen).
 #
 # Model names are OpenRouter-style, as the published board names them, so
 # the two boards match by name. The original used each API's default
 # sampling, so no temperature is set.
 
 variable "keywords" {
-  default = "data/kws.csv"
+  default = authors_file("liveideabench", "csvs/kws.csv")
 }
 variable "categories" {
-  default = "data/keyword_classifications.csv"
+  default = authors_file("liveideabench", "csvs/keyword_classifications.csv")
 }
 variable "published" {
-  default = "data/LiveIdeaBench-202412.csv"
+  default = authors_file("liveideabench", "results/LiveIdeaBench-202412.csv")
 }
 variable "base_url" {
   default = "https://openrouter.ai/api/v1"
@@ -231,27 +242,40 @@ dataset "published" {
   path   = var.published
 }
 
+locals {
+  # The mock answers in ideaflow's shapes, which the December 2024 parser
+  # (it reads only "SCORES = {...}") cannot read: offline, the strict parse.
+  parse = var.offline ? "strict" : "authors"
+}
+
+# Left at the authors' defaults: refusals are not detected (v1 had no
+# rejection handling), ideas of 100 < characters < 2,500 and fewer than
+# 200 words are judged.
 stage "generate_from_keyword" "ideas" {
   for_each          = { for m in local.generators : m.name => m }
   keywords          = dataset.keywords
   model             = each.value
   ideas_per_keyword = var.ideas_per_keyword
+  protocol          = "v1"
   # QwQ answers after its reasoning; the paper judges what follows "**Final Idea:**".
   final_idea = each.key == "qwen/qwq-32b-preview"
 }
 
+# Each idea's judges drawn for it alone (draw = "independent"), its own
+# model excluded by name (exclude = "model"): the defaults.
 stage "judge_panel" "scores" {
   ideas           = stage.generate_from_keyword.ideas
   panel           = local.panel
   judges_per_idea = var.judges_per_idea
-  dimensions      = ["originality", "feasibility"] # the December 2024 (v1) board; v2 adds clarity
+  protocol        = "v1" # originality and feasibility, "SCORES = {...}"
   seed            = 2024
 }
 
 stage "fluency" "pairs" {
-  ideas = stage.generate_from_keyword.ideas
-  panel = local.panel
-  seed  = 2024
+  ideas    = stage.generate_from_keyword.ideas
+  panel    = local.panel
+  protocol = "v1"
+  seed     = 2024
 }
 
 stage "liveideabench_score" "originality" {
@@ -260,6 +284,7 @@ stage "liveideabench_score" "originality" {
   fluency    = stage.fluency.pairs
   metric     = "originality"
   mapping    = "v1"
+  parse      = local.parse
 }
 
 stage "liveideabench_score" "feasibility" {
@@ -268,6 +293,7 @@ stage "liveideabench_score" "feasibility" {
   fluency    = stage.fluency.pairs
   metric     = "feasibility"
   mapping    = "v1"
+  parse      = local.parse
 }
 
 stage "liveideabench_score" "fluency" {
@@ -276,6 +302,7 @@ stage "liveideabench_score" "fluency" {
   fluency    = stage.fluency.pairs
   metric     = "fluency"
   mapping    = "v1"
+  parse      = local.parse
 }
 
 stage "liveideabench_score" "flexibility" {
@@ -284,6 +311,7 @@ stage "liveideabench_score" "flexibility" {
   fluency    = stage.fluency.pairs
   metric     = "flexibility"
   mapping    = "v1"
+  parse      = local.parse
 }
 
 stage "liveideabench_score" "average" {
@@ -292,6 +320,7 @@ stage "liveideabench_score" "average" {
   fluency    = stage.fluency.pairs
   metric     = "average"
   mapping    = "v1"
+  parse      = local.parse
 }
 
 stage "leaderboard" "december_2024" {
@@ -300,6 +329,7 @@ stage "leaderboard" "december_2024" {
   fluency    = [stage.fluency.pairs]
   published  = dataset.published
   mapping    = "v1"
+  parse      = local.parse
   title      = "LiveIdeaBench, December 2024 protocol"
 }
 

@@ -1,9 +1,10 @@
 # A quick LiveIdeaBench on the mock provider (offline, seconds, every number
 # labelled SYNTHETIC): 20 keywords, 3 generators, 2 ideas per keyword, a
-# panel of 3 judges of which each idea gets 2 (never its generator's
-# family: judge_b shares generator_b's, so generator_b's ideas always get
-# judge_a and judge_c), one fluency pair per keyword and generator, the v2
-# fluency mapping, and the leaderboard with domains from the categories file.
+# panel of 3 judges of which each idea gets 2, drawn for each idea alone
+# and never its own model (the authors' rule: judge_b, of generator_b's
+# family, does judge it; exclude = "family" would keep it out), one
+# fluency pair per keyword and generator, the v2 protocol and fluency
+# mapping, and the leaderboard with domains from the categories file.
 #
 #   ideaflow run experiments/liveideabench/quick.hcl
 #

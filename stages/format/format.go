@@ -53,6 +53,12 @@ type Spec struct {
 	// stage sends no Instructions (an original benchmark's prompt): the mock
 	// then answers in it. Parse ignores it. "": Instructions' shape.
 	Style string `json:"style,omitempty"`
+	// ReaskAlone sends the re-ask after a refusal as a request of its own
+	// (the request's system messages, then Reask as the only user
+	// message) instead of a reply that follows the refusal: LiveIdeaBench
+	// sends its fallback prompt so, the model never seeing what it
+	// declined.
+	ReaskAlone bool `json:"reask_alone,omitempty"`
 }
 
 // StyleHypothesisList is a Ranking answered as IdeaBench's prompt asks:

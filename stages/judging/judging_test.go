@@ -48,7 +48,7 @@ func TestDrawNeverGeneratorNorFamilyExactlyK(t *testing.T) {
 		model("qwen/qwq-32b-preview", ""),             // in the panel, no family given: only itself
 		model("x-ai/grok-2-1212", "xai"),              // unrelated
 	} {
-		eligible := Eligible(panel, gen)
+		eligible := Eligible(panel, gen, ExcludeFamily)
 		for _, k := range []int{1, 3, len(eligible)} {
 			for _, key := range keys(500) {
 				d := Draw(7, key, eligible, k)
@@ -77,8 +77,78 @@ func TestDrawNeverGeneratorNorFamilyExactlyK(t *testing.T) {
 		model("openai/gpt-4o", "openai"): 8, model("anthropic/claude-3-opus", "anthropic"): 8,
 		model("qwen/qwq-32b-preview", ""): 9, model("x-ai/grok-2-1212", "xai"): 10,
 	} {
-		if got := len(Eligible(panel, gen)); got != want {
+		if got := len(Eligible(panel, gen, ExcludeFamily)); got != want {
 			t.Errorf("%s: %d eligible, want %d", gen.Name, got, want)
+		}
+	}
+}
+
+// The exclusions, judge by judge: the authors' rule keeps out the
+// generator by its exact name only, so a model of its family, or a
+// variant under another name, judges it; the family rule keeps them all
+// out; none keeps out nobody.
+func TestExcludedByRule(t *testing.T) {
+	gen := model("openai/gpt-4o", "openai")
+	for _, tc := range []struct {
+		judge               *stages.Model
+		model, family, none bool
+	}{
+		{judge: model("openai/gpt-4o", "openai"), model: true, family: true},
+		{judge: model("openai/gpt-4o", ""), model: true, family: true}, // the name decides, whatever the family says
+		{judge: model("openai/o1-mini", "openai"), family: true},
+		{judge: model("openai/gpt-4o:free", "openai"), family: true}, // another name is another model
+		{judge: model("google/gemini-pro-1.5", "google")},
+	} {
+		for ex, want := range map[Exclusion]bool{ExcludeModel: tc.model, ExcludeFamily: tc.family, ExcludeNone: tc.none} {
+			if got, why := Excluded(tc.judge, gen, ex); got != want || (got && why == "") {
+				t.Errorf("%s under %s: excluded %v (%q), want %v", tc.judge.Name, ex, got, why, want)
+			}
+		}
+	}
+	if ex, err := ParseExclusion("exclude", "families"); err == nil || !strings.Contains(err.Error(), `"model"`) {
+		t.Errorf("ParseExclusion(families) = %q, %v", ex, err)
+	}
+}
+
+// A draw is a uniform random k of the eligible judges, as the authors'
+// random.sample draws them: over 9,000 keys each of 9 judges is drawn in
+// about a third of the draws, and each of the 84 possible panels of 3
+// about 1/84 of the time (bounds far outside sampling noise: a biased
+// draw, such as one that favoured the panel's first judges, fails).
+func TestDrawIsUniform(t *testing.T) {
+	panel := Eligible(panel10(), model("openai/gpt-4o", "openai"), ExcludeModel)
+	if len(panel) != 9 {
+		t.Fatalf("%d eligible", len(panel))
+	}
+	const n = 9000
+	perJudge := map[string]int{}
+	perSet := map[string]int{}
+	for _, key := range keys(n) {
+		d := names(Draw(5, key, panel, 3))
+		for _, j := range d {
+			perJudge[j]++
+		}
+		sorted := append([]string(nil), d...)
+		for i := range sorted {
+			for j := i + 1; j < len(sorted); j++ {
+				if sorted[j] < sorted[i] {
+					sorted[i], sorted[j] = sorted[j], sorted[i]
+				}
+			}
+		}
+		perSet[strings.Join(sorted, ",")]++
+	}
+	for j, c := range perJudge {
+		if c < n/3-300 || c > n/3+300 {
+			t.Errorf("%s drawn %d times of %d, want about %d", j, c, n, n/3)
+		}
+	}
+	if len(perSet) != 84 {
+		t.Errorf("%d distinct panels of 3, want all 84", len(perSet))
+	}
+	for set, c := range perSet {
+		if c < n/84/3 || c > n/84*3 {
+			t.Errorf("panel %s drawn %d times, want about %d", set, c, n/84)
 		}
 	}
 }
@@ -161,13 +231,18 @@ func TestCheck(t *testing.T) {
 		panel  []*stages.Model
 		gen    *stages.Model
 		k      int
+		ex     Exclusion
 		param  string
 		errSub string
 	}{
 		{name: "enough", panel: panel, gen: model("x/y", "x"), k: 3},
 		{name: "enough after exclusion", panel: panel, gen: model("google/gemini-pro-1.5", "google"), k: 3},
-		{name: "family leaves two", panel: panel, gen: model("openai/gpt-4o", "openai"), k: 3, param: "panel",
+		{name: "family leaves two", panel: panel, gen: model("openai/gpt-4o", "openai"), k: 3, ex: ExcludeFamily, param: "panel",
 			errSub: "panel has 2 judge(s) for the ideas of openai/gpt-4o, fewer than judges_per_idea = 3 (excluded: model.openai_gpt_4o is the generator; model.openai_o1_mini is of the generator's family \"openai\"); add judges of other families to panel or lower judges_per_idea"},
+		{name: "model exclusion leaves three", panel: panel, gen: model("openai/gpt-4o", "openai"), k: 3},
+		{name: "model exclusion leaves three, k 4", panel: panel, gen: model("openai/gpt-4o", "openai"), k: 4, param: "panel",
+			errSub: "panel has 3 judge(s) for the ideas of openai/gpt-4o, fewer than judges_per_idea = 4 (excluded: model.openai_gpt_4o is the generator); add judges to panel or lower judges_per_idea"},
+		{name: "no exclusion keeps the generator", panel: panel, gen: model("openai/gpt-4o", "openai"), k: 4, ex: ExcludeNone},
 		{name: "no generator", panel: panel, k: 4},
 		{name: "no generator, too few", panel: panel, k: 5, param: "panel", errSub: "panel has 4 judge(s) for the ideas, fewer than judges_per_idea = 5; add judges"},
 		{name: "empty", panel: nil, k: 1, param: "panel", errSub: "panel is empty"},
@@ -176,7 +251,11 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Check("panel", "judges_per_idea", tc.panel, tc.gen, tc.k)
+			ex := tc.ex
+			if ex == "" {
+				ex = ExcludeModel
+			}
+			err := Check("panel", "judges_per_idea", tc.panel, tc.gen, tc.k, ex)
 			if tc.errSub == "" {
 				if err != nil {
 					t.Fatal(err)

@@ -16,13 +16,48 @@ import (
 //
 //	originality, feasibility, clarity, ...  mean over all the model's judgements of that score
 //	fluency                                 mean over the model's pairs of the pair's score (mapping)
-//	flexibility                             the 30th percentile (linear interpolation) of the
-//	                                        per-judgement mean score (Judgement.Mean)
+//	flexibility                             the 30th percentile (linear interpolation) of a composite
+//	                                        (the flexibility param, below)
 //	average                                 mean of fluency, feasibility, originality, flexibility
 //
 // with per-(model, domain) means of every score and of the per-judgement
 // mean, and the counts of ideas, refusals, dropped ideas (by reason),
 // failed ideas, missing judgements and missing pairs.
+//
+// Flexibility's composite, by the flexibility param:
+//
+//	paper        per judgement: (originality + feasibility + fluency of its keyword) / 3, the
+//	             keyword's fluency the mean of the model's pair scores for it; judgements of a
+//	             keyword without a fluency pair are left out. The paper's Methods ("the 30th
+//	             percentile of the combined scores (averaging originality, feasibility, and
+//	             fluency) across various keywords"); every published December 2024 value is of
+//	             this form: 3 x flexibility = a whole number + a fluency score.
+//	per_keyword  per keyword: (mean originality + mean feasibility + fluency) / 3, over the
+//	             model's keywords with all three.
+//	judged_mean  per judgement: the mean of its judged dimensions, fluency left out (the
+//	             authors' stats.ipynb plot of the 30th percentile at 6fc8285).
+//
+// With parse = "authors" every score is the authors' parser's read of the
+// same answer (authors_parse); an answer it could not read is left out and
+// counted (unread), where the authors' code would have asked again.
+
+// Flexibility composites and parses (the params' values).
+const (
+	FlexibilityPaper      = "paper"
+	FlexibilityPerKeyword = "per_keyword"
+	FlexibilityJudgedMean = "judged_mean"
+
+	ParseStrict  = "strict"
+	ParseAuthors = "authors"
+)
+
+// aggOptions are the aggregates' params.
+type aggOptions struct {
+	mapping     map[string]float64
+	percentile  float64
+	flexibility string
+	parse       string
+}
 
 // ModelStats is one model's line of the leaderboard. A metric without data
 // (no fluency pairs, a dimension not judged) is absent.
@@ -41,6 +76,12 @@ type ModelStats struct {
 	Missing     int                `json:"missing_judgements"` // failed, or skipped because the idea failed
 	Pairs       int                `json:"pairs"`              // fluency pairs scored
 	MissingPair int                `json:"missing_pairs"`
+	// Unread counts the judgements and pairs the authors' parser read
+	// nothing from (parse = "authors"): left out of every score.
+	Unread int `json:"unread,omitempty"`
+	// FallbackRefused counts the ideas whose re-ask was refused too (judged,
+	// unless drop_refused dropped them).
+	FallbackRefused int `json:"fallback_refused,omitempty"`
 	// Domains holds, per keyword domain, the means of every score and of the
 	// per-judgement mean ("mean"), over that domain's judgements (fluency:
 	// pairs): the heatmap's cells.
@@ -51,10 +92,17 @@ type ModelStats struct {
 type modelAcc struct {
 	stats    *ModelStats
 	dims     map[string][]float64
-	means    []float64
+	judged   []judged // every judgement, in input order: flexibility's composites
 	fluency  []float64
 	byDomain map[string]map[string][]float64
 	perItem  map[string]map[string][]float64 // metric -> item -> values
+}
+
+// judged is one judgement's scores as the aggregate reads them.
+type judged struct {
+	item   string
+	scores map[string]float64
+	mean   float64
 }
 
 func (a *modelAcc) add(domain, item, metric string, v float64) {
@@ -76,15 +124,20 @@ func (a *modelAcc) add(domain, item, metric string, v float64) {
 
 // aggregator groups inputs by the model that generated them.
 type aggregator struct {
-	mapping    map[string]float64
-	percentile float64
-	order      []string
-	models     map[string]*modelAcc
-	domains    map[string]string // item -> domain, from the ideas
+	aggOptions
+	order   []string
+	models  map[string]*modelAcc
+	domains map[string]string // item -> domain, from the ideas
 }
 
-func newAggregator(mapping map[string]float64, percentile float64) *aggregator {
-	return &aggregator{mapping: mapping, percentile: percentile, models: map[string]*modelAcc{}, domains: map[string]string{}}
+func newAggregator(o aggOptions) *aggregator {
+	if o.flexibility == "" {
+		o.flexibility = FlexibilityPaper
+	}
+	if o.parse == "" {
+		o.parse = ParseStrict
+	}
+	return &aggregator{aggOptions: o, models: map[string]*modelAcc{}, domains: map[string]string{}}
 }
 
 // modelOf names the model an input's instance belongs to: its generator,
@@ -132,6 +185,9 @@ func (g *aggregator) addIdeas(in []stages.In) error {
 		if idea.Refused || idea.Reason == "refused" {
 			a.stats.Refusals++
 		}
+		if idea.FallbackRefused {
+			a.stats.FallbackRefused++
+		}
 		if idea.Dropped {
 			a.stats.Dropped++
 			a.stats.DropReasons[idea.Reason]++
@@ -155,22 +211,54 @@ func (g *aggregator) addJudgements(in []stages.In) error {
 		if j.Dropped {
 			continue // the idea's drop is counted with the ideas
 		}
-		if j.Scores == nil {
+		if j.Scores == nil && j.AuthorsParse == nil {
 			return stages.MissingField(*x, "a judgement's scores", "scores")
 		}
-		if stages.LacksField(x.Output, "mean") {
+		if g.parse != ParseAuthors && stages.LacksField(x.Output, "mean") {
 			return stages.MissingField(*x, "a judgement's mean score (flexibility)", "mean")
+		}
+		scores, mean, ok := g.scoresOf(&j)
+		if !ok {
+			a.stats.Unread++
+			continue
 		}
 		a.stats.Judgements++
 		domain, item := g.domains[x.Node.Item], x.Node.Item
-		for d, v := range j.Scores {
-			a.dims[d] = append(a.dims[d], float64(v))
-			a.add(domain, item, d, float64(v))
+		for _, d := range sortedKeys(scores) {
+			v := scores[d]
+			a.dims[d] = append(a.dims[d], v)
+			a.add(domain, item, d, v)
 		}
-		a.means = append(a.means, j.Mean)
-		a.add(domain, item, "mean", j.Mean)
+		a.judged = append(a.judged, judged{item: item, scores: scores, mean: mean})
+		a.add(domain, item, "mean", mean)
 	}
 	return nil
+}
+
+// scoresOf is a judgement's scores and their mean under the parse; ok is
+// false when the authors' parser read nothing.
+func (g *aggregator) scoresOf(j *Judgement) (map[string]float64, float64, bool) {
+	if g.parse == ParseAuthors {
+		ap := j.AuthorsParse
+		if ap == nil || !ap.Valid || ap.Mean == nil {
+			return nil, 0, false
+		}
+		return ap.Scores, *ap.Mean, true
+	}
+	out := make(map[string]float64, len(j.Scores))
+	for d, v := range j.Scores {
+		out[d] = float64(v)
+	}
+	return out, j.Mean, true
+}
+
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func (g *aggregator) addFluency(in []stages.In) error {
@@ -188,8 +276,15 @@ func (g *aggregator) addFluency(in []stages.In) error {
 		if o.Dropped {
 			continue
 		}
-		if o.Letter == "" && o.Score == nil {
+		if o.Letter == "" && o.Score == nil && o.AuthorsParse == nil {
 			return stages.MissingField(*x, "a fluency pair's letter or score", "letter", "score")
+		}
+		if g.parse == ParseAuthors && o.Score == nil {
+			if o.AuthorsParse == nil || !o.AuthorsParse.Valid {
+				a.stats.Unread++
+				continue
+			}
+			o.Letter = o.AuthorsParse.Letter
 		}
 		v, err := fluencyScore(&o, g.mapping)
 		if err != nil {
@@ -216,8 +311,8 @@ func (g *aggregator) finish() ([]*ModelStats, error) {
 		if len(a.fluency) > 0 {
 			s.Scores["fluency"] = mean(a.fluency)
 		}
-		if len(a.means) > 0 {
-			p, err := stats.Percentile(a.means, g.percentile)
+		if comp := g.composites(a); len(comp) > 0 {
+			p, err := stats.Percentile(comp, g.percentile)
 			if err != nil {
 				return nil, fmt.Errorf("flexibility of %s: %w", name, err)
 			}
@@ -249,6 +344,43 @@ func (g *aggregator) finish() ([]*ModelStats, error) {
 	}
 	rankAndPareto(out)
 	return out, nil
+}
+
+// composites are the values flexibility is the percentile of (see the
+// flexibility param at the top of this file).
+func (g *aggregator) composites(a *modelAcc) []float64 {
+	var out []float64
+	switch g.flexibility {
+	case FlexibilityJudgedMean:
+		for _, j := range a.judged {
+			out = append(out, j.mean)
+		}
+	case FlexibilityPaper:
+		flu := perItemMeans(a.perItem["fluency"])
+		for _, j := range a.judged {
+			o, ok1 := j.scores["originality"]
+			f, ok2 := j.scores["feasibility"]
+			fl, ok3 := flu[j.item]
+			if ok1 && ok2 && ok3 {
+				out = append(out, (o+f+fl)/3)
+			}
+		}
+	case FlexibilityPerKeyword:
+		o, f, fl := perItemMeans(a.perItem["originality"]), perItemMeans(a.perItem["feasibility"]), perItemMeans(a.perItem["fluency"])
+		items := make([]string, 0, len(o))
+		for item := range o {
+			items = append(items, item)
+		}
+		sort.Strings(items)
+		for _, item := range items {
+			fv, ok1 := f[item]
+			flv, ok2 := fl[item]
+			if ok1 && ok2 {
+				out = append(out, (o[item]+fv+flv)/3)
+			}
+		}
+	}
+	return out
 }
 
 // mean of a non-empty slice, summed in order (so equal inputs give equal

@@ -22,10 +22,13 @@ import (
 //	originality = (7+8+6+9+5+7+4+6)/8 = 6.5
 //	feasibility = (5+6+4+3+5+6+8+7)/8 = 5.5
 //	clarity     = (6+7+5+7+5+8+7+8)/8 = 6.625
-//	flexibility = 30th percentile of 5,5,6,19/3,19/3,7,7,7: h = 0.3 x 7 = 2.1,
-//	              6 + 0.1 x (19/3 - 6) = 181/30 = 6.0333...
-//	fluency     = the k1 pair answered B = 7 (v2) or 6.6667 (v1); the k2 pair is dropped
-//	average     = (7 + 5.5 + 6.5 + 181/30) / 4 = 751/120 = 6.2583...
+//	fluency     = the k1 pair answered B = 7 (v2) or 6.666666 (v1); the k2 pair is dropped
+//	flexibility = "paper": the 30th percentile of (o + f + fluency of k1) / 3 over k1's six
+//	              judgements (k2 has no fluency): o + f = 10,10,12,12,13,14, h = 0.3 x 5 = 1.5,
+//	              so (11 + fluency) / 3 = 6 (v2)
+//	              "judged_mean": the 30th percentile of the per-judgement means
+//	              5,5,6,19/3,19/3,7,7,7: h = 0.3 x 7 = 2.1, 6 + 0.1 x (19/3 - 6) = 181/30
+//	average     = (fluency + 5.5 + 6.5 + flexibility) / 4: (7 + 5.5 + 6.5 + 6) / 4 = 6.25 (v2, paper)
 //
 // Per domain, Physics has k1's six judgements (originality 42/6 = 7) and
 // the pair; Biology k2's two (originality 5). m2 has one judgement (9,9,9)
@@ -100,10 +103,19 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12 }
 func TestAggregateByHand(t *testing.T) {
 	r := newRawBoard()
 	for _, tc := range []struct {
-		mapping string
-		fluency float64
-	}{{"v2", 7}, {"v1", 6.6667}} {
-		g := newAggregator(FluencyMappings[tc.mapping], 30)
+		mapping, flexibility  string
+		fluency, flex, m2, m3 float64 // m1's fluency and flexibility, m2's and m3's flexibility
+		m2Fluency, m3Fluency  float64
+	}{
+		{"v2", FlexibilityPaper, 7, 6, 28.0 / 3, 12.0 / 3, 10, 1},
+		{"v1", FlexibilityPaper, 6.666666, (11 + 6.666666) / 3, 28.0 / 3, 11.0 / 3, 10, 0},
+		{"v2", FlexibilityJudgedMean, 7, 181.0 / 30, 9, 5, 10, 1},
+		{"v1", FlexibilityJudgedMean, 6.666666, 181.0 / 30, 9, 5, 10, 0},
+		// per keyword: k1's means o 7, f 29/6, fluency; k2 has no fluency.
+		{"v2", FlexibilityPerKeyword, 7, (7 + 29.0/6 + 7) / 3, 28.0 / 3, 12.0 / 3, 10, 1},
+	} {
+		name := tc.mapping + " " + tc.flexibility
+		g := newAggregator(aggOptions{mapping: FluencyMappings[tc.mapping], percentile: 30, flexibility: tc.flexibility})
 		if err := g.addAll(r.all()); err != nil {
 			t.Fatal(err)
 		}
@@ -112,18 +124,19 @@ func TestAggregateByHand(t *testing.T) {
 			t.Fatal(err)
 		}
 		m1 := ms[0]
-		want := map[string]float64{"originality": 6.5, "feasibility": 5.5, "clarity": 6.625, "flexibility": 181.0 / 30, "fluency": tc.fluency,
-			"average": (tc.fluency + 5.5 + 6.5 + 181.0/30) / 4}
+		want := map[string]float64{"originality": 6.5, "feasibility": 5.5, "clarity": 6.625, "flexibility": tc.flex, "fluency": tc.fluency,
+			"average": (tc.fluency + 5.5 + 6.5 + tc.flex) / 4}
 		for k, v := range want {
 			if !near(m1.Scores[k], v) {
-				t.Errorf("%s m1 %s = %.15f, want %.15f", tc.mapping, k, m1.Scores[k], v)
+				t.Errorf("%s m1 %s = %.15f, want %.15f", name, k, m1.Scores[k], v)
 			}
 		}
 		if len(m1.Scores) != len(want) {
 			t.Errorf("m1 scores %v", m1.Scores)
 		}
-		if tc.mapping == "v2" && !near(m1.Scores["average"], 751.0/120) {
-			t.Errorf("average %.15f, want 751/120", m1.Scores["average"])
+		if !near(ms[1].Scores["flexibility"], tc.m2) || !near(ms[2].Scores["flexibility"], tc.m3) ||
+			!near(ms[1].Scores["average"], (tc.m2Fluency+9+9+tc.m2)/4) || !near(ms[2].Scores["average"], (tc.m3Fluency+1+10+tc.m3)/4) {
+			t.Errorf("%s m2 %v m3 %v", name, ms[1].Scores, ms[2].Scores)
 		}
 		counts := [...]int{m1.Ideas, m1.Refusals, m1.Dropped, m1.FailedIdeas, m1.Judgements, m1.Missing, m1.Pairs, m1.MissingPair}
 		if counts != [...]int{4, 1, 1, 0, 8, 1, 1, 0} || m1.DropReasons["too_long"] != 1 {
@@ -133,10 +146,9 @@ func TestAggregateByHand(t *testing.T) {
 			!near(m1.Domains["Physics"]["fluency"], tc.fluency) || !near(m1.Domains["Biology"]["mean"], (19.0/3+7)/2) {
 			t.Errorf("m1 domains %v", m1.Domains)
 		}
-		// Ranks by average: m2 (9, 9, flexibility 9, fluency 10: 9.25),
-		// m1 (6.258), m3 ((1 or 0) + 1 + 10 + 5)/4. Pareto: m2 dominates m1;
-		// m3 has the best originality.
-		if ms[1].Rank != 1 || m1.Rank != 2 || ms[2].Rank != 3 || !near(ms[1].Scores["average"], 9.25) {
+		// Ranks by average: m2, m1, m3. Pareto: m2 dominates m1; m3 has the
+		// best originality.
+		if ms[1].Rank != 1 || m1.Rank != 2 || ms[2].Rank != 3 {
 			t.Errorf("ranks m1 %d m2 %d m3 %d", m1.Rank, ms[1].Rank, ms[2].Rank)
 		}
 		if m1.Pareto || !ms[1].Pareto || !ms[2].Pareto {
@@ -238,12 +250,64 @@ func TestLeaderboardFiles(t *testing.T) {
 		t.Fatalf("published %+v", p)
 	}
 	md := f.Files["leaderboard.main.md"]
-	for _, s := range []string{"SYNTHETIC RESULTS", "| 1 | m2 |", "| 2 | m1 | 6.500 | 5.500 | 6.625 | 7.000 | 6.033 | 6.258 |", "Kendall's tau-b, run vs published, over the 2 models both have: average -1.000;", "Not on the published leaderboard: m3."} {
+	for _, s := range []string{"SYNTHETIC RESULTS", "| 1 | m2 |", "| 2 | m1 | 6.500 | 5.500 | 6.625 | 7.000 | 6.000 | 6.250 |", "Kendall's tau-b, run vs published, over the 2 models both have: average -1.000;", "Not on the published leaderboard: m3."} {
 		if !strings.Contains(md, s) {
 			t.Errorf("markdown lacks %q:\n%s", s, md)
 		}
 	}
 	if !strings.HasPrefix(f.Files["leaderboard.main.csv"], "rank,model,family,originality,feasibility,clarity,fluency,flexibility,average,pareto,") {
 		t.Errorf("csv:\n%s", f.Files["leaderboard.main.csv"])
+	}
+}
+
+// parse = "authors" aggregates the authors' parser's reads: its scores
+// (7.5 and 15 included, as their statistics would take them), its letters
+// ("Answer: C" read as A), and leaves out and counts what it read nothing
+// from; "strict" aggregates the strict parse of the same answers.
+func TestAggregateAuthorsParse(t *testing.T) {
+	gen := &stages.Model{Name: "m"}
+	ju, fu := &stages.Upstream{Address: "j", Generator: gen}, &stages.Upstream{Address: "f", Generator: gen}
+	mean := func(v float64) *float64 { return &v }
+	var in []stages.In
+	judge := func(item string, strict [2]int, authors *AuthorsScores) {
+		b, _ := json.Marshal(Judgement{Judge: "j", Scores: map[string]int{"originality": strict[0], "feasibility": strict[1]}, Mean: float64(strict[0]+strict[1]) / 2, AuthorsParse: authors})
+		in = append(in, stages.In{Dep: stages.Dep{Input: "judgements"}, Node: stages.NodeInfo{Item: item}, From: ju, Output: b})
+	}
+	pair := func(item, strict string, authors *AuthorsLetter) {
+		b, _ := json.Marshal(FluencyOutput{Letter: strict, Judge: "j", AuthorsParse: authors})
+		in = append(in, stages.In{Dep: stages.Dep{Input: "fluency"}, Node: stages.NodeInfo{Item: item}, From: fu, Output: b})
+	}
+	judge("k1", [2]int{7, 6}, &AuthorsScores{Valid: true, Scores: map[string]float64{"originality": 7.5, "feasibility": 6}, Mean: mean(6.75)})
+	judge("k1", [2]int{8, 4}, &AuthorsScores{Valid: false, Reason: "no SCORES block"})
+	judge("k2", [2]int{9, 2}, &AuthorsScores{Valid: true, Scores: map[string]float64{"originality": 15, "feasibility": 2}, Mean: mean(8.5)})
+	pair("k1", "C", &AuthorsLetter{Letter: "A", Valid: true})
+	pair("k2", "B", &AuthorsLetter{Valid: false})
+	for _, tc := range []struct {
+		parse                     string
+		orig, feas, fluency       float64
+		judgements, pairs, unread int
+	}{
+		{ParseStrict, 8, 4, (4.0 + 7) / 2, 3, 2, 0},
+		{ParseAuthors, 11.25, 4, 10, 2, 1, 2},
+	} {
+		g := newAggregator(aggOptions{mapping: FluencyMappings["v2"], percentile: 30, parse: tc.parse})
+		if err := g.addAll(in); err != nil {
+			t.Fatal(err)
+		}
+		ms, err := g.finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := ms[0]
+		if !near(m.Scores["originality"], tc.orig) || !near(m.Scores["feasibility"], tc.feas) || !near(m.Scores["fluency"], tc.fluency) ||
+			m.Judgements != tc.judgements || m.Pairs != tc.pairs || m.Unread != tc.unread {
+			t.Errorf("%s: scores %v, %d judgements, %d pairs, %d unread", tc.parse, m.Scores, m.Judgements, m.Pairs, m.Unread)
+		}
+	}
+	if _, err := aggregateParams(stages.WithDefaults(scoreType{}, stages.Params{"parse": "lenient"})); err == nil || !strings.Contains(err.Error(), `parse = "lenient" is not one of "strict"`) {
+		t.Errorf("parse lenient: %v", err)
+	}
+	if _, err := aggregateParams(stages.WithDefaults(scoreType{}, stages.Params{"flexibility": "p30"})); err == nil || !strings.Contains(err.Error(), `flexibility = "p30" is not one of "paper"`) {
+		t.Errorf("flexibility p30: %v", err)
 	}
 }

@@ -204,15 +204,24 @@ func TestPipelineNodesAndReruns(t *testing.T) {
 	if sum.LLMCalls != 24+48+12 {
 		t.Errorf("%d calls, want 84", sum.LLMCalls)
 	}
-	// The judges of gen_a (family openai) never include openai/gpt-4o.
+	// Every judgement is complete, with the authors' read of the same
+	// answer beside it; the judges of gen_a (family openai) include
+	// openai/gpt-4o, as the authors exclude only the generator's own name.
+	sameFamily := 0
 	for _, v := range outputsOf(t, e, g, `stage.judge_panel.main["openai/gpt-4o-mini"]`) {
 		var j liveideabench.Judgement
 		if err := json.Unmarshal(v.Result.Output, &j); err != nil {
 			t.Fatal(err)
 		}
-		if j.Judge == "openai/gpt-4o" || len(j.Scores) != 3 || j.Reasoning == "" {
+		if j.Judge == "openai/gpt-4o-mini" || len(j.Scores) != 3 || j.Reasoning == "" || j.AuthorsParse == nil || !strings.Contains(j.AuthorsParse.Parser, "6fc8285") {
 			t.Errorf("%s: %+v", v.Address, j)
 		}
+		if j.Judge == "openai/gpt-4o" {
+			sameFamily++
+		}
+	}
+	if sameFamily == 0 {
+		t.Error("openai/gpt-4o never judged gen_a: the draw excludes more than the generator")
 	}
 	lb := leaderboardOf(t, e, g)
 	if len(lb.Models) != 2 || lb.Models[0].Judgements != 24 || lb.Models[0].Pairs != 6 || len(lb.Domains) != 3 {
@@ -254,16 +263,16 @@ func TestPipelineNodesAndReruns(t *testing.T) {
 	gens := []*stages.Model{{Name: "openai/gpt-4o-mini", Family: "openai"}, {Name: "qwen/qwq-32b-preview", Family: "qwen"}, {Name: "x-ai/grok-2-1212", Family: "xai"}}
 	judgements, pairs, models := 0, 0, map[string]bool{}
 	for _, gen := range gens {
-		eligible := judging.Eligible(panel, gen)
+		eligible := judging.Eligible(panel, gen, judging.ExcludeModel)
 		for k := 0; k < 7; k++ {
 			item := fmt.Sprintf("k%02d", k)
 			for s := 0; s < 2; s++ {
-				if picks(judging.Draw(1, judging.Key(item, strconv.Itoa(s)), eligible, 2), newJudge) {
+				if picks(judging.Draw(1, liveideabench.DrawKey(false, gen, item, strconv.Itoa(s)), eligible, 2), newJudge) {
 					judgements++
 					models[gen.Name] = true
 				}
 			}
-			if picks(judging.Draw(1, judging.Key(item, "pair", "0"), eligible, 1), newJudge) {
+			if picks(judging.Draw(1, liveideabench.DrawKey(false, gen, item, "pair", "0"), eligible, 1), newJudge) {
 				pairs++
 				models[gen.Name] = true
 			}
@@ -328,11 +337,12 @@ func mustJSON(t testing.TB, v any) string {
 	return string(b)
 }
 
-// A panel too small once the generator's family is out is a validate-time
-// error at the panel attribute.
+// A panel too small once the generator's family is out (exclude =
+// "family") is a validate-time error at the panel attribute.
 func TestPanelTooSmallAtAttribute(t *testing.T) {
 	dir := t.TempDir()
 	writePipe(t, dir, 2, twoGens, "model.j_openai, model.j_anthropic")
+	writeFile(t, dir, "exp.hcl", strings.Replace(fmt.Sprintf(pipeHCL, twoGens, "model.j_openai, model.j_anthropic"), "  judges_per_idea = 2\n", "  judges_per_idea = 2\n  exclude = \"family\"\n", 1))
 	exp, diags := config.Load(dir, config.Options{})
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())

@@ -3,8 +3,10 @@ package liveideabench_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -13,6 +15,8 @@ import (
 	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/engine"
 	"github.com/ideaflow/ideaflow/engine/config"
+	"github.com/ideaflow/ideaflow/stages"
+	"github.com/ideaflow/ideaflow/stages/format"
 	"github.com/ideaflow/ideaflow/stages/liveideabench"
 )
 
@@ -114,16 +118,24 @@ func TestQuickExperiment(t *testing.T) {
 	if sum.LLMCalls != 120+240+60 {
 		t.Errorf("%d calls, want 420", sum.LLMCalls)
 	}
-	// generator_b shares judge_b's family: its ideas are judged by a and c.
+	// The authors' panel: generator_b shares judge_b's family, and judge_b
+	// judges it all the same (only a model's own name is excluded).
 	views := outputsOf(t, e, g, `stage.judge_panel.scores["mock-generator-b"]`)
+	byB := 0
 	for _, v := range views {
 		var j liveideabench.Judgement
 		if err := json.Unmarshal(v.Result.Output, &j); err != nil {
 			t.Fatal(err)
 		}
 		if j.Judge == "mock-judge-b" {
-			t.Fatalf("%s judged by its family's judge", v.Address)
+			byB++
 		}
+		if j.AuthorsParse == nil || j.AuthorsParse.Parser != format.ParserLiveIdeaBenchScoresV2 {
+			t.Fatalf("%s: no authors_parse: %s", v.Address, v.Result.Output)
+		}
+	}
+	if byB == 0 {
+		t.Error("judge_b never judged generator_b: the panel excludes more than the generator's name")
 	}
 	b, err := os.ReadFile(filepath.Join(out, "leaderboard.quick.json"))
 	if err != nil {
@@ -157,4 +169,205 @@ func runQuickAgain(t *testing.T, e *engine.Engine) (*engine.Graph, *engine.Summa
 		t.Fatal(err)
 	}
 	return g, sum
+}
+
+// smallVars points a reproduction at a keyword list of 10 of the authors'
+// keywords (the same categories), so its plan is quick; the protocol
+// params do not depend on the keyword count.
+func smallVars(t *testing.T, published bool) []string {
+	t.Helper()
+	full := paperVars(t)
+	src, err := os.ReadFile(strings.TrimPrefix(full[0], "keywords="))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitN(string(src), "\n", 12)
+	small := filepath.Join(t.TempDir(), "kws10.csv")
+	if err := os.WriteFile(small, []byte(strings.Join(lines[:11], "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vars := []string{"keywords=" + small, full[1]}
+	if published {
+		vars = append(vars, full[2])
+	}
+	return vars
+}
+
+// protocolPins are the protocol params each reproduction must run with,
+// by stage type: the authors' settings (FIDELITY.md), whether the file
+// sets them or leaves them to a default. A default that drifts from the
+// paper's fails here.
+var protocolPins = map[string]map[string]map[string]any{
+	"leaderboard.hcl": {
+		"generate_from_keyword": {"protocol": "v1", "ideas_per_keyword": 2, "max_words": 200, "max_chars": 2500, "min_chars": 101, "drop_refused": false, "reask_mode": "new_request", "system": "", "final_idea_marker": "authors"},
+		"judge_panel":           {"protocol": "v1", "judges_per_idea": 3, "exclude": "model", "draw": "independent"},
+		"fluency":               {"protocol": "v1", "method": "judge", "judges_per_pair": 1, "exclude": "model", "draw": "independent"},
+		"liveideabench_score":   {"mapping": "v1", "flexibility": "paper", "flexibility_percentile": 30.0, "parse": "authors"},
+		"leaderboard":           {"mapping": "v1", "flexibility": "paper", "flexibility_percentile": 30.0, "parse": "authors"},
+	},
+	"leaderboard_v2.hcl": {
+		"generate_from_keyword": {"protocol": "v2", "ideas_per_keyword": 2, "max_words": 200, "max_chars": 2500, "min_chars": 101, "drop_refused": false, "reask_mode": "new_request", "system": "",
+			"refusal_phrases": liveideabench.DefaultRefusalPhrases, "reask": liveideabench.FallbackPromptV2},
+		"judge_panel":         {"protocol": "v2", "judges_per_idea": 3, "exclude": "model", "draw": "independent", "dimensions": []string{"originality", "feasibility", "clarity"}},
+		"fluency":             {"protocol": "v2", "method": "judge", "judges_per_pair": 1, "exclude": "none", "draw": "independent"},
+		"liveideabench_score": {"mapping": "v2", "flexibility": "paper", "flexibility_percentile": 30.0, "parse": "authors"},
+		"leaderboard":         {"mapping": "v2", "flexibility": "paper", "flexibility_percentile": 30.0, "parse": "authors"},
+	},
+	// The ablations: ideaflow's choices where they differ, the rest as above.
+	"leaderboard.debiased.hcl": {
+		"generate_from_keyword": {"protocol": "v1", "max_chars": 2500, "min_chars": 101, "drop_refused": false},
+		"judge_panel":           {"protocol": "v1", "judges_per_idea": 3, "exclude": "family", "draw": "shared"},
+		"fluency":               {"protocol": "v1", "exclude": "family", "draw": "shared"},
+		"liveideabench_score":   {"mapping": "v1", "flexibility": "paper", "parse": "strict"},
+		"leaderboard":           {"mapping": "v1", "flexibility": "paper", "parse": "strict"},
+	},
+	"leaderboard_v2.debiased.hcl": {
+		"generate_from_keyword": {"protocol": "v2", "max_chars": 2500, "min_chars": 101, "drop_refused": true},
+		"judge_panel":           {"protocol": "v2", "judges_per_idea": 3, "exclude": "family", "draw": "shared"},
+		"fluency":               {"protocol": "v2", "exclude": "family", "draw": "shared"},
+		"liveideabench_score":   {"mapping": "v2", "flexibility": "paper", "parse": "strict"},
+		"leaderboard":           {"mapping": "v2", "flexibility": "paper", "parse": "strict"},
+	},
+}
+
+// Each reproduction's plan runs the authors' protocol, and each ablation
+// ideaflow's choices: every stage instance of each file has the pinned
+// params, final_idea is set for QwQ-32B-preview alone, and the layout has
+// the expected nodes (10 keywords here).
+func TestReproductionsPinTheirProtocols(t *testing.T) {
+	for file, pins := range protocolPins {
+		t.Run(file, func(t *testing.T) {
+			published := !strings.HasPrefix(file, "leaderboard_v2")
+			g := build(t, experiments+file, smallVars(t, published))
+			seen := map[string]int{}
+			for _, inst := range g.Exp.Stages {
+				want, ok := pins[inst.Type.Name()]
+				if !ok {
+					continue
+				}
+				seen[inst.Type.Name()]++
+				for name, w := range want {
+					if got := inst.Params[name]; fmt.Sprint(got) != fmt.Sprint(w) {
+						t.Errorf("%s: %s = %v, want %v", inst.Address, name, got, w)
+					}
+				}
+				if inst.Type.Name() == "generate_from_keyword" {
+					if got, want := inst.Params.Bool("final_idea"), inst.Key == "qwen/qwq-32b-preview"; got != want {
+						t.Errorf("%s: final_idea = %v", inst.Address, got)
+					}
+				}
+			}
+			models := 20
+			if !published {
+				models = 41
+			}
+			if seen["generate_from_keyword"] != models || seen["judge_panel"] != models || seen["fluency"] != models || seen["leaderboard"] != 1 {
+				t.Errorf("instances %v", seen)
+			}
+			p := (&engine.Engine{Store: cache.NewMemory()}).Plan(g)
+			totals := planTotals(p)
+			if totals["stage.generate_from_keyword.ideas"] != models*10*2 || totals["stage.judge_panel.scores"] != models*10*2*3 || totals["stage.fluency.pairs"] != models*10 {
+				t.Errorf("plan %v", totals)
+			}
+		})
+	}
+}
+
+// The defaults the reproductions rely on are the authors': a stage
+// declared with no params runs their current (v2) protocol, but for what
+// the aggregates read: the strict parse, the authors' read of every answer
+// being kept beside it and aggregated with parse = "authors".
+func TestStageDefaultsAreTheAuthors(t *testing.T) {
+	for typ, want := range map[string]map[string]any{
+		"generate_from_keyword": {"protocol": "v2", "max_words": 200, "max_chars": 2500, "min_chars": 101, "drop_refused": false, "reask_mode": "new_request", "final_idea_marker": "authors"},
+		"judge_panel":           {"protocol": "v2", "judges_per_idea": 3, "exclude": "model", "draw": "independent"},
+		"fluency":               {"protocol": "v2", "judges_per_pair": 1, "exclude": "model", "draw": "independent"},
+		"liveideabench_score":   {"mapping": "v2", "flexibility": "paper", "flexibility_percentile": 30.0, "parse": "strict"},
+		"leaderboard":           {"mapping": "v2", "flexibility": "paper", "flexibility_percentile": 30.0, "parse": "strict"},
+	} {
+		st, ok := stages.Lookup(typ)
+		if !ok {
+			t.Fatalf("no stage type %s", typ)
+		}
+		p := stages.WithDefaults(st, stages.Params{})
+		for name, w := range want {
+			if fmt.Sprint(p[name]) != fmt.Sprint(w) {
+				t.Errorf("%s.%s defaults to %v, want %v", typ, name, p[name], w)
+			}
+		}
+	}
+}
+
+// Flexibility on quick.hcl's mock data, the paper's composite (the
+// default) against ideaflow's former per-judgement mean of the judged
+// dimensions: switching re-runs only the leaderboard, with no call; the
+// two formulas give other numbers (README quotes the logged differences).
+func TestQuickFlexibilityBothWays(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"quick.hcl", "data/quick_keywords.txt", "data/quick_categories.csv"} {
+		b, err := os.ReadFile(experiments + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := &engine.Engine{Store: cache.NewMemory()}
+	board := func() map[string]float64 {
+		g := build(t, filepath.Join(dir, "quick.hcl"), nil)
+		e.Exec = engine.NewLocalExecutor(g.Exp.LLMProviders(), zerolog.Nop())
+		out := t.TempDir()
+		sum, err := e.Run(context.Background(), g, engine.RunOptions{ReportDir: out})
+		if err != nil || len(sum.Failures) != 0 {
+			t.Fatalf("%v %+v", err, sum.Failures)
+		}
+		b, err := os.ReadFile(filepath.Join(out, "leaderboard.quick.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lb liveideabench.Leaderboard
+		if err := json.Unmarshal(b, &lb); err != nil {
+			t.Fatal(err)
+		}
+		flex := map[string]float64{}
+		for _, m := range lb.Models {
+			flex[m.Model] = m.Scores["flexibility"]
+		}
+		if strings.Contains(string(b), `"flexibility": "judged_mean"`) {
+			if sum.LLMCalls != 0 || sum.Nodes.Ran != 1 {
+				t.Errorf("switching flexibility: %d calls, %d nodes ran; want 0 and the leaderboard alone", sum.LLMCalls, sum.Nodes.Ran)
+			}
+		}
+		return flex
+	}
+	paper := board()
+	src, err := os.ReadFile(filepath.Join(dir, "quick.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(src), "  fluency    = [stage.fluency.pairs]\n}", "  fluency    = [stage.fluency.pairs]\n  flexibility = \"judged_mean\"\n}", 1)
+	if edited == string(src) {
+		t.Fatal("quick.hcl's leaderboard block changed shape")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "quick.hcl"), []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := board()
+	var diffs []string
+	differ := 0
+	for m, v := range paper {
+		if v != old[m] {
+			differ++
+		}
+		diffs = append(diffs, fmt.Sprintf("%s %.3f (paper) vs %.3f (judged mean): %+.3f", m, v, old[m], v-old[m]))
+	}
+	if len(paper) != 3 || differ == 0 {
+		t.Errorf("flexibility both ways: %v and %v", paper, old)
+	}
+	sort.Strings(diffs)
+	t.Logf("flexibility on quick.hcl's mock data:\n%s", strings.Join(diffs, "\n"))
 }

@@ -33,17 +33,25 @@ var fluencyLetters = format.Spec{Kind: format.Letter, Letters: "ABCD"}
 type fluencyType struct{}
 
 func (fluencyType) Name() string    { return "fluency" }
-func (fluencyType) Version() string { return "1" }
+func (fluencyType) Version() string { return "2" } // 2: draws per pair and generator, exclusion by name, authors_parse
 
 func (fluencyType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "ideas", Kind: stages.Input, Required: true, Doc: "the ideas of one model (a generate_from_keyword instance); its samples for each keyword are paired"},
 		{Name: "method", Kind: stages.String, Default: "judge", Doc: `"judge" (a judge of the panel answers A/B/C/D, the paper), "jaccard" or "tfidf" (offline: (1 - similarity) x 10 of the pair's word sets or TF-IDF vectors, as the authors' hash.py)`},
-		{Name: "panel", Kind: stages.ModelList, Doc: `method = "judge": the judge models; each pair gets judges_per_pair of them, never the generator or its family`},
+		{Name: "panel", Kind: stages.ModelList, Doc: `method = "judge": the judge models; each pair gets judges_per_pair of them (see exclude and draw)`},
 		{Name: "judges_per_pair", Kind: stages.Int, Default: 1, Min: 1, Max: maxJudges, Doc: "judges drawn per pair (the paper: 1)"},
 		{Name: "seed", Kind: stages.Int, Default: 0, Min: math.MinInt32, Max: math.MaxInt32, Doc: "seed of the pairing, of which idea is shown first, and of the judge draws"},
-		{Name: "prompt", Kind: stages.Template, Default: DefaultFluencyPrompt, Doc: "the fluency question (data: .Keyword, .A, .B); the answer is read as a letter A-D"},
+		withDoc(excludeParam, `who may not judge a pair: "model" (its generator, by exact model name, as the paper says of every judgement), "family" (the generator's whole family) or "none" (as the authors' hash.py, whose fluency judge is random.choice(CRITIC_MODELS))`),
+		withDoc(drawParam, `"independent" (each pair its own draw, keyed on its generator, keyword and pair, as hash.py draws per pair) or "shared" (one draw per keyword and pair: every generator's pair gets the same judge, unless excluded)`),
+		protocolParam,
+		{Name: "prompt", Kind: stages.Template, Default: DefaultFluencyPrompt, Doc: "the fluency question (data: .Keyword, .A, .B); the answer is read as a letter A-D; the protocol's by default (v2's shown)"},
 	}
+}
+
+func withDoc(p stages.Param, doc string) stages.Param {
+	p.Doc = doc
+	return p
 }
 
 // FluencyData is the fluency prompt's template data.
@@ -53,18 +61,33 @@ type FluencyData struct{ Keyword, A, B string }
 // letter, or the offline method's similarity and score. A pair with a
 // dropped idea is {"dropped": true}.
 type FluencyOutput struct {
-	Letter     string   `json:"letter,omitempty"` // A-D (method judge)
-	Judge      string   `json:"judge,omitempty"`
-	Method     string   `json:"method,omitempty"`     // jaccard or tfidf
-	Similarity *float64 `json:"similarity,omitempty"` // offline methods: in [0, 1]
-	Score      *float64 `json:"score,omitempty"`      // offline methods: (1 - similarity) x 10
-	Dropped    bool     `json:"dropped,omitempty"`
+	Letter string `json:"letter,omitempty"` // A-D (method judge)
+	Judge  string `json:"judge,omitempty"`
+	// AuthorsParse is the letter hash.py would have read from the same raw
+	// answer (method judge): a compatibility parse, never used to accept
+	// the answer.
+	AuthorsParse *AuthorsLetter `json:"authors_parse,omitempty"`
+	Method       string         `json:"method,omitempty"`     // jaccard or tfidf
+	Similarity   *float64       `json:"similarity,omitempty"` // offline methods: in [0, 1]
+	Score        *float64       `json:"score,omitempty"`      // offline methods: (1 - similarity) x 10
+	Dropped      bool           `json:"dropped,omitempty"`
+}
+
+// AuthorsLetter is a compatibility parse of a fluency answer: the letter
+// as the strict parse's, Valid false with the Reason when hash.py would
+// have read none (it asks again), and Parser naming the authors' code.
+type AuthorsLetter struct {
+	Letter string `json:"letter,omitempty"`
+	Valid  bool   `json:"valid"`
+	Reason string `json:"reason,omitempty"`
+	Parser string `json:"parser"`
 }
 
 type fluency struct {
 	method     string
 	prompt     string
 	promptName string
+	release    *release
 }
 
 func (fluencyType) Layout(inst *stages.Instance) ([]stages.Node, error) {
@@ -73,12 +96,20 @@ func (fluencyType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if ideas == nil {
 		return nil, stages.ParamErrorf("ideas", "ideas is required")
 	}
-	f := &fluency{method: p.String("method"), prompt: p.String("prompt"), promptName: inst.Address + " prompt"}
+	r, err := protocolOf(p)
+	if err != nil {
+		return nil, err
+	}
+	f := &fluency{method: p.String("method"), prompt: r.text(p, "prompt", DefaultFluencyPrompt, r.fluencyPrompt), promptName: inst.Address + " prompt", release: r}
 	panel := p.Models("panel")
 	k := p.Int("judges_per_pair")
+	ex, shared, err := drawParams(p)
+	if err != nil {
+		return nil, err
+	}
 	switch f.method {
 	case "judge":
-		if err := judging.Check("panel", "judges_per_pair", panel, ideas.Generator, k); err != nil {
+		if err := judging.Check("panel", "judges_per_pair", panel, ideas.Generator, k, ex); err != nil {
 			return nil, err
 		}
 		if _, err := stages.RenderParam("prompt", f.promptName, f.prompt, &FluencyData{Keyword: "k", A: "a", B: "b"}); err != nil {
@@ -91,7 +122,7 @@ func (fluencyType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	default:
 		return nil, stages.ParamErrorf("method", `method = %q is not one of "judge", "jaccard", "tfidf"`, f.method)
 	}
-	eligible := judging.Eligible(panel, ideas.Generator)
+	eligible := judging.Eligible(panel, ideas.Generator, ex)
 	position := make(map[string]int, len(panel))
 	for i, m := range panel {
 		position[m.Name] = i
@@ -111,7 +142,7 @@ func (fluencyType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 				nodes = append(nodes, stages.Node{Item: item, Slot: pi, Label: label, Deps: deps, Prepare: f.prepareOffline})
 				continue
 			}
-			for _, m := range judging.Draw(seed, judging.Key(item, "pair", strconv.Itoa(pi)), eligible, k) {
+			for _, m := range judging.Draw(seed, DrawKey(shared, ideas.Generator, item, "pair", strconv.Itoa(pi)), eligible, k) {
 				nodes = append(nodes, stages.Node{Item: item, Slot: pi*len(panel) + position[m.Name],
 					Label: label + " judge " + m.Name, Deps: deps, Prepare: prepares[m.Name]})
 			}
@@ -166,12 +197,16 @@ func (f *fluency) prepareJudge(m *stages.Model) func([]stages.In) (*stages.Work,
 			return nil, err
 		}
 		msgs := []llm.Message{{Role: "user", Content: strings.TrimSpace(prompt)}}
+		r := f.release
 		return &stages.Work{Call: &stages.Call{
 			Model:   m,
 			Request: m.Request(msgs, 0, fluencyLetters),
 			Output: func(ans *format.Answer) ([]byte, error) {
-				return json.Marshal(FluencyOutput{Letter: ans.Letter, Judge: m.Name})
+				c := format.LiveIdeaBenchLetter(ans.Raw)
+				return json.Marshal(FluencyOutput{Letter: ans.Letter, Judge: m.Name,
+					AuthorsParse: &AuthorsLetter{Letter: c.Letter, Valid: c.Valid, Reason: c.Reason, Parser: r.letterParser}})
 			},
+			KeyParams: []string{"protocol"},
 		}}, nil
 	}
 }
@@ -290,21 +325,24 @@ func counts(tokens []string) map[string]int {
 }
 
 // FluencyMappings are the letter -> score mappings: v2 (the current
-// leaderboard's) and v1 (the December 2024 paper's, 10 x 3/3 .. 0/3 as its
-// code writes them, to four decimals).
+// leaderboard's, hash.py at 6fc8285), v1 (the December 2024 paper's,
+// 10 x 3/3 .. 0/3 to six decimals: the published flexibility values are
+// each a whole number plus one of these, divided by 3) and v1_hashpy (the
+// same to four decimals, as hash.py at 2520c31 writes it).
 var FluencyMappings = map[string]map[string]float64{
-	"v2": {"A": 10, "B": 7, "C": 4, "D": 1},
-	"v1": {"A": 10, "B": 6.6667, "C": 3.3333, "D": 0},
+	"v2":        {"A": 10, "B": 7, "C": 4, "D": 1},
+	"v1":        {"A": 10, "B": 6.666666, "C": 3.333333, "D": 0},
+	"v1_hashpy": {"A": 10, "B": 6.6667, "C": 3.3333, "D": 0},
 }
 
 // mappingParam is the fluency mapping of both aggregates, declared once.
 var mappingParam = stages.Param{Name: "mapping", Kind: stages.String, Default: "v2",
-	Doc: `fluency letter -> score: "v2" (A 10, B 7, C 4, D 1) or "v1" (A 10, B 6.6667, C 3.3333, D 0: the paper's December 2024 run)`}
+	Doc: `fluency letter -> score: "v2" (A 10, B 7, C 4, D 1: the current code), "v1" (A 10, B 6.666666, C 3.333333, D 0: the paper's December 2024 board, whose flexibility values it reproduces) or "v1_hashpy" (A 10, B 6.6667, C 3.3333, D 0: hash.py at 2520c31)`}
 
 func fluencyMapping(p stages.Params) (map[string]float64, error) {
 	m, ok := FluencyMappings[p.String("mapping")]
 	if !ok {
-		return nil, stages.ParamErrorf("mapping", `mapping = %q is not one of "v1", "v2"`, p.String("mapping"))
+		return nil, stages.ParamErrorf("mapping", `mapping = %q is not one of "v1", "v1_hashpy", "v2"`, p.String("mapping"))
 	}
 	return m, nil
 }

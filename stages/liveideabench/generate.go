@@ -44,15 +44,32 @@ func (generateType) Params() []stages.Param {
 		{Name: "domain_field", Kind: stages.String, Default: "domain", Doc: "the record field holding the keyword's domain, if any (template data .Domain; the per-domain results)"},
 		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that generates ideas"},
 		{Name: "ideas_per_keyword", Kind: stages.Int, Default: 2, Min: 1, Max: maxIdeasPerKeyword, Doc: "independent ideas per keyword and model, one request each (fluency compares them in pairs)"},
+		protocolParam,
 		{Name: "system", Kind: stages.Template, Default: "", Doc: `system message template (same data as prompt); "" sends none, as the paper`},
-		{Name: "prompt", Kind: stages.Template, Default: DefaultIdeaPrompt, Doc: "user message template (data: .Keyword .Domain .Sample .ID .Item, the item's record); the paper's idea prompt by default"},
-		{Name: "refusal_phrases", Kind: stages.StringList, Default: DefaultRefusalPhrases, Doc: "an answer containing one of these (any case) is a refusal, re-asked once with reask (the paper's REJECTION_PHRASES); [] turns detection off"},
-		{Name: "reask", Kind: stages.Template, Default: DefaultReask, Doc: "the message sent once after a refusal (same data as prompt): the paper's research justification"},
+		{Name: "prompt", Kind: stages.Template, Default: DefaultIdeaPrompt, Doc: "user message template (data: .Keyword .Domain .Sample .ID .Item, the item's record); the protocol's idea prompt by default (v2's shown, v1's under protocol = \"v1\")"},
+		{Name: "refusal_phrases", Kind: stages.StringList, Default: DefaultRefusalPhrases, Doc: "an answer containing one of these (any case) is a refusal, re-asked once with reask (v2's REJECTION_PHRASES; protocol v1 detects none); [] turns detection off"},
+		{Name: "reask", Kind: stages.Template, Default: FallbackPromptV2, Doc: "the message sent once after a refusal (same data as prompt): v2's fallback prompt, the idea prompt with a research justification"},
+		{Name: "reask_mode", Kind: stages.String, Default: ReaskNewRequest, Doc: `how reask is sent: "new_request" (a request of its own, as the authors' code sends its fallback prompt) or "follow_up" (a reply after the refusal, in the same conversation)`},
+		{Name: "drop_refused", Kind: stages.Bool, Default: false, Doc: "an idea whose re-ask was refused too is dropped as refused; false (the authors' code): the re-ask's answer is judged, whatever it says"},
 		{Name: "final_idea", Kind: stages.Bool, Default: false, Doc: `reasoning models: ask for the answer after "**Final Idea:**" and judge only what follows the marker (the whole answer when there is none), as the paper does for QwQ`},
-		{Name: "max_words", Kind: stages.Int, Default: 200, Min: 1, Max: maxLimit, Doc: "ideas of this many words or more are dropped as too_long (the paper: 200)"},
-		{Name: "min_chars", Kind: stages.Int, Default: 10, Min: 0, Max: maxLimit, Doc: "ideas shorter than this many characters are dropped as too_short"},
+		{Name: "final_idea_marker", Kind: stages.String, Default: MarkerAuthors, Doc: `final_idea: where the idea is cut: "authors" (extract_final_idea: after the first "**Final Idea:**", else "**Final Idea**:", else the bare words "final idea", any case) or "last_label" (after the last "Final Idea" written as a label: a colon or dash after it, or a line of its own, so "my final idea is ..." is no marker)`},
+		{Name: "max_words", Kind: stages.Int, Default: 200, Min: 1, Max: maxLimit, Doc: "ideas of this many words or more are dropped as too_long (the authors keep fewer than 200)"},
+		{Name: "max_chars", Kind: stages.Int, Default: 2500, Min: 1, Max: maxLimit, Doc: "ideas of this many characters or more are dropped as too_long (the authors keep fewer than 2,500)"},
+		{Name: "min_chars", Kind: stages.Int, Default: 101, Min: 0, Max: maxLimit, Doc: "ideas of fewer characters are dropped as too_short (the authors keep more than 100: 101)"},
 	}
 }
+
+// The final_idea_marker values.
+const (
+	MarkerAuthors   = "authors"
+	MarkerLastLabel = "last_label"
+)
+
+// The reask modes.
+const (
+	ReaskNewRequest = "new_request"
+	ReaskFollowUp   = "follow_up"
+)
 
 // KeywordData is the template data of generate_from_keyword's prompt,
 // system and reask templates.
@@ -69,17 +86,21 @@ type KeywordData struct {
 // outputParams are the params Idea outputs read beyond the request: the
 // call is keyed on them (stages.Call.KeyParams), so changing max_words
 // re-runs the nodes instead of serving ideas filtered under the old limit.
-var outputParams = []string{"keyword_field", "domain_field", "final_idea", "max_words", "min_chars"}
+var outputParams = []string{"keyword_field", "domain_field", "final_idea", "final_idea_marker", "max_words", "max_chars", "min_chars", "drop_refused"}
 
 type generator struct {
-	model                 *stages.Model
-	keywordField          string
-	domainField           string
-	system, prompt, reask string
-	address               string
-	phrases               []string
-	finalIdea             bool
-	maxWords, minChars    int
+	model                        *stages.Model
+	keywordField                 string
+	domainField                  string
+	system, prompt, reask        string
+	reaskAlone                   bool
+	address                      string
+	phrases                      []string
+	finalIdea                    bool
+	lastLabel                    bool // final_idea_marker = "last_label"
+	finalIdeaSep                 string
+	dropRefused                  bool
+	maxWords, maxChars, minChars int
 }
 
 func (generateType) Layout(inst *stages.Instance) ([]stages.Node, error) {
@@ -115,18 +136,39 @@ func (generateType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 
 func newGenerator(inst *stages.Instance) (*generator, error) {
 	p := inst.Params
+	r, err := protocolOf(p)
+	if err != nil {
+		return nil, err
+	}
 	g := &generator{
 		model:        p.Model("model"),
 		keywordField: p.String("keyword_field"),
 		domainField:  p.String("domain_field"),
 		system:       p.String("system"),
-		prompt:       p.String("prompt"),
+		prompt:       r.text(p, "prompt", DefaultIdeaPrompt, r.ideaPrompt),
 		reask:        p.String("reask"),
 		address:      inst.Address,
-		phrases:      p.Strings("refusal_phrases"),
+		phrases:      r.list(p, "refusal_phrases", DefaultRefusalPhrases, r.refusalPhrases),
 		finalIdea:    p.Bool("final_idea"),
+		finalIdeaSep: r.finalIdeaSep,
+		dropRefused:  p.Bool("drop_refused"),
 		maxWords:     p.Int("max_words"),
+		maxChars:     p.Int("max_chars"),
 		minChars:     p.Int("min_chars"),
+	}
+	switch p.String("final_idea_marker") {
+	case MarkerAuthors:
+	case MarkerLastLabel:
+		g.lastLabel = true
+	default:
+		return nil, stages.ParamErrorf("final_idea_marker", `final_idea_marker = %q is not one of %q (the authors' extract_final_idea) or %q`, p.String("final_idea_marker"), MarkerAuthors, MarkerLastLabel)
+	}
+	switch p.String("reask_mode") {
+	case ReaskNewRequest:
+		g.reaskAlone = true
+	case ReaskFollowUp:
+	default:
+		return nil, stages.ParamErrorf("reask_mode", `reask_mode = %q is not one of %q (a request of its own, as the authors' code) or %q (a reply in the same conversation)`, p.String("reask_mode"), ReaskNewRequest, ReaskFollowUp)
 	}
 	if g.model == nil {
 		return nil, stages.ParamErrorf("model", "model is required")
@@ -144,6 +186,9 @@ func newGenerator(inst *stages.Instance) (*generator, error) {
 	}
 	if g.maxWords < 1 {
 		return nil, stages.ParamErrorf("max_words", "max_words = %d must be at least 1", g.maxWords)
+	}
+	if g.maxChars <= g.minChars {
+		return nil, stages.ParamErrorf("max_chars", "max_chars = %d is not above min_chars = %d, so every idea would be dropped", g.maxChars, g.minChars)
 	}
 	// Render once with data of the real shape, so a broken template fails
 	// the plan rather than every node. The record's other fields are known
@@ -191,12 +236,12 @@ func (g *generator) render(data *KeywordData) (*rendered, error) {
 			return nil, err
 		}
 		if g.finalIdea {
-			reask += "\n\n" + finalIdeaInstruction
+			reask += g.finalIdeaSep + finalIdeaInstruction
 		}
-		spec.Refusals, spec.Reask = g.phrases, reask
+		spec.Refusals, spec.Reask, spec.ReaskAlone = g.phrases, reask, g.reaskAlone
 	}
 	if g.finalIdea {
-		prompt += "\n\n" + finalIdeaInstruction
+		prompt += g.finalIdeaSep + finalIdeaInstruction
 	}
 	var msgs []llm.Message
 	if system != "" {
@@ -241,25 +286,33 @@ func (g *generator) prepare(sample int) func(in []stages.In) (*stages.Work, erro
 }
 
 // output turns the answer into the node's Idea: the idea judged is the
-// text after a Final Idea marker (final_idea; else, or without a marker,
-// the whole answer), white space collapsed, dropped when too long, too
-// short or refused twice.
+// text after a Final Idea marker (final_idea, cut per final_idea_marker;
+// else, or without a marker, the whole answer), white space collapsed,
+// dropped when too long, too
+// short, or (drop_refused) refused twice. The lengths are counted on the
+// collapsed text, as the authors count them on the ideas they store
+// (run.py's clean_text); a length in characters is in Unicode code points,
+// as Python's len.
 func (g *generator) output(keyword, domain string, a *format.Answer) ([]byte, error) {
-	idea := Idea{Keyword: keyword, Domain: domain, Answer: a.Text, Refused: a.Refusal != "", RefusalAnswer: a.Refusal}
+	idea := Idea{Keyword: keyword, Domain: domain, Answer: a.Text, Refused: a.Refusal != "", RefusalAnswer: a.Refusal, FallbackRefused: a.Refused}
 	text := a.Text
-	if g.finalIdea {
+	switch {
+	case g.finalIdea && g.lastLabel:
 		if x, ok := format.FinalIdea(text); ok {
 			text = x
 		}
+	case g.finalIdea:
+		text = format.LiveIdeaBenchFinalIdea(text)
 	}
 	idea.Idea = format.CollapseSpace(text)
 	idea.Words = len(strings.Fields(idea.Idea))
+	chars := utf8.RuneCountInString(idea.Idea)
 	switch {
-	case a.Refused:
+	case a.Refused && g.dropRefused:
 		idea.Dropped, idea.Reason = true, ReasonRefused
-	case idea.Words >= g.maxWords:
+	case idea.Words >= g.maxWords || chars >= g.maxChars:
 		idea.Dropped, idea.Reason = true, ReasonTooLong
-	case utf8.RuneCountInString(idea.Idea) < g.minChars:
+	case chars < g.minChars:
 		idea.Dropped, idea.Reason = true, ReasonTooShort
 	}
 	b, err := json.Marshal(idea)

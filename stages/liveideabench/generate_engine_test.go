@@ -54,11 +54,12 @@ const categories = "keyword,category,similarity_score\nmeteorology,Earth science
 
 // scripted answers by keyword: "volcanology" is refused once and answered
 // after the re-ask, "forbidden topic" is refused every time, and
-// "periodic table" gets a 250-word idea. Every other prompt gets a short
-// idea naming its keyword and model.
+// "periodic table" gets a 250-word idea. Every other prompt gets an idea
+// of 19 words (more than the authors' 100 characters) naming its keyword
+// and model. The re-ask is the fallback prompt, a request of its own.
 func scripted(req *openai.ChatCompletionRequest) string {
 	first := req.Messages[0].Content
-	reasked := len(req.Messages) > 1
+	reasked := isReask(req)
 	switch {
 	case strings.Contains(first, `"volcanology"`) && !reasked:
 		return "I'm sorry, but I can't help with volcanic hazards."
@@ -67,7 +68,17 @@ func scripted(req *openai.ChatCompletionRequest) string {
 	case strings.Contains(first, `"periodic table"`):
 		return strings.Repeat("element ", 250)
 	}
-	return fmt.Sprintf("We propose measuring %s with low-cost sensor swarms and open models (%s).", keywordIn(first), req.Model)
+	return scriptedIdea(keywordIn(first), req.Model)
+}
+
+func scriptedIdea(keyword, model string) string {
+	return fmt.Sprintf("We propose measuring %s with low-cost sensor swarms, open models and a public archive that keeps every reading (%s).", keyword, model)
+}
+
+// isReask tells the fallback prompt (v2's re-ask, sent alone) from the
+// idea prompt.
+func isReask(req *openai.ChatCompletionRequest) bool {
+	return len(req.Messages) > 1 || strings.Contains(req.Messages[0].Content, "This is a research study")
 }
 
 func keywordIn(prompt string) string {
@@ -139,7 +150,7 @@ type countingResponder struct {
 func (c *countingResponder) respond(req *openai.ChatCompletionRequest) string {
 	c.mu.Lock()
 	k := keywordIn(req.Messages[0].Content)
-	if len(req.Messages) > 1 {
+	if isReask(req) {
 		k += " (re-ask)"
 	}
 	c.counts[k]++
@@ -169,11 +180,13 @@ func TestGenerateThroughTheEngine(t *testing.T) {
 	if !reflect.DeepEqual(cr.counts, wantCounts) {
 		t.Errorf("requests per keyword %v, want %v", cr.counts, wantCounts)
 	}
-	// Drops are counted per model (stage instance), by reason.
+	// Drops are counted per model (stage instance), by reason: the twice
+	// refused answers are judged, as the authors judge the fallback's
+	// answer, but these are shorter than 101 characters.
 	for _, m := range []string{"gen-a", "gen-b"} {
 		st := sum.Stages[fmt.Sprintf(`stage.generate_from_keyword.main["%s"]`, m)]
 		if st.Total != 8 || st.Ran != 8 || st.LLMCalls != 12 || st.Dropped != 4 ||
-			!reflect.DeepEqual(st.DropReasons, map[string]int{"too_long": 2, "refused": 2}) {
+			!reflect.DeepEqual(st.DropReasons, map[string]int{"too_long": 2, "too_short": 2}) {
 			t.Errorf("%s: %+v", m, st)
 		}
 	}
@@ -183,16 +196,14 @@ func TestGenerateThroughTheEngine(t *testing.T) {
 		t.Fatalf("%d ideas, want 8", len(got))
 	}
 	want := map[string]liveideabench.Idea{
-		"meteorology/0": {Keyword: "meteorology", Domain: "Earth science", Words: 12,
-			Idea:   "We propose measuring meteorology with low-cost sensor swarms and open models (gen-a).",
-			Answer: "We propose measuring meteorology with low-cost sensor swarms and open models (gen-a)."},
-		"volcanology/0": {Keyword: "volcanology", Domain: "Earth science", Words: 12, Refused: true,
+		"meteorology/0": {Keyword: "meteorology", Domain: "Earth science", Words: 19,
+			Idea: scriptedIdea("meteorology", "gen-a"), Answer: scriptedIdea("meteorology", "gen-a")},
+		"volcanology/0": {Keyword: "volcanology", Domain: "Earth science", Words: 19, Refused: true,
 			RefusalAnswer: "I'm sorry, but I can't help with volcanic hazards.",
-			Idea:          "We propose measuring volcanology with low-cost sensor swarms and open models (gen-a).",
-			Answer:        "We propose measuring volcanology with low-cost sensor swarms and open models (gen-a)."},
+			Idea:          scriptedIdea("volcanology", "gen-a"), Answer: scriptedIdea("volcanology", "gen-a")},
 		"periodic table/0": {Keyword: "periodic table", Domain: "Chemistry", Words: 250, Dropped: true, Reason: "too_long",
 			Idea: strings.TrimSpace(strings.Repeat("element ", 250)), Answer: strings.TrimSpace(strings.Repeat("element ", 250))},
-		"forbidden topic/0": {Keyword: "forbidden topic", Words: 8, Refused: true, Dropped: true, Reason: "refused",
+		"forbidden topic/0": {Keyword: "forbidden topic", Words: 8, Refused: true, FallbackRefused: true, Dropped: true, Reason: "too_short",
 			RefusalAnswer: "I am unable to assist with that request.",
 			Idea:          "I am unable to assist with that request.", Answer: "I am unable to assist with that request."},
 	}
@@ -247,7 +258,7 @@ func TestGenerateThroughTheEngine(t *testing.T) {
 		t.Errorf("max_words changed: %d nodes ran, %d reused, %d calls (server %d new); want 20, 20, 0, 0", sum.Nodes.Ran, sum.AnswersReused, sum.LLMCalls, srv.Count()-before)
 	}
 	five := ideas(t, e, g, `stage.generate_from_keyword.main["gen-a"]`)
-	if idea := five["meteorology/0"]; !idea.Dropped || idea.Reason != "too_long" || idea.Words != 12 {
+	if idea := five["meteorology/0"]; !idea.Dropped || idea.Reason != "too_long" || idea.Words != 19 {
 		t.Errorf("max_words = 5: %+v", idea)
 	}
 	// The re-ask's first refusal is kept through the stored answer.

@@ -171,6 +171,10 @@ func TestGenerateParamErrors(t *testing.T) {
 		{stages.Params{"keywords": kw, "model": testModel, "reask": " "}, "reask", "reask is empty while refusal_phrases is set; give the message to re-ask with, or set refusal_phrases = [] to turn refusal detection off"},
 		{stages.Params{"keywords": kw, "model": testModel, "prompt": "{{ .Keyword"}, "prompt", "unclosed action"},
 		{stages.Params{"keywords": kw, "model": testModel, "prompt": "{{ .Topic }}"}, "prompt", ".Topic is not a field here; available: .ID .Keyword .Domain .Sample .Item"},
+		{stages.Params{"keywords": kw, "model": testModel, "protocol": "december"}, "protocol", `protocol = "december" is not one of "v1" (December 2024), "v2" (current)`},
+		{stages.Params{"keywords": kw, "model": testModel, "reask_mode": "again"}, "reask_mode", `reask_mode = "again" is not one of "new_request"`},
+		{stages.Params{"keywords": kw, "model": testModel, "final_idea_marker": "first"}, "final_idea_marker", `final_idea_marker = "first" is not one of "authors"`},
+		{stages.Params{"keywords": kw, "model": testModel, "max_chars": 100}, "max_chars", "max_chars = 100 is not above min_chars = 101, so every idea would be dropped"},
 	}
 	for _, tc := range tests {
 		_, err := generateType{}.Layout(&stages.Instance{Address: "stage.generate_from_keyword.x", Params: stages.WithDefaults(generateType{}, tc.params)})
@@ -183,13 +187,15 @@ func TestGenerateParamErrors(t *testing.T) {
 
 func TestGenerateOutput(t *testing.T) {
 	long := strings.Repeat("word ", 200)
+	short := stages.Params{"min_chars": 1}                        // the shapes below are shorter than the authors' 101 characters
+	chars := func(n int) string { return strings.Repeat("é", n) } // code points, as Python's len counts them
 	tests := []struct {
 		name   string
 		params stages.Params
 		answer format.Answer
 		want   Idea
 	}{
-		{"whitespace collapsed", nil, format.Answer{Text: "A  soil\n\nsensor   network."},
+		{"whitespace collapsed", short, format.Answer{Text: "A  soil\n\nsensor   network."},
 			Idea{Idea: "A soil sensor network.", Answer: "A  soil\n\nsensor   network.", Words: 4}},
 		{"199 words kept", nil, format.Answer{Text: strings.Repeat("word ", 199)},
 			Idea{Idea: strings.TrimSpace(strings.Repeat("word ", 199)), Answer: strings.Repeat("word ", 199), Words: 199}},
@@ -199,18 +205,34 @@ func TestGenerateOutput(t *testing.T) {
 			Idea{Idea: "one two three four five six seven eight nine ten", Answer: "one two three four five six seven eight nine ten", Words: 10, Dropped: true, Reason: "too_long"}},
 		{"too short", nil, format.Answer{Text: "Sensors."},
 			Idea{Idea: "Sensors.", Answer: "Sensors.", Words: 1, Dropped: true, Reason: "too_short"}},
+		{"100 characters dropped", nil, format.Answer{Text: chars(100)},
+			Idea{Idea: chars(100), Answer: chars(100), Words: 1, Dropped: true, Reason: "too_short"}},
+		{"101 characters kept", nil, format.Answer{Text: chars(101)},
+			Idea{Idea: chars(101), Answer: chars(101), Words: 1}},
+		{"2,499 characters kept", nil, format.Answer{Text: chars(2499)},
+			Idea{Idea: chars(2499), Answer: chars(2499), Words: 1}},
+		{"2,500 characters dropped", nil, format.Answer{Text: chars(2500)},
+			Idea{Idea: chars(2500), Answer: chars(2500), Words: 1, Dropped: true, Reason: "too_long"}},
+		{"characters counted after collapsing", nil, format.Answer{Text: chars(50) + "\n\n\n  " + chars(49)},
+			Idea{Idea: chars(50) + " " + chars(49), Answer: chars(50) + "\n\n\n  " + chars(49), Words: 2, Dropped: true, Reason: "too_short"}},
 		{"min_chars 0 keeps it", stages.Params{"min_chars": 0}, format.Answer{Text: "Sensors."},
 			Idea{Idea: "Sensors.", Answer: "Sensors.", Words: 1}},
-		{"final idea extracted", stages.Params{"final_idea": true}, format.Answer{Text: "Let me think.\n\n**Final Idea:** A soil\nsensor network."},
+		{"final idea extracted", stages.Params{"final_idea": true, "min_chars": 1}, format.Answer{Text: "Let me think.\n\n**Final Idea:** A soil\nsensor network."},
 			Idea{Idea: "A soil sensor network.", Answer: "Let me think.\n\n**Final Idea:** A soil\nsensor network.", Words: 4}},
-		{"final idea without a marker: whole answer", stages.Params{"final_idea": true}, format.Answer{Text: "A soil sensor network."},
+		{"final idea without a marker: whole answer", stages.Params{"final_idea": true, "min_chars": 1}, format.Answer{Text: "A soil sensor network."},
 			Idea{Idea: "A soil sensor network.", Answer: "A soil sensor network.", Words: 4}},
-		{"marker ignored without final_idea", nil, format.Answer{Text: "Hmm.\nFinal Idea: A soil sensor network."},
+		{"final idea cut at the authors' first bare mention", stages.Params{"final_idea": true, "min_chars": 1}, format.Answer{Text: "My final idea will be short.\nFinal Idea - A soil sensor network."},
+			Idea{Idea: "will be short. Final Idea - A soil sensor network.", Answer: "My final idea will be short.\nFinal Idea - A soil sensor network.", Words: 10}},
+		{"final idea cut at the last label", stages.Params{"final_idea": true, "final_idea_marker": "last_label", "min_chars": 1}, format.Answer{Text: "My final idea will be short.\nFinal Idea - A soil sensor network."},
+			Idea{Idea: "A soil sensor network.", Answer: "My final idea will be short.\nFinal Idea - A soil sensor network.", Words: 4}},
+		{"marker ignored without final_idea", short, format.Answer{Text: "Hmm.\nFinal Idea: A soil sensor network."},
 			Idea{Idea: "Hmm. Final Idea: A soil sensor network.", Answer: "Hmm.\nFinal Idea: A soil sensor network.", Words: 7}},
-		{"refused once, then answered", nil, format.Answer{Text: "A soil sensor network.", Refusal: "I'm sorry, I cannot."},
+		{"refused once, then answered", short, format.Answer{Text: "A soil sensor network.", Refusal: "I'm sorry, I cannot."},
 			Idea{Idea: "A soil sensor network.", Answer: "A soil sensor network.", Words: 4, Refused: true, RefusalAnswer: "I'm sorry, I cannot."}},
-		{"refused twice", nil, format.Answer{Text: "I still cannot.", Refusal: "I'm sorry, I cannot.", Refused: true},
-			Idea{Idea: "I still cannot.", Answer: "I still cannot.", Words: 3, Refused: true, RefusalAnswer: "I'm sorry, I cannot.", Dropped: true, Reason: "refused"}},
+		{"refused twice: the fallback answer judged, as the authors", short, format.Answer{Text: "I still cannot.", Refusal: "I'm sorry, I cannot.", Refused: true},
+			Idea{Idea: "I still cannot.", Answer: "I still cannot.", Words: 3, Refused: true, RefusalAnswer: "I'm sorry, I cannot.", FallbackRefused: true}},
+		{"refused twice, drop_refused", stages.Params{"drop_refused": true, "min_chars": 1}, format.Answer{Text: "I still cannot.", Refusal: "I'm sorry, I cannot.", Refused: true},
+			Idea{Idea: "I still cannot.", Answer: "I still cannot.", Words: 3, Refused: true, RefusalAnswer: "I'm sorry, I cannot.", FallbackRefused: true, Dropped: true, Reason: "refused"}},
 	}
 	rec := `{"domain":"Earth science","keyword":"soil"}`
 	for _, tc := range tests {

@@ -8,7 +8,7 @@ package liveideabench
 // slot = sample index (ideas_per_keyword samples, each its own node).
 // Downstream stages (judge_panel, fluency) read Keyword and Idea, and the
 // generator from stages.Upstream.Generator. An idea left out (too long,
-// too short, refused twice) is a dropped output: {"dropped": true,
+// too short, refused twice under drop_refused) is a dropped output: {"dropped": true,
 // "reason": "..."} plus these fields, so the engine counts it and every
 // dependent skips it.
 type Idea struct {
@@ -19,8 +19,11 @@ type Idea struct {
 	Words   int    `json:"words"`
 	// Refused: the first answer was a refusal and the model was re-asked
 	// with a research justification; RefusalAnswer keeps that first answer.
-	Refused       bool   `json:"refused,omitempty"`
-	RefusalAnswer string `json:"refusal_answer,omitempty"`
-	Dropped       bool   `json:"dropped,omitempty"`
-	Reason        string `json:"reason,omitempty"` // why dropped: "too_long", "too_short", "refused"
+	// FallbackRefused: the re-ask's answer (Answer) was a refusal too; it is
+	// judged all the same unless drop_refused.
+	Refused         bool   `json:"refused,omitempty"`
+	RefusalAnswer   string `json:"refusal_answer,omitempty"`
+	FallbackRefused bool   `json:"fallback_refused,omitempty"`
+	Dropped         bool   `json:"dropped,omitempty"`
+	Reason          string `json:"reason,omitempty"` // why dropped: "too_long", "too_short", "refused"
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -26,19 +27,70 @@ const (
 type judgeType struct{}
 
 func (judgeType) Name() string    { return "judge_panel" }
-func (judgeType) Version() string { return "1" }
+func (judgeType) Version() string { return "2" } // 2: draws per idea, exclusion by name, authors_parse
 
 func (judgeType) Params() []stages.Param {
 	return []stages.Param{
-		{Name: "ideas", Kind: stages.Input, Required: true, Doc: "the ideas to judge: a generate_from_keyword instance, IdeaBench's generate_ideas (each of its ideas judged), or any stage or dataset whose nodes give an idea; its generator and family are never among the judges"},
-		{Name: "panel", Kind: stages.ModelList, Required: true, Doc: "the judge models; each idea gets judges_per_idea of them, drawn by rendezvous hashing on seed, keyword and sample, so adding a judge re-runs only the judgements that now draw it"},
+		{Name: "ideas", Kind: stages.Input, Required: true, Doc: "the ideas to judge: a generate_from_keyword instance, IdeaBench's generate_ideas (each of its ideas judged), or any stage or dataset whose nodes give an idea; its generator is never among the judges"},
+		{Name: "panel", Kind: stages.ModelList, Required: true, Doc: "the judge models; each idea gets judges_per_idea of them, drawn by rendezvous hashing on seed and the idea (see draw), so adding a judge re-runs only the judgements that now draw it"},
 		{Name: "judges_per_idea", Kind: stages.Int, Default: 3, Min: 1, Max: maxJudges, Doc: "judges drawn per idea (the paper: 3)"},
 		{Name: "seed", Kind: stages.Int, Default: 0, Min: math.MinInt32, Max: math.MaxInt32, Doc: "seed of the judge draws"},
-		{Name: "dimensions", Kind: stages.StringList, Default: []string{"originality", "feasibility", "clarity"}, Doc: "the scores each judge gives, 1-10 (the paper's v1: originality and feasibility; v2 adds clarity)"},
-		{Name: "definitions", Kind: stages.StringMap, Doc: "dimension -> its description in the judge prompt; the paper's three have defaults, any other dimension needs one"},
-		{Name: "system_prompt", Kind: stages.Template, Default: DefaultJudgeSystemPrompt, Doc: "the judge's system message (data: .Dimensions with .Name and .Definition, .Count: their number in words); it asks for the JSON block the scores are read from, so a replacement must too"},
-		{Name: "prompt", Kind: stages.Template, Default: DefaultJudgePrompt, Doc: "the user message (data: .Idea, .Keyword, .Domain)"},
+		excludeParam,
+		drawParam,
+		protocolParam,
+		{Name: "dimensions", Kind: stages.StringList, Default: defaultDimensions, Doc: "the scores each judge gives, 1-10 (protocol v2: originality, feasibility, clarity; v1: originality and feasibility)"},
+		{Name: "definitions", Kind: stages.StringMap, Doc: "dimension -> its description in the judge prompt; the protocol's three have defaults, any other dimension needs one"},
+		{Name: "system_prompt", Kind: stages.Template, Default: DefaultJudgeSystemPrompt, Doc: "the judge's system message (data: .Dimensions with .Name and .Definition, .Count: their number in words); it asks for the score block the scores are read from, so a replacement must too; the protocol's by default (v2's shown)"},
+		{Name: "prompt", Kind: stages.Template, Default: DefaultJudgePrompt, Doc: "the user message (data: .Idea, .Keyword, .Domain); the protocol's by default (v2's shown)"},
 	}
+}
+
+// The draw param's values.
+const (
+	// DrawIndependent: each idea gets a draw of its own, keyed on its
+	// generator, keyword and sample (fluency: pair), as the authors'
+	// random.sample per idea.
+	DrawIndependent = "independent"
+	// DrawShared: one draw per keyword and sample (fluency: pair), the same
+	// judges for every generator's idea that none of them is excluded from.
+	DrawShared = "shared"
+)
+
+// excludeParam and drawParam are judge_panel's and fluency's, declared once.
+var (
+	excludeParam = stages.Param{Name: "exclude", Kind: stages.String, Default: string(judging.ExcludeModel),
+		Doc: `who may not judge an idea: "model" (its generator, by exact model name, as the authors' run.py and the paper), "family" (every model of the generator's family too) or "none"`}
+	drawParam = stages.Param{Name: "draw", Kind: stages.String, Default: DrawIndependent,
+		Doc: `"independent" (each idea its own draw, keyed on its generator, keyword and sample, as the authors' random.sample per idea) or "shared" (one draw per keyword and sample: every generator's idea gets the same judges, unless excluded)`}
+)
+
+// drawParams reads exclude and draw.
+func drawParams(p stages.Params) (judging.Exclusion, bool, error) {
+	ex, err := judging.ParseExclusion("exclude", p.String("exclude"))
+	if err != nil {
+		return "", false, err
+	}
+	switch p.String("draw") {
+	case DrawIndependent:
+		return ex, false, nil
+	case DrawShared:
+		return ex, true, nil
+	}
+	return "", false, stages.ParamErrorf("draw", `draw = %q is not one of %q (each idea its own draw, as the authors' code) or %q (one draw per keyword and sample for every generator)`, p.String("draw"), DrawIndependent, DrawShared)
+}
+
+// DrawKey is the rendezvous key (judging.Draw) of one draw of judge_panel
+// (parts: keyword item, sample) or fluency (item, "pair", pair index):
+// the parts, and the generator's name unless the draw is shared.
+func DrawKey(shared bool, gen *stages.Model, parts ...string) string {
+	if shared {
+		return judging.Key(parts...)
+	}
+	name := ""
+	if gen != nil {
+		name = gen.Name
+	}
+	return judging.Key(append([]string{"idea of", name}, parts...)...)
 }
 
 // Dimension is one judged dimension as the system prompt sees it.
@@ -56,15 +108,51 @@ type JudgeData struct{ Idea, Keyword, Domain string }
 // Judgement is a judge_panel node's output: one judge's scores for one
 // idea. Which idea and judge it belongs to is the node's (item = keyword,
 // the judge in Judge); the generator is the instance's. Only what the
-// request determines is in it, because two nodes with the same request
-// share one cached answer. A judgement of a dropped idea is
+// request and the protocol determine is in it, because two nodes with the
+// same request share one cached answer. A judgement of a dropped idea is
 // {"dropped": true}.
 type Judgement struct {
 	Judge     string         `json:"judge"`
 	Scores    map[string]int `json:"scores"`
-	Mean      float64        `json:"mean"` // of Scores: the per-judgement mean flexibility is the 30th percentile of
+	Mean      float64        `json:"mean"` // of Scores
 	Reasoning string         `json:"reasoning,omitempty"`
-	Dropped   bool           `json:"dropped,omitempty"`
+	// AuthorsParse is what the authors' own parser of the protocol read
+	// from the same raw answer: a compatibility parse, never used to accept
+	// the answer.
+	AuthorsParse *AuthorsScores `json:"authors_parse,omitempty"`
+	Dropped      bool           `json:"dropped,omitempty"`
+}
+
+// AuthorsScores is a compatibility parse of a judge's answer: Scores and
+// Mean as the strict parse's (Scores as the authors' statistics use them,
+// float(value), so 7.5 or 15 can appear), Valid false with the Reason when
+// the authors' code would not have used the answer (it asks again), and
+// Parser naming the authors' function and commit.
+type AuthorsScores struct {
+	Scores map[string]float64 `json:"scores,omitempty"`
+	Mean   *float64           `json:"mean,omitempty"`
+	Valid  bool               `json:"valid"`
+	Reason string             `json:"reason,omitempty"`
+	Parser string             `json:"parser"`
+}
+
+func authorsScores(r *release, fields []string, raw string) *AuthorsScores {
+	c := r.parseScores(raw, fields)
+	out := &AuthorsScores{Scores: c.Scores, Valid: c.Valid, Reason: c.Reason, Parser: r.scoresParser}
+	if c.Valid && len(c.Scores) > 0 {
+		keys := make([]string, 0, len(c.Scores))
+		for k := range c.Scores {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		sum := 0.0
+		for _, k := range keys {
+			sum += c.Scores[k]
+		}
+		m := sum / float64(len(keys))
+		out.Mean = &m
+	}
+	return out
 }
 
 var droppedOutput = []byte(`{"dropped":true}`)
@@ -74,6 +162,7 @@ type judge struct {
 	prompt     string
 	promptName string
 	spec       format.Spec
+	release    *release
 }
 
 func (judgeType) Layout(inst *stages.Instance) ([]stages.Node, error) {
@@ -84,19 +173,28 @@ func (judgeType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	}
 	panel := p.Models("panel")
 	k := p.Int("judges_per_idea")
-	if err := judging.Check("panel", "judges_per_idea", panel, ideas.Generator, k); err != nil {
-		return nil, err
-	}
-	dims, err := dimensions(p)
+	ex, shared, err := drawParams(p)
 	if err != nil {
 		return nil, err
 	}
-	j := &judge{prompt: p.String("prompt"), promptName: inst.Address + " prompt",
+	if err := judging.Check("panel", "judges_per_idea", panel, ideas.Generator, k, ex); err != nil {
+		return nil, err
+	}
+	r, err := protocolOf(p)
+	if err != nil {
+		return nil, err
+	}
+	dims, err := dimensions(p, r)
+	if err != nil {
+		return nil, err
+	}
+	j := &judge{prompt: r.text(p, "prompt", DefaultJudgePrompt, r.judgeUser), promptName: inst.Address + " prompt", release: r,
 		spec: format.Spec{Kind: format.Scores, Fields: names(dims), Min: scoreMin, Max: scoreMax}}
 	if err := j.spec.Validate(); err != nil {
 		return nil, stages.ParamErrorf("dimensions", "dimensions: %v", err)
 	}
-	if j.system, err = stages.RenderParam("system_prompt", inst.Address+" system_prompt", p.String("system_prompt"), &JudgeSystemData{Dimensions: dims, Count: countWord(len(dims))}); err != nil {
+	system := r.text(p, "system_prompt", DefaultJudgeSystemPrompt, r.judgeSystem)
+	if j.system, err = stages.RenderParam("system_prompt", inst.Address+" system_prompt", system, &JudgeSystemData{Dimensions: dims, Count: countWord(len(dims))}); err != nil {
 		return nil, err
 	}
 	if _, err := stages.RenderParam("prompt", j.promptName, j.prompt, &JudgeData{Idea: "An idea.", Keyword: "a keyword"}); err != nil {
@@ -109,7 +207,7 @@ func (judgeType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if per < 1 {
 		return nil, stages.ParamErrorf("ideas", "ideas (%s) gives a number of ideas per node known only once it runs, and judge_panel lays out one judgement per idea; give it a stage with one idea a node (generate_from_keyword) or a fixed number (generate_ideas)", ideas.Address)
 	}
-	eligible := judging.Eligible(panel, ideas.Generator)
+	eligible := judging.Eligible(panel, ideas.Generator, ex)
 	position := make(map[string]int, len(panel))
 	for i, m := range panel {
 		position[m.Name] = i
@@ -136,9 +234,9 @@ func (judgeType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		for x := 0; x < per; x++ {
 			// One idea a node (LiveIdeaBench) keeps the draw, slot and
 			// label it always had; each of a batch is drawn for apart.
-			key := judging.Key(n.Item, sample)
+			key := DrawKey(shared, ideas.Generator, n.Item, sample)
 			if per > 1 {
-				key = judging.Key(n.Item, sample, "idea", strconv.Itoa(x))
+				key = DrawKey(shared, ideas.Generator, n.Item, sample, "idea", strconv.Itoa(x))
 			}
 			for _, m := range judging.Draw(seed, key, eligible, k) {
 				lk := labelKey{n.Slot, x, m.Name}
@@ -167,8 +265,8 @@ func (judgeType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 }
 
 // dimensions resolves the dimensions param with their definitions.
-func dimensions(p stages.Params) ([]Dimension, error) {
-	names := p.Strings("dimensions")
+func dimensions(p stages.Params, r *release) ([]Dimension, error) {
+	names := r.list(p, "dimensions", defaultDimensions, r.dimensions)
 	if len(names) == 0 {
 		return nil, stages.ParamErrorf("dimensions", "dimensions is empty; give the scores to ask for, e.g. [\"originality\", \"feasibility\"]")
 	}
@@ -186,7 +284,7 @@ func dimensions(p stages.Params) ([]Dimension, error) {
 	for i, n := range names {
 		def, ok := defs[n]
 		if !ok {
-			def, ok = DefaultDefinitions[n]
+			def, ok = r.definitions[n]
 		}
 		if !ok {
 			return nil, stages.ParamErrorf("definitions", "dimension %q has no definition for the judge prompt; add it to definitions, e.g. definitions = { %s = \"...\" }", n, n)
@@ -243,18 +341,21 @@ func (j *judge) prepare(m *stages.Model, x int) func([]stages.In) (*stages.Work,
 			Model:   m,
 			Request: m.Request(msgs, 0, j.spec),
 			Output: func(a *format.Answer) ([]byte, error) {
-				return judgementOutput(m.Name, j.spec.Fields, a)
+				return judgementOutput(m.Name, j.spec.Fields, a, j.release)
 			},
+			// The authors' parser of the protocol reads the answer too.
+			KeyParams: []string{"protocol"},
 		}}, nil
 	}
 }
 
-func judgementOutput(judge string, dims []string, a *format.Answer) ([]byte, error) {
+func judgementOutput(judge string, dims []string, a *format.Answer, r *release) ([]byte, error) {
 	sum := 0
 	for _, d := range dims {
 		sum += a.Fields[d]
 	}
-	return json.Marshal(Judgement{Judge: judge, Scores: a.Fields, Mean: float64(sum) / float64(len(dims)), Reasoning: a.Explanation})
+	return json.Marshal(Judgement{Judge: judge, Scores: a.Fields, Mean: float64(sum) / float64(len(dims)), Reasoning: a.Explanation,
+		AuthorsParse: authorsScores(r, dims, a.Raw)})
 }
 
 // dropWork is the Compute of a node whose idea was dropped upstream: keyed

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -41,7 +42,7 @@ func ideaIn(u *stages.Upstream, i int, idea Idea) stages.In {
 }
 
 func TestDefaultJudgePromptIsThePapers(t *testing.T) {
-	dims, err := dimensions(stages.WithDefaults(judgeType{}, stages.Params{}))
+	dims, err := dimensions(stages.WithDefaults(judgeType{}, stages.Params{}), releases["v2"])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +74,8 @@ func TestJudgePanelLayoutAndRequest(t *testing.T) {
 			t.Fatalf("two nodes at %s", key)
 		}
 		slots[key] = true
-		if strings.Contains(n.Label, "openai/") {
-			t.Errorf("%s: an openai judge for an openai generator", n.Label)
+		if strings.HasSuffix(n.Label, " judge "+gen.Name) {
+			t.Errorf("%s: the generator judges itself", n.Label)
 		}
 	}
 	w, err := nodes[0].Prepare([]stages.In{ideaIn(up, 0, Idea{Keyword: "graphene", Domain: "Physics", Idea: "Use graphene membranes to filter salt."})})
@@ -82,12 +83,19 @@ func TestJudgePanelLayoutAndRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "judge_request.txt", append([]byte(nodes[0].Label+"\n"), requestText(t, w.Call.Request)...))
-	out, err := w.Call.Output(&format.Answer{Fields: map[string]int{"originality": 7, "feasibility": 5, "clarity": 6}, Explanation: "Bold."})
+	// The output holds the strict parse and, beside it, what the authors'
+	// parser read from the same raw answer.
+	out, err := w.Call.Output(&format.Answer{Fields: map[string]int{"originality": 7, "feasibility": 5, "clarity": 6}, Explanation: "Bold.",
+		Raw: "Bold.\n```json\n{\"originality\": 7, \"feasibility\": 5, \"clarity\": 6}\n```"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(out) != `{"judge":"`+w.Call.Model.Name+`","scores":{"clarity":6,"feasibility":5,"originality":7},"mean":6,"reasoning":"Bold."}` {
+	if string(out) != `{"judge":"`+w.Call.Model.Name+`","scores":{"clarity":6,"feasibility":5,"originality":7},"mean":6,"reasoning":"Bold.",`+
+		`"authors_parse":{"scores":{"clarity":6,"feasibility":5,"originality":7},"mean":6,"valid":true,"parser":"`+format.ParserLiveIdeaBenchScoresV2+`"}}` {
 		t.Errorf("output %s", out)
+	}
+	if !reflect.DeepEqual(w.Call.KeyParams, []string{"protocol"}) {
+		t.Errorf("key params %v: the authors' parser depends on the protocol", w.Call.KeyParams)
 	}
 	// A dropped idea gives a dropped judgement without a call.
 	w, err = nodes[0].Prepare([]stages.In{ideaIn(up, 0, Idea{Keyword: "graphene", Dropped: true, Reason: "too_long"})})
@@ -108,7 +116,11 @@ func TestJudgePanelParamErrors(t *testing.T) {
 		param  string
 		errSub string
 	}{
-		{"too few after family", stages.Params{"panel": testPanel[:3]}, "panel", "panel has 1 judge(s) for the ideas of openai/gpt-4o-mini, fewer than judges_per_idea = 3"},
+		{"too few after family", stages.Params{"panel": testPanel[:3], "exclude": "family"}, "panel", "panel has 1 judge(s) for the ideas of openai/gpt-4o-mini, fewer than judges_per_idea = 3"},
+		{"too few after the generator", stages.Params{"panel": append([]*stages.Model{gen}, testPanel[:2]...)}, "panel", "panel has 2 judge(s) for the ideas of openai/gpt-4o-mini, fewer than judges_per_idea = 3 (excluded: model.openai_gpt_4o_mini is the generator)"},
+		{"unknown exclusion", stages.Params{"panel": testPanel, "exclude": "families"}, "exclude", `exclude = "families" is not one of "model"`},
+		{"unknown draw", stages.Params{"panel": testPanel, "draw": "per_keyword"}, "draw", `draw = "per_keyword" is not one of "independent"`},
+		{"unknown protocol", stages.Params{"panel": testPanel, "protocol": "v3"}, "protocol", `protocol = "v3" is not one of`},
 		{"no definition", stages.Params{"panel": testPanel, "dimensions": []string{"originality", "significance"}}, "definitions", `dimension "significance" has no definition`},
 		{"stray definition", stages.Params{"panel": testPanel, "definitions": map[string]string{"novelty": "x"}}, "definitions", `definitions has "novelty", which is not one of the dimensions`},
 		{"bad template", stages.Params{"panel": testPanel, "prompt": "{{.Ida}}"}, "prompt", "Ida"},
@@ -172,8 +184,8 @@ func TestFluencyPairsAndRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "fluency_request.txt", append([]byte(n.Label+"\n"), requestText(t, w.Call.Request)...))
-	out, _ := w.Call.Output(&format.Answer{Letter: "B"})
-	if string(out) != `{"letter":"B","judge":"`+w.Call.Model.Name+`"}` {
+	out, _ := w.Call.Output(&format.Answer{Letter: "B", Raw: "Answer: B"})
+	if string(out) != `{"letter":"B","judge":"`+w.Call.Model.Name+`","authors_parse":{"letter":"A","valid":true,"parser":"`+format.ParserLiveIdeaBenchLetterV2+`"}}` {
 		t.Errorf("output %s", out)
 	}
 	for _, tc := range []struct {
@@ -227,5 +239,206 @@ func TestOfflineFluency(t *testing.T) {
 	_ = json.Unmarshal(out, &o)
 	if o.Method != "jaccard" || *o.Similarity != 2.0/6 || math.Abs(*o.Score-(1-2.0/6)*10) > 1e-12 {
 		t.Errorf("jaccard output %s", out)
+	}
+}
+
+// judgeSets lays out judge_panel for gen's ideas (items x 2 samples) and
+// returns each idea's judges, by "item/sample".
+func judgeSets(t *testing.T, gen *stages.Model, panel []*stages.Model, items []string, extra stages.Params) map[string][]string {
+	t.Helper()
+	params := stages.Params{"ideas": ideasUp(gen, items, 2), "panel": panel, "seed": 2024}
+	for k, v := range extra {
+		params[k] = v
+	}
+	nodes, err := judgeType{}.Layout(&stages.Instance{Address: `stage.judge_panel.s["` + gen.Name + `"]`, Params: stages.WithDefaults(judgeType{}, params)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, n := range nodes {
+		sample, judge, ok := strings.Cut(strings.TrimPrefix(n.Label, "sample "), " judge ")
+		if !ok {
+			t.Fatalf("label %q does not record the judge", n.Label)
+		}
+		k := n.Item + "/" + sample
+		out[k] = append(out[k], judge)
+	}
+	return out
+}
+
+func tenJudges() []*stages.Model {
+	return []*stages.Model{
+		model("o1-preview", "openai"), model("google/gemini-2.0-flash-exp:free", "google"), model("anthropic/claude-3.5-sonnet", "anthropic"),
+		model("openai/o1-mini", "openai"), model("step-2-16k", "stepfun"), model("google/gemini-pro-1.5", "google"),
+		model("x-ai/grok-2-1212", "xai"), model("sammcj/qwen2.5-dracarys2-72b:Q4_K_M", "qwen"), model("meta-llama/llama-3.1-405b-instruct", "meta-llama"),
+		model("openai/gpt-4o-2024-11-20", "openai"),
+	}
+}
+
+// The authors' panel (the defaults): each idea's 3 judges are drawn on
+// their own, so two generators' ideas of the same keyword and sample get
+// the same judges about as often as two random draws do (1 in C(10,3) =
+// 120 for generators outside the panel), not always; ideaflow's shared
+// draw gives them the same judges for every idea. The draw is seeded: the
+// same seed gives the same draws, another seed others; the judge of each
+// node is recorded in its label and in its output.
+func TestJudgePanelDrawIndependentPerIdea(t *testing.T) {
+	items := make([]string, 150)
+	for i := range items {
+		items[i] = fmt.Sprintf("kw%03d", i)
+	}
+	a, b := model("mistralai/mistral-large-2411", "mistral"), model("amazon/nova-pro-v1", "amazon")
+	same := func(x, y map[string][]string) int {
+		n := 0
+		for k, js := range x {
+			if strings.Join(sortedCopy(js), ",") == strings.Join(sortedCopy(y[k]), ",") {
+				n++
+			}
+		}
+		return n
+	}
+	da, db := judgeSets(t, a, tenJudges(), items, nil), judgeSets(t, b, tenJudges(), items, nil)
+	if len(da) != 300 || len(db) != 300 {
+		t.Fatalf("%d and %d ideas", len(da), len(db))
+	}
+	if n := same(da, db); n > 15 {
+		t.Errorf("independent draws: the two generators got the same 3 judges for %d of 300 ideas (expected about 300/120)", n)
+	}
+	sa, sb := judgeSets(t, a, tenJudges(), items, stages.Params{"draw": "shared"}), judgeSets(t, b, tenJudges(), items, stages.Params{"draw": "shared"})
+	if n := same(sa, sb); n != 300 {
+		t.Errorf("shared draws: the same judges for %d of 300 ideas, want 300", n)
+	}
+	// Seeded: the same seed draws the same judges; another seed others.
+	if n := same(da, judgeSets(t, a, tenJudges(), items, nil)); n != 300 {
+		t.Errorf("the same seed redrew %d of 300 ideas", 300-n)
+	}
+	if n := same(da, judgeSets(t, a, tenJudges(), items, stages.Params{"seed": 7})); n > 15 {
+		t.Errorf("seed 7 drew the same judges as seed 2024 for %d of 300 ideas", n)
+	}
+	// Recorded: the node's judge is the one asked, and its output names it.
+	up := ideasUp(a, items[:1], 1)
+	nodes, err := judgeType{}.Layout(&stages.Instance{Address: "stage.judge_panel.r", Params: stages.WithDefaults(judgeType{}, stages.Params{"ideas": up, "panel": tenJudges(), "seed": 2024})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		w, err := n.Prepare([]stages.In{ideaIn(up, 0, Idea{Keyword: "k", Idea: "An idea."})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := w.Call.Output(&format.Answer{Fields: map[string]int{"originality": 5, "feasibility": 5, "clarity": 5}})
+		var j Judgement
+		_ = json.Unmarshal(out, &j)
+		if !strings.HasSuffix(n.Label, " judge "+w.Call.Model.Name) || w.Call.Request.Model != w.Call.Model.Name || j.Judge != w.Call.Model.Name {
+			t.Errorf("%s: asked %s, output names %s", n.Label, w.Call.Request.Model, j.Judge)
+		}
+	}
+}
+
+// The generator is excluded by its exact model name (the authors' rule):
+// a panel judge of the same name never judges it, one of its family does;
+// exclude = "family" keeps the whole family out.
+func TestJudgePanelExcludesByExactName(t *testing.T) {
+	items := make([]string, 100)
+	for i := range items {
+		items[i] = fmt.Sprintf("kw%03d", i)
+	}
+	gen := model("openai/o1-mini", "openai")
+	count := func(sets map[string][]string) map[string]int {
+		out := map[string]int{}
+		for _, js := range sets {
+			for _, j := range js {
+				out[j]++
+			}
+		}
+		return out
+	}
+	byName := count(judgeSets(t, gen, tenJudges(), items, nil))
+	if byName["openai/o1-mini"] != 0 || byName["o1-preview"] == 0 || byName["openai/gpt-4o-2024-11-20"] == 0 {
+		t.Errorf("exclude = model: %v", byName)
+	}
+	byFamily := count(judgeSets(t, gen, tenJudges(), items, stages.Params{"exclude": "family"}))
+	if byFamily["openai/o1-mini"]+byFamily["o1-preview"]+byFamily["openai/gpt-4o-2024-11-20"] != 0 || len(byFamily) != 7 {
+		t.Errorf("exclude = family: %v", byFamily)
+	}
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}
+
+// The first release's texts (utils/prompts.yaml at 8dbdfef, as YAML reads
+// them; the December 2024 leaderboard's), verbatim.
+const (
+	paperCriticV1  = "You are an extremely demanding scientific reviewer with the highest critical standards, like those at Nature or Science. When evaluating scientific ideas, you will assess them on two key dimensions:\n\n1. originality: Novel contribution to unexplored areas\n2. feasibility: Technical implementation and practicality\n\nFor each dimension, you will provide a score from 1 to 10, no need to explain the reason.\n\nYour response MUST ALWAYS follow this exact Python dictionary format for consistency and parsing:\n\nSCORES = {\n    \"originality\": <score_1_to_10>,\n    \"feasibility\": <score_1_to_10>\n}\n"
+	paperIdeaV1    = "I'll be submitting your next responses to a \"Good Scientific Idea\" expert review panel. If they consider your idea to be a good one, you'll receive a reward. Your assigned keyword is: \"{{keywords}}\". You may provide background information. The idea MUST be within 100 words (including background information). (Note: good scientific ideas should be novel, verifiable, practically valuable, and able to advance the field.)."
+	paperFluencyV1 = "Here are two ideas submitted to \"Good Scientific Ideas\" Competition, which both relate to \"{{keyword}}\":\n# The first idea\n\n{{A}}\n\n# The second idea\n\n{{B}}\n\n# Question\n\nAre these two ideas, which both relate to \"{{keyword}}\", the same? Please choose the best answer:\n\nA. Different, even though they're both related to the same keyword.\nB. Similar but not academically equivalent\nC. Very similar academically\nD. Academically identical\n\nONLY ANSWER A/B/C/D, DO NOT EXPLAIN"
+)
+
+// protocol = "v1" sends the December 2024 texts: the judge's system and
+// user messages, two dimensions, the idea prompt with no refusal
+// detection and QwQ's instruction after one newline, the fluency
+// question; and its authors_parse is the first release's parser.
+func TestProtocolV1Requests(t *testing.T) {
+	gen := model("qwen/qwq-32b-preview", "qwen")
+	up := ideasUp(gen, []string{"k1"}, 2)
+	nodes, err := judgeType{}.Layout(&stages.Instance{Address: "stage.judge_panel.v1", Params: stages.WithDefaults(judgeType{}, stages.Params{"ideas": up, "panel": testPanel, "protocol": "v1"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := nodes[0].Prepare([]stages.In{ideaIn(up, 0, Idea{Keyword: "graphene", Idea: "Use graphene membranes to filter salt."})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := w.Call.Request.Messages
+	// ideaflow sends every message trimmed: the YAML block's final newline goes.
+	if msgs[0].Content != strings.TrimSpace(paperCriticV1) || msgs[1].Content != "Please evaluate the following scientific idea and give your scores directly:\n\nUse graphene membranes to filter salt." {
+		t.Errorf("v1 judge messages %q", msgs)
+	}
+	if !reflect.DeepEqual(w.Call.Request.Format.Fields, []string{"originality", "feasibility"}) {
+		t.Errorf("v1 dimensions %v", w.Call.Request.Format.Fields)
+	}
+	out, _ := w.Call.Output(&format.Answer{Fields: map[string]int{"originality": 8, "feasibility": 5}, Raw: "SCORES = {\n    \"originality\": 8,\n    \"feasibility\": 5\n}"})
+	var j Judgement
+	_ = json.Unmarshal(out, &j)
+	if ap := j.AuthorsParse; ap == nil || !ap.Valid || ap.Scores["originality"] != 8 || ap.Parser != format.ParserLiveIdeaBenchScoresV1 || *ap.Mean != 6.5 {
+		t.Errorf("v1 authors_parse %s", out)
+	}
+	// The v2 parser reads nothing from the v1 form: the protocol decides.
+	out, _ = judgementOutput("j", []string{"originality", "feasibility"}, &format.Answer{Raw: "SCORES = {\"originality\": 8, \"feasibility\": 5}"}, releases["v2"])
+	if err := json.Unmarshal(out, &j); err != nil || j.AuthorsParse.Valid {
+		t.Errorf("v2 parser on the v1 form: %s", out)
+	}
+
+	gnodes := layoutGen(t, stages.Params{"protocol": "v1", "final_idea": true}, "graphene")
+	c := callOf(t, gnodes[0], `{"keyword":"graphene"}`)
+	wantIdea := strings.Replace(paperIdeaV1, "{{keywords}}", "graphene", 1) + "\nYou MUST give your answer after **Final Idea:**"
+	if got := c.Request.Messages[0].Content; got != wantIdea || len(c.Request.Format.Refusals) != 0 {
+		t.Errorf("v1 idea prompt %q (refusals %v), want %q", got, c.Request.Format.Refusals, wantIdea)
+	}
+
+	fnodes, err := fluencyType{}.Layout(&stages.Instance{Address: "stage.fluency.v1", Params: stages.WithDefaults(fluencyType{}, stages.Params{"ideas": up, "panel": testPanel, "protocol": "v1"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := fnodes[0]
+	fw, err := n.Prepare([]stages.In{ideaIn(up, n.Deps[0].Index, Idea{Keyword: "graphene", Idea: "Idea one."}), ideaIn(up, n.Deps[1].Index, Idea{Keyword: "graphene", Idea: "Idea two."})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFluency := strings.NewReplacer("{{keyword}}", "graphene", "{{A}}", "Idea one.", "{{B}}", "Idea two.").Replace(paperFluencyV1)
+	if got := fw.Call.Request.Messages[0].Content; got != wantFluency {
+		t.Errorf("v1 fluency prompt\n%q\nwant\n%q", got, wantFluency)
+	}
+	// A text set by hand wins over the protocol's.
+	nodes, err = judgeType{}.Layout(&stages.Instance{Address: "stage.judge_panel.own", Params: stages.WithDefaults(judgeType{}, stages.Params{"ideas": up, "panel": testPanel, "protocol": "v1", "prompt": "Idea: {{.Idea}}"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ = nodes[0].Prepare([]stages.In{ideaIn(up, 0, Idea{Keyword: "graphene", Idea: "x"})})
+	if got := w.Call.Request.Messages[1].Content; got != "Idea: x" {
+		t.Errorf("own prompt under v1: %q", got)
 	}
 }

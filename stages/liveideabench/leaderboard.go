@@ -21,20 +21,37 @@ func init() {
 	stages.Register(leaderboardType{})
 }
 
-// percentileParam is flexibility's percentile, declared once for both aggregates.
-var percentileParam = stages.Param{Name: "flexibility_percentile", Kind: stages.Number, Default: 30.0,
-	Doc: "flexibility is this percentile (0-100, linear interpolation) of a model's per-judgement mean scores (the paper: 30)"}
+// The aggregates' params, declared once for both.
+var (
+	percentileParam = stages.Param{Name: "flexibility_percentile", Kind: stages.Number, Default: 30.0,
+		Doc: "flexibility is this percentile (0-100, linear interpolation) of the composite scores (the paper: 30)"}
+	flexibilityParam = stages.Param{Name: "flexibility", Kind: stages.String, Default: FlexibilityPaper,
+		Doc: `flexibility's composite: "paper" (per judgement, the mean of its originality, its feasibility and its keyword's fluency, as the paper's Methods; the published December 2024 values are all of this form), "per_keyword" (per keyword, the mean of its mean originality, mean feasibility and fluency) or "judged_mean" (per judgement, the mean of the judged dimensions, fluency left out: the authors' stats.ipynb plot)`}
+	parseParam = stages.Param{Name: "parse", Kind: stages.String, Default: ParseStrict,
+		Doc: `the scores and letters aggregated: "strict" (ideaflow's parse, which re-asks an answer it cannot read) or "authors" (the authors' parser's read of the same answers, authors_parse; an answer it read nothing from is left out and counted as unread, where the authors' code would have asked again)`}
+)
 
-func aggregateParams(p stages.Params) (map[string]float64, float64, error) {
+func aggregateParams(p stages.Params) (aggOptions, error) {
 	mapping, err := fluencyMapping(p)
 	if err != nil {
-		return nil, 0, err
+		return aggOptions{}, err
 	}
 	pc := p.Number("flexibility_percentile")
 	if math.IsNaN(pc) || pc < 0 || pc > 100 {
-		return nil, 0, stages.ParamErrorf("flexibility_percentile", "flexibility_percentile = %v is not in 0..100", pc)
+		return aggOptions{}, stages.ParamErrorf("flexibility_percentile", "flexibility_percentile = %v is not in 0..100", pc)
 	}
-	return mapping, pc, nil
+	o := aggOptions{mapping: mapping, percentile: pc, flexibility: p.String("flexibility"), parse: p.String("parse")}
+	switch o.flexibility {
+	case FlexibilityPaper, FlexibilityPerKeyword, FlexibilityJudgedMean:
+	default:
+		return aggOptions{}, stages.ParamErrorf("flexibility", `flexibility = %q is not one of %q (the paper's Methods), %q, %q`, o.flexibility, FlexibilityPaper, FlexibilityPerKeyword, FlexibilityJudgedMean)
+	}
+	switch o.parse {
+	case ParseStrict, ParseAuthors:
+	default:
+		return aggOptions{}, stages.ParamErrorf("parse", `parse = %q is not one of %q (ideaflow's parse) or %q (the authors' parser's read, authors_parse)`, o.parse, ParseStrict, ParseAuthors)
+	}
+	return o, nil
 }
 
 // metrics a liveideabench_score column can show.
@@ -46,7 +63,7 @@ var scoreMetrics = []string{"average", "originality", "feasibility", "clarity", 
 type scoreType struct{}
 
 func (scoreType) Name() string    { return "liveideabench_score" }
-func (scoreType) Version() string { return "2" } // 2: Extra "domain=NAME"
+func (scoreType) Version() string { return "3" } // 2: Extra "domain=NAME"; 3: flexibility the paper's composite, parse, mapping v1 to six decimals
 
 func (scoreType) Params() []stages.Param {
 	return []stages.Param{
@@ -55,13 +72,15 @@ func (scoreType) Params() []stages.Param {
 		{Name: "fluency", Kind: stages.Input, Accepts: []string{"fluency"}, Doc: "the fluency pairs of those ideas; without it there is no fluency and no average"},
 		{Name: "metric", Kind: stages.String, Default: "average", Doc: `the Score's value: "average", "originality", "feasibility", "clarity" (or any judged dimension), "fluency" or "flexibility"`},
 		mappingParam,
+		flexibilityParam,
 		percentileParam,
+		parseParam,
 	}
 }
 
 func (scoreType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
-	mapping, pc, err := aggregateParams(p)
+	opts, err := aggregateParams(p)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +101,7 @@ func (scoreType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	}
 	return []stages.Node{{Deps: deps, AllowMissing: true, Prepare: func(in []stages.In) (*stages.Work, error) {
 		return &stages.Work{Compute: func() ([]byte, error) {
-			g := newAggregator(mapping, pc)
+			g := newAggregator(opts)
 			if err := g.addAll(in); err != nil {
 				return nil, err
 			}
@@ -163,7 +182,7 @@ func modelScore(a *modelAcc, metric string) (*stages.Score, error) {
 type leaderboardType struct{}
 
 func (leaderboardType) Name() string    { return "leaderboard" }
-func (leaderboardType) Version() string { return "1" }
+func (leaderboardType) Version() string { return "2" } // 2: flexibility the paper's composite, parse, mapping v1 to six decimals
 
 func (leaderboardType) Params() []stages.Param {
 	return []stages.Param{
@@ -174,16 +193,20 @@ func (leaderboardType) Params() []stages.Param {
 		{Name: "formats", Kind: stages.StringList, Default: []string{"markdown", "csv", "json"}, Doc: `files to write: "markdown", "csv", "json"`},
 		{Name: "title", Kind: stages.String, Doc: "the Markdown title; default: the stage's name"},
 		mappingParam,
+		flexibilityParam,
 		percentileParam,
+		parseParam,
 	}
 }
 
 // Leaderboard is the content of NAME.json.
 type Leaderboard struct {
-	Title     string        `json:"title"`
-	Synthetic bool          `json:"synthetic,omitempty"`
-	Mapping   string        `json:"mapping"`
-	Models    []*ModelStats `json:"models"` // by rank
+	Title       string        `json:"title"`
+	Synthetic   bool          `json:"synthetic,omitempty"`
+	Mapping     string        `json:"mapping"`
+	Flexibility string        `json:"flexibility"` // the composite (flexibility param)
+	Parse       string        `json:"parse"`       // strict or authors
+	Models      []*ModelStats `json:"models"`      // by rank
 	// Pareto lists the models on the originality-feasibility front, by
 	// originality (highest first).
 	Pareto []string `json:"pareto"`
@@ -214,7 +237,7 @@ type PublishedRow struct {
 
 func (leaderboardType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	p := inst.Params
-	mapping, pc, err := aggregateParams(p)
+	opts, err := aggregateParams(p)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +281,7 @@ func (leaderboardType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	mappingName := p.String("mapping")
 	return []stages.Node{{Deps: deps, AllowMissing: true, WritesFiles: true, Prepare: func(in []stages.In) (*stages.Work, error) {
 		return &stages.Work{Compute: func() ([]byte, error) {
-			g := newAggregator(mapping, pc)
+			g := newAggregator(opts)
 			var published []stages.In
 			var rest []stages.In
 			for _, x := range in {
@@ -275,7 +298,7 @@ func (leaderboardType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 			if err != nil {
 				return nil, err
 			}
-			lb := &Leaderboard{Title: title, Synthetic: anySynthetic(rest), Mapping: mappingName, Models: sortedByRank(ms)}
+			lb := &Leaderboard{Title: title, Synthetic: anySynthetic(rest), Mapping: mappingName, Flexibility: opts.flexibility, Parse: opts.parse, Models: sortedByRank(ms)}
 			lb.fill()
 			if len(published) > 0 {
 				if lb.Published, err = compare(lb.Models, published); err != nil {
@@ -451,6 +474,23 @@ func (lb *Leaderboard) files(name string, formats []string) (*stages.Files, erro
 	return out, nil
 }
 
+var (
+	flexibilityText = map[string]string{
+		FlexibilityPaper:      "each judgement's mean of originality, feasibility and its keyword's fluency (the paper's Methods)",
+		FlexibilityPerKeyword: "each keyword's mean of originality, feasibility and fluency",
+		FlexibilityJudgedMean: "each judgement's mean of its judged dimensions",
+	}
+	parseText = map[string]string{ParseStrict: "ideaflow's strict parse", ParseAuthors: "the authors' parser (authors_parse)"}
+)
+
+func (lb *Leaderboard) unread() int {
+	n := 0
+	for _, m := range lb.Models {
+		n += m.Unread
+	}
+	return n
+}
+
 func rankText(r int) string {
 	if r == 0 {
 		return ""
@@ -485,7 +525,10 @@ func (lb *Leaderboard) markdown(cols []string) string {
 		}
 		fmt.Fprintf(&b, " %s | %d | %d | %d | %d |\n", pareto, m.Ideas, m.Refusals, m.Dropped, m.Missing)
 	}
-	fmt.Fprintf(&b, "\nFluency mapping %s; flexibility: the per-judgement mean's percentile; average: mean of fluency, feasibility, originality and flexibility. Pareto (*): the originality-feasibility front.\n", lb.Mapping)
+	fmt.Fprintf(&b, "\nFluency mapping %s; flexibility: the percentile of %s; scores read by %s; average: mean of fluency, feasibility, originality and flexibility. Pareto (*): the originality-feasibility front.\n", lb.Mapping, flexibilityText[lb.Flexibility], parseText[lb.Parse])
+	if unread := lb.unread(); unread > 0 {
+		fmt.Fprintf(&b, "\nThe authors' parser read nothing from %d answers (left out; the authors' code would have asked again).\n", unread)
+	}
 	if p := lb.Published; p != nil {
 		b.WriteString("\n## Beside the published leaderboard\n\n| Model | Run rank | Run average | Published rank | Published average |\n|---|---:|---:|---:|---:|\n")
 		for _, r := range p.Rows {

@@ -110,6 +110,17 @@ func Ask(ctx context.Context, c Client, req Request, accept func(*format.Answer)
 		} else if repaired++; repaired > repairs {
 			return out, &ParseError{Raw: resp.Text, Err: perr, Attempts: len(out.Attempts)}
 		}
+		if isRefusal && req.Format.ReaskAlone {
+			// A request of its own: the system messages, then the re-ask.
+			var msgs []Message
+			for _, m := range req.Messages {
+				if m.Role == "system" {
+					msgs = append(msgs, m)
+				}
+			}
+			cur.Messages = append(msgs, Message{Role: "user", Content: format.RepairMessage(req.Format, perr)})
+			continue
+		}
 		msgs := make([]Message, 0, len(cur.Messages)+2)
 		msgs = append(msgs, cur.Messages...)
 		msgs = append(msgs,

@@ -100,3 +100,44 @@ func TestAskKeepsTheFirstAnswer(t *testing.T) {
 		t.Error("an answer stored without its text is known")
 	}
 }
+
+// With ReaskAlone the re-ask after a refusal is a request of its own: the
+// request's system message, then the re-ask as its only user message (the
+// model never sees what it declined), as LiveIdeaBench sends its fallback
+// prompt. Without it the re-ask follows the refusal.
+func TestAskRefusalReaskAlone(t *testing.T) {
+	for _, alone := range []bool{true, false} {
+		srv := llmtest.New()
+		n := 0
+		srv.SetResponder(func(*openai.ChatCompletionRequest) string {
+			n++
+			if n == 1 {
+				return "I cannot do that."
+			}
+			return "An idea."
+		})
+		c := newTestClient(t, srv, testProvider(srv), llmtest.NewFakeClock(time.Time{}))
+		req := userRequest("gen", "Give an idea about soil.")
+		req.Messages = append([]Message{{Role: "system", Content: "You are a soil scientist."}}, req.Messages...)
+		req.Format = format.Spec{Kind: format.Text, Refusals: []string{"I cannot"}, Reask: "Research only: give an idea about soil.", ReaskAlone: alone}
+		out, err := Ask(bg, c, req, nil, 2)
+		srv.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if srv.Count() != 2 || out.Answer.Text != "An idea." || out.Answer.Refusal != "I cannot do that." {
+			t.Fatalf("alone %v: %d calls, answer %+v", alone, srv.Count(), *out.Answer)
+		}
+		var got []string
+		for _, m := range srv.Requests()[1].Chat.Messages {
+			got = append(got, m.Role+": "+m.Content)
+		}
+		want := []string{"system: You are a soil scientist.", "user: Research only: give an idea about soil."}
+		if !alone {
+			want = []string{"system: You are a soil scientist.", "user: Give an idea about soil.", "assistant: I cannot do that.", "user: Research only: give an idea about soil."}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("alone %v: the re-ask sent %q, want %q", alone, got, want)
+		}
+	}
+}

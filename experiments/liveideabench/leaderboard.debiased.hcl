@@ -1,0 +1,352 @@
+# The ablation of leaderboard.hcl (LiveIdeaBench's December 2024 board):
+# the same run with ideaflow's choices where they differ from the
+# authors' protocol, and nothing else changed:
+#
+#   judge panel   exclude = "family": no judge of the generator's family
+#                 (a fine-tune never judges its base), where the authors
+#                 exclude only the generator's own name; draw = "shared":
+#                 every generator's idea of a keyword and sample gets the
+#                 same judges (a paired comparison), where the authors draw
+#                 each idea's judges alone
+#   fluency       the same panel rules
+#   scores        parse = "strict": ideaflow's parse, which re-asks an
+#                 answer it cannot read, where the authors' parser silently
+#                 misreads some ("Answer: C" as A) and reads nothing from
+#                 others ("Originality: 8/10")
+#
+# Every request both files send alike (every idea, and each judgement whose
+# judge both draws pick) is one cached call: run the reproduction first and
+# this file pays only for the judgements that differ. README gives the
+# measured differences on scripted judges.
+#
+#   ideaflow plan experiments/liveideabench/leaderboard.debiased.hcl
+#   OPENROUTER_API_KEY=... ideaflow run experiments/liveideabench/leaderboard.debiased.hcl
+
+variable "keywords" {
+  default = authors_file("liveideabench", "csvs/kws.csv")
+}
+variable "categories" {
+  default = authors_file("liveideabench", "csvs/keyword_classifications.csv")
+}
+variable "published" {
+  default = authors_file("liveideabench", "results/LiveIdeaBench-202412.csv")
+}
+variable "base_url" {
+  default = "https://openrouter.ai/api/v1"
+}
+variable "offline" {
+  default = false # true: every model on the mock provider
+}
+variable "ideas_per_keyword" {
+  default = 2
+}
+variable "judges_per_idea" {
+  default = 3
+}
+
+provider "router" {
+  kind                = "openai"
+  base_url            = var.base_url
+  api_key_env         = "OPENROUTER_API_KEY"
+  requests_per_minute = 600
+  max_concurrency     = 32
+}
+
+provider "mock" {
+  kind = "mock"
+  seed = 2024
+}
+
+locals {
+  provider = var.offline ? provider.mock : provider.router
+}
+
+model "gemini_pro_1_5" {
+  provider = local.provider
+  name     = "google/gemini-pro-1.5"
+  family   = "google"
+}
+
+model "o1_preview" {
+  provider = local.provider
+  name     = "o1-preview"
+  family   = "openai"
+}
+
+model "qwq_32b_preview" {
+  provider = local.provider
+  name     = "qwen/qwq-32b-preview"
+  family   = "qwen"
+}
+
+model "claude_3_5_sonnet" {
+  provider = local.provider
+  name     = "anthropic/claude-3.5-sonnet"
+  family   = "anthropic"
+}
+
+model "gemini_2_0_flash_exp" {
+  provider = local.provider
+  name     = "google/gemini-2.0-flash-exp:free"
+  family   = "google"
+}
+
+model "gpt_4o_2024_11_20" {
+  provider = local.provider
+  name     = "openai/gpt-4o-2024-11-20"
+  family   = "openai"
+}
+
+model "mistral_large_2411" {
+  provider = local.provider
+  name     = "mistralai/mistral-large-2411"
+  family   = "mistral"
+}
+
+model "nova_pro_v1" {
+  provider = local.provider
+  name     = "amazon/nova-pro-v1"
+  family   = "amazon"
+}
+
+model "llama_3_1_nemotron_70b" {
+  provider = local.provider
+  name     = "nvidia/llama-3.1-nemotron-70b-instruct"
+  family   = "meta-llama"
+}
+
+model "qwen_2_5_coder_32b" {
+  provider = local.provider
+  name     = "qwen/qwen-2.5-coder-32b-instruct"
+  family   = "qwen"
+}
+
+model "llama_3_1_405b" {
+  provider = local.provider
+  name     = "meta-llama/llama-3.1-405b-instruct"
+  family   = "meta-llama"
+}
+
+model "qwen2_5_dracarys2_72b" {
+  provider = local.provider
+  name     = "sammcj/qwen2.5-dracarys2-72b:Q4_K_M"
+  family   = "qwen"
+}
+
+model "o1_mini" {
+  provider = local.provider
+  name     = "openai/o1-mini"
+  family   = "openai"
+}
+
+model "qwen_2_5_72b" {
+  provider = local.provider
+  name     = "qwen/qwen-2.5-72b-instruct"
+  family   = "qwen"
+}
+
+model "step_2_16k" {
+  provider = local.provider
+  name     = "step-2-16k"
+  family   = "stepfun"
+}
+
+model "claude_3_5_haiku" {
+  provider = local.provider
+  name     = "anthropic/claude-3.5-haiku"
+  family   = "anthropic"
+}
+
+model "grok_2_1212" {
+  provider = local.provider
+  name     = "x-ai/grok-2-1212"
+  family   = "xai"
+}
+
+model "gpt_4o_mini" {
+  provider = local.provider
+  name     = "openai/gpt-4o-mini"
+  family   = "openai"
+}
+
+model "deepseek_chat" {
+  provider = local.provider
+  name     = "deepseek/deepseek-chat"
+  family   = "deepseek"
+}
+
+model "llama_3_3_70b" {
+  provider = local.provider
+  name     = "meta-llama/llama-3.3-70b-instruct"
+  family   = "meta-llama"
+}
+
+locals {
+  generators = [
+    model.gemini_pro_1_5,
+    model.o1_preview,
+    model.qwq_32b_preview,
+    model.claude_3_5_sonnet,
+    model.gemini_2_0_flash_exp,
+    model.gpt_4o_2024_11_20,
+    model.mistral_large_2411,
+    model.nova_pro_v1,
+    model.llama_3_1_nemotron_70b,
+    model.qwen_2_5_coder_32b,
+    model.llama_3_1_405b,
+    model.qwen2_5_dracarys2_72b,
+    model.o1_mini,
+    model.qwen_2_5_72b,
+    model.step_2_16k,
+    model.claude_3_5_haiku,
+    model.grok_2_1212,
+    model.gpt_4o_mini,
+    model.deepseek_chat,
+    model.llama_3_3_70b,
+  ]
+  panel = [
+    model.o1_preview,
+    model.gemini_2_0_flash_exp,
+    model.claude_3_5_sonnet,
+    model.o1_mini,
+    model.step_2_16k,
+    model.gemini_pro_1_5,
+    model.grok_2_1212,
+    model.qwen2_5_dracarys2_72b,
+    model.llama_3_1_405b,
+    model.gpt_4o_2024_11_20,
+  ]
+}
+
+dataset "keywords" {
+  format     = "liveideabench-keywords"
+  path       = var.keywords
+  categories = var.categories
+}
+
+dataset "published" {
+  format = "liveideabench-leaderboard"
+  path   = var.published
+}
+
+locals {
+  parse = "strict" # ideaflow's parse; the reproduction reads the authors' parser's
+}
+
+# Left at the authors' defaults: refusals are not detected (v1 had no
+# rejection handling), ideas of 100 < characters < 2,500 and fewer than
+# 200 words are judged.
+stage "generate_from_keyword" "ideas" {
+  for_each          = { for m in local.generators : m.name => m }
+  keywords          = dataset.keywords
+  model             = each.value
+  ideas_per_keyword = var.ideas_per_keyword
+  protocol          = "v1"
+  # QwQ answers after its reasoning; the paper judges what follows "**Final Idea:**".
+  final_idea = each.key == "qwen/qwq-32b-preview"
+}
+
+# ideaflow's panel: no judge of the generator's family, one draw per
+# keyword and sample for every generator.
+stage "judge_panel" "scores" {
+  ideas           = stage.generate_from_keyword.ideas
+  panel           = local.panel
+  judges_per_idea = var.judges_per_idea
+  protocol        = "v1" # originality and feasibility, "SCORES = {...}"
+  seed            = 2024
+  exclude         = "family"
+  draw            = "shared"
+}
+
+stage "fluency" "pairs" {
+  ideas    = stage.generate_from_keyword.ideas
+  panel    = local.panel
+  protocol = "v1"
+  seed     = 2024
+  exclude  = "family"
+  draw     = "shared"
+}
+
+stage "liveideabench_score" "originality" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "originality"
+  mapping    = "v1"
+  parse      = local.parse
+}
+
+stage "liveideabench_score" "feasibility" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "feasibility"
+  mapping    = "v1"
+  parse      = local.parse
+}
+
+stage "liveideabench_score" "fluency" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "fluency"
+  mapping    = "v1"
+  parse      = local.parse
+}
+
+stage "liveideabench_score" "flexibility" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "flexibility"
+  mapping    = "v1"
+  parse      = local.parse
+}
+
+stage "liveideabench_score" "average" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "average"
+  mapping    = "v1"
+  parse      = local.parse
+}
+
+stage "leaderboard" "december_2024" {
+  ideas      = [stage.generate_from_keyword.ideas]
+  judgements = [stage.judge_panel.scores]
+  fluency    = [stage.fluency.pairs]
+  published  = dataset.published
+  mapping    = "v1"
+  parse      = local.parse
+  title      = "LiveIdeaBench, December 2024 protocol, ideaflow's panel and parse (ablation)"
+}
+
+report "leaderboard" {
+  rows    = stage.generate_from_keyword.ideas
+  columns = [stage.liveideabench_score.originality, stage.liveideabench_score.feasibility, stage.liveideabench_score.fluency, stage.liveideabench_score.flexibility, stage.liveideabench_score.average]
+  formats = ["markdown", "csv"]
+}
+
+# Fig. 5: originality against feasibility, point size the fluency, with the
+# Pareto front.
+stage "plot" "figure5" {
+  kind    = "scatter"
+  data    = [stage.liveideabench_score.originality]
+  y       = [stage.liveideabench_score.feasibility]
+  size    = [stage.liveideabench_score.fluency]
+  title   = "Originality vs feasibility (size: fluency)"
+  x_label = "originality"
+  y_label = "feasibility"
+}
+
+# Fig. 3: each model's originality in each keyword domain.
+stage "plot" "figure3" {
+  kind    = "heatmap"
+  data    = [stage.liveideabench_score.originality]
+  value   = "domain=*"
+  series  = "key"
+  title   = "Originality by domain"
+  x_label = "domain"
+  y_label = "model"
+}

@@ -1,0 +1,485 @@
+# The ablation of leaderboard_v2.hcl (LiveIdeaBench's current protocol):
+# the same run with ideaflow's choices where they differ from the
+# authors' code, and nothing else changed:
+#
+#   refusals      drop_refused = true: an idea whose fallback answer is a
+#                 refusal too is left out, where the authors judge it
+#                 whatever it says
+#   judge panel   exclude = "family" and draw = "shared" (see
+#                 leaderboard.debiased.hcl)
+#   fluency       exclude = "family", draw = "shared": the paper's
+#                 independence, where hash.py draws any critic
+#   scores        parse = "strict"
+#
+# Every request both files send alike is one cached call. README gives the
+# measured differences on scripted judges.
+#
+#   ideaflow plan experiments/liveideabench/leaderboard_v2.debiased.hcl
+#   OPENROUTER_API_KEY=... ideaflow run experiments/liveideabench/leaderboard_v2.debiased.hcl
+
+variable "keywords" {
+  default = authors_file("liveideabench", "csvs/kws.csv")
+}
+variable "categories" {
+  default = authors_file("liveideabench", "csvs/keyword_classifications.csv")
+}
+variable "base_url" {
+  default = "https://openrouter.ai/api/v1"
+}
+variable "offline" {
+  default = false # true: every model on the mock provider
+}
+variable "ideas_per_keyword" {
+  default = 2
+}
+variable "judges_per_idea" {
+  default = 3
+}
+
+provider "router" {
+  kind                = "openai"
+  base_url            = var.base_url
+  api_key_env         = "OPENROUTER_API_KEY"
+  requests_per_minute = 600
+  max_concurrency     = 32
+}
+
+provider "mock" {
+  kind = "mock"
+  seed = 2024
+}
+
+locals {
+  provider = var.offline ? provider.mock : provider.router
+}
+
+# The 41 models of config.py (IDEA_MODELS, the critics among them) at 6fc8285, as it names them.
+
+model "gemini_2_0_flash_exp_free" {
+  provider = local.provider
+  name     = "google/gemini-2.0-flash-exp:free"
+  family   = "google"
+}
+
+model "claude_3_7_sonnet" {
+  provider = local.provider
+  name     = "anthropic/claude-3.7-sonnet"
+  family   = "anthropic"
+}
+
+model "o1" {
+  provider = local.provider
+  name     = "openai/o1"
+  family   = "openai"
+}
+
+model "o3_mini" {
+  provider = local.provider
+  name     = "openai/o3-mini"
+  family   = "openai"
+}
+
+model "o1_mini" {
+  provider = local.provider
+  name     = "openai/o1-mini"
+  family   = "openai"
+}
+
+model "step_2_16k_202411" {
+  provider = local.provider
+  name     = "step-2-16k-202411"
+  family   = "stepfun"
+}
+
+model "gpt_4o_2024_11_20" {
+  provider = local.provider
+  name     = "openai/gpt-4o-2024-11-20"
+  family   = "openai"
+}
+
+model "deepseek_r1_distill_llama_70b" {
+  provider = local.provider
+  name     = "deepseek/deepseek-r1-distill-llama-70b"
+  family   = "deepseek"
+}
+
+model "gemini_pro_1_5" {
+  provider = local.provider
+  name     = "google/gemini-pro-1.5"
+  family   = "google"
+}
+
+model "grok_2_1212" {
+  provider = local.provider
+  name     = "x-ai/grok-2-1212"
+  family   = "xai"
+}
+
+model "gemini_2_0_flash_lite_001" {
+  provider = local.provider
+  name     = "google/gemini-2.0-flash-lite-001"
+  family   = "google"
+}
+
+model "qwen2_5_dracarys2_72b_q4_k_m" {
+  provider = local.provider
+  name     = "sammcj/qwen2.5-dracarys2-72b:Q4_K_M"
+  family   = "qwen"
+}
+
+model "llama_3_1_405b_instruct" {
+  provider = local.provider
+  name     = "meta-llama/llama-3.1-405b-instruct"
+  family   = "meta-llama"
+}
+
+model "qwen_2_5_72b_instruct" {
+  provider = local.provider
+  name     = "qwen/qwen-2.5-72b-instruct"
+  family   = "qwen"
+}
+
+model "gpt_4_turbo" {
+  provider = local.provider
+  name     = "openai/gpt-4-turbo"
+  family   = "openai"
+}
+
+model "llama_3_3_70b_instruct" {
+  provider = local.provider
+  name     = "meta-llama/llama-3.3-70b-instruct"
+  family   = "meta-llama"
+}
+
+model "claude_3_opus" {
+  provider = local.provider
+  name     = "anthropic/claude-3-opus"
+  family   = "anthropic"
+}
+
+model "mistral_large_2411" {
+  provider = local.provider
+  name     = "mistralai/mistral-large-2411"
+  family   = "mistral"
+}
+
+model "qwen_2_5_coder_32b_instruct" {
+  provider = local.provider
+  name     = "qwen/qwen-2.5-coder-32b-instruct"
+  family   = "qwen"
+}
+
+model "deepseek_r1_distill_qwen_32b" {
+  provider = local.provider
+  name     = "deepseek/deepseek-r1-distill-qwen-32b"
+  family   = "deepseek"
+}
+
+model "llama_3_1_70b_instruct" {
+  provider = local.provider
+  name     = "meta-llama/llama-3.1-70b-instruct"
+  family   = "meta-llama"
+}
+
+model "nova_pro_v1" {
+  provider = local.provider
+  name     = "amazon/nova-pro-v1"
+  family   = "amazon"
+}
+
+model "claude_3_5_haiku_20241022" {
+  provider = local.provider
+  name     = "anthropic/claude-3.5-haiku-20241022"
+  family   = "anthropic"
+}
+
+model "mistral_small_24b_instruct_2501" {
+  provider = local.provider
+  name     = "mistralai/mistral-small-24b-instruct-2501"
+  family   = "mistral"
+}
+
+model "phi_4" {
+  provider = local.provider
+  name     = "microsoft/phi-4"
+  family   = "microsoft"
+}
+
+model "gpt_4o_mini" {
+  provider = local.provider
+  name     = "openai/gpt-4o-mini"
+  family   = "openai"
+}
+
+model "qwq_32b_preview" {
+  provider = local.provider
+  name     = "qwen/qwq-32b-preview"
+  family   = "qwen"
+}
+
+model "nova_lite_v1" {
+  provider = local.provider
+  name     = "amazon/nova-lite-v1"
+  family   = "amazon"
+}
+
+model "qwen_2_5_7b_instruct" {
+  provider = local.provider
+  name     = "qwen/qwen-2.5-7b-instruct"
+  family   = "qwen"
+}
+
+model "mistral_small" {
+  provider = local.provider
+  name     = "mistralai/mistral-small"
+  family   = "mistral"
+}
+
+model "gemma_2_27b_it" {
+  provider = local.provider
+  name     = "google/gemma-2-27b-it"
+  family   = "google"
+}
+
+model "claude_3_7_sonnet_thinking" {
+  provider = local.provider
+  name     = "anthropic/claude-3.7-sonnet:thinking"
+  family   = "anthropic"
+}
+
+model "o3_mini_high" {
+  provider = local.provider
+  name     = "openai/o3-mini-high"
+  family   = "openai"
+}
+
+model "gpt_4_5_preview" {
+  provider = local.provider
+  name     = "openai/gpt-4.5-preview"
+  family   = "openai"
+}
+
+model "qwq_32b" {
+  provider = local.provider
+  name     = "qwen/qwq-32b"
+  family   = "qwen"
+}
+
+model "deepseek_r1" {
+  provider = local.provider
+  name     = "deepseek/deepseek-r1"
+  family   = "deepseek"
+}
+
+model "gemini_2_0_flash_thinking_exp_free" {
+  provider = local.provider
+  name     = "google/gemini-2.0-flash-thinking-exp:free"
+  family   = "google"
+}
+
+model "gemini_2_0_pro_exp_02_05_free" {
+  provider = local.provider
+  name     = "google/gemini-2.0-pro-exp-02-05:free"
+  family   = "google"
+}
+
+model "qwen_max" {
+  provider = local.provider
+  name     = "qwen/qwen-max"
+  family   = "qwen"
+}
+
+model "deepseek_chat" {
+  provider = local.provider
+  name     = "deepseek/deepseek-chat"
+  family   = "deepseek"
+}
+
+model "claude_3_5_sonnet" {
+  provider = local.provider
+  name     = "anthropic/claude-3.5-sonnet"
+  family   = "anthropic"
+}
+
+locals {
+  generators = [
+    model.gemini_2_0_flash_exp_free,
+    model.claude_3_7_sonnet,
+    model.o1,
+    model.o3_mini,
+    model.o1_mini,
+    model.step_2_16k_202411,
+    model.gpt_4o_2024_11_20,
+    model.deepseek_r1_distill_llama_70b,
+    model.gemini_pro_1_5,
+    model.grok_2_1212,
+    model.gemini_2_0_flash_lite_001,
+    model.qwen2_5_dracarys2_72b_q4_k_m,
+    model.llama_3_1_405b_instruct,
+    model.qwen_2_5_72b_instruct,
+    model.gpt_4_turbo,
+    model.llama_3_3_70b_instruct,
+    model.claude_3_opus,
+    model.mistral_large_2411,
+    model.qwen_2_5_coder_32b_instruct,
+    model.deepseek_r1_distill_qwen_32b,
+    model.llama_3_1_70b_instruct,
+    model.nova_pro_v1,
+    model.claude_3_5_haiku_20241022,
+    model.mistral_small_24b_instruct_2501,
+    model.phi_4,
+    model.gpt_4o_mini,
+    model.qwq_32b_preview,
+    model.nova_lite_v1,
+    model.qwen_2_5_7b_instruct,
+    model.mistral_small,
+    model.gemma_2_27b_it,
+    model.claude_3_7_sonnet_thinking,
+    model.o3_mini_high,
+    model.gpt_4_5_preview,
+    model.qwq_32b,
+    model.deepseek_r1,
+    model.gemini_2_0_flash_thinking_exp_free,
+    model.gemini_2_0_pro_exp_02_05_free,
+    model.qwen_max,
+    model.deepseek_chat,
+    model.claude_3_5_sonnet,
+  ]
+  # CRITIC_MODELS of config.py: the judge panel.
+  panel = [
+    model.claude_3_7_sonnet_thinking,
+    model.o3_mini_high,
+    model.gpt_4_5_preview,
+    model.qwq_32b,
+    model.deepseek_r1,
+    model.gemini_2_0_flash_thinking_exp_free,
+    model.gemini_2_0_pro_exp_02_05_free,
+    model.qwen_max,
+    model.deepseek_chat,
+    model.claude_3_5_sonnet,
+  ]
+}
+
+dataset "keywords" {
+  format     = "liveideabench-keywords"
+  path       = var.keywords
+  categories = var.categories
+}
+
+locals {
+  parse = "strict" # ideaflow's parse; the reproduction reads the authors' parser's
+}
+
+# protocol v2 (the default): its idea prompt, REJECTION_PHRASES, the
+# fallback prompt sent alone, the fallback's answer judged; the authors'
+# length filters.
+stage "generate_from_keyword" "ideas" {
+  for_each          = { for m in local.generators : m.name => m }
+  keywords          = dataset.keywords
+  model             = each.value
+  ideas_per_keyword = var.ideas_per_keyword
+  # run.py asks qwq-32b-preview (not qwq-32b) for a "**Final Idea:**".
+  final_idea   = each.key == "qwen/qwq-32b-preview"
+  drop_refused = true
+}
+
+# ideaflow's panel: no judge of the generator's family, one draw per
+# keyword and sample for every generator.
+stage "judge_panel" "scores" {
+  ideas           = stage.generate_from_keyword.ideas
+  panel           = local.panel
+  judges_per_idea = var.judges_per_idea
+  seed            = 2025
+  exclude         = "family"
+  draw            = "shared"
+}
+
+stage "fluency" "pairs" {
+  ideas   = stage.generate_from_keyword.ideas
+  panel   = local.panel
+  exclude = "family"
+  draw    = "shared"
+  seed    = 2025
+}
+
+stage "liveideabench_score" "originality" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "originality"
+  parse      = local.parse
+}
+
+stage "liveideabench_score" "feasibility" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "feasibility"
+  parse      = local.parse
+}
+
+stage "liveideabench_score" "clarity" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "clarity"
+  parse      = local.parse
+}
+
+stage "liveideabench_score" "fluency" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "fluency"
+  parse      = local.parse
+}
+
+stage "liveideabench_score" "flexibility" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "flexibility"
+  parse      = local.parse
+}
+
+stage "liveideabench_score" "average" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "average"
+  parse      = local.parse
+}
+
+stage "leaderboard" "v2" {
+  ideas      = [stage.generate_from_keyword.ideas]
+  judgements = [stage.judge_panel.scores]
+  fluency    = [stage.fluency.pairs]
+  parse      = local.parse
+  title      = "LiveIdeaBench, current (v2) protocol, ideaflow's refusals, panel and parse (ablation)"
+}
+
+report "leaderboard" {
+  rows    = stage.generate_from_keyword.ideas
+  columns = [stage.liveideabench_score.originality, stage.liveideabench_score.feasibility, stage.liveideabench_score.clarity, stage.liveideabench_score.fluency, stage.liveideabench_score.flexibility, stage.liveideabench_score.average]
+  formats = ["markdown", "csv"]
+}
+
+stage "plot" "pareto" {
+  kind    = "scatter"
+  data    = [stage.liveideabench_score.originality]
+  y       = [stage.liveideabench_score.feasibility]
+  size    = [stage.liveideabench_score.fluency]
+  title   = "Originality vs feasibility (size: fluency)"
+  x_label = "originality"
+  y_label = "feasibility"
+}
+
+stage "plot" "domains" {
+  kind    = "heatmap"
+  data    = [stage.liveideabench_score.originality]
+  value   = "domain=*"
+  series  = "key"
+  title   = "Originality by domain"
+  x_label = "domain"
+  y_label = "model"
+}

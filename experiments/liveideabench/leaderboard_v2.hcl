@@ -1,0 +1,496 @@
+# LiveIdeaBench's current protocol (v2, x66ccff/liveideabench@6fc8285:
+# utils/prompts.json, utils/LLM.py, run.py, hash.py, config.py), as its
+# code runs it: the 41 models of config.py, each given every one of the
+# 1,180 keywords twice (run.py stops at 6 judgements per keyword and
+# model); every idea judged for originality, feasibility and clarity by 3
+# of the 10 CRITIC_MODELS drawn for that idea alone (random.sample), never
+# by its own model (by exact name); a refusal (REJECTION_PHRASES) re-asked
+# once with the fallback prompt as a request of its own, whose answer is
+# judged whatever it says; one fluency pair per keyword and model judged
+# by any critic (hash.py's random.choice, which excludes no one), letters
+# mapped 10 / 7 / 4 / 1; ideas of 100 characters or fewer, 2,500 or more,
+# or 200 words or more left out; the scores as the authors' parser reads
+# them. FIDELITY.md lists every step. The December 2024 board of the paper
+# is leaderboard.hcl; ideaflow's own choices are leaderboard_v2.debiased.hcl.
+#
+#   ideaflow data get liveideabench
+#   ideaflow plan experiments/liveideabench/leaderboard_v2.hcl
+#   ideaflow run  experiments/liveideabench/leaderboard_v2.hcl -var offline=true   # the mock provider, labelled SYNTHETIC
+#   OPENROUTER_API_KEY=... ideaflow run experiments/liveideabench/leaderboard_v2.hcl
+#
+# Flexibility: the current code computes it in stats_flexibility.ipynb,
+# which the public snapshot of the repository does not hold readable; the
+# paper's formula (flexibility = "paper") is used, as for December 2024.
+# The current leaderboard is published on liveideabench.com, not in the
+# repository, so no published board is shown beside the run's.
+#
+# The original routes some models to other APIs (Gemini through a
+# reseller, step-2 to StepFun, dracarys2 to a local Ollama); here every
+# model goes to one OpenAI-compatible gateway under the names config.py
+# gives them: map them in the gateway, or edit the names. No temperature
+# is set: the original uses each API's default sampling.
+
+variable "keywords" {
+  default = authors_file("liveideabench", "csvs/kws.csv")
+}
+variable "categories" {
+  default = authors_file("liveideabench", "csvs/keyword_classifications.csv")
+}
+variable "base_url" {
+  default = "https://openrouter.ai/api/v1"
+}
+variable "offline" {
+  default = false # true: every model on the mock provider
+}
+variable "ideas_per_keyword" {
+  default = 2
+}
+variable "judges_per_idea" {
+  default = 3
+}
+
+provider "router" {
+  kind                = "openai"
+  base_url            = var.base_url
+  api_key_env         = "OPENROUTER_API_KEY"
+  requests_per_minute = 600
+  max_concurrency     = 32
+}
+
+provider "mock" {
+  kind = "mock"
+  seed = 2024
+}
+
+locals {
+  provider = var.offline ? provider.mock : provider.router
+}
+
+# The 41 models of config.py (IDEA_MODELS, the critics among them) at 6fc8285, as it names them.
+
+model "gemini_2_0_flash_exp_free" {
+  provider = local.provider
+  name     = "google/gemini-2.0-flash-exp:free"
+  family   = "google"
+}
+
+model "claude_3_7_sonnet" {
+  provider = local.provider
+  name     = "anthropic/claude-3.7-sonnet"
+  family   = "anthropic"
+}
+
+model "o1" {
+  provider = local.provider
+  name     = "openai/o1"
+  family   = "openai"
+}
+
+model "o3_mini" {
+  provider = local.provider
+  name     = "openai/o3-mini"
+  family   = "openai"
+}
+
+model "o1_mini" {
+  provider = local.provider
+  name     = "openai/o1-mini"
+  family   = "openai"
+}
+
+model "step_2_16k_202411" {
+  provider = local.provider
+  name     = "step-2-16k-202411"
+  family   = "stepfun"
+}
+
+model "gpt_4o_2024_11_20" {
+  provider = local.provider
+  name     = "openai/gpt-4o-2024-11-20"
+  family   = "openai"
+}
+
+model "deepseek_r1_distill_llama_70b" {
+  provider = local.provider
+  name     = "deepseek/deepseek-r1-distill-llama-70b"
+  family   = "deepseek"
+}
+
+model "gemini_pro_1_5" {
+  provider = local.provider
+  name     = "google/gemini-pro-1.5"
+  family   = "google"
+}
+
+model "grok_2_1212" {
+  provider = local.provider
+  name     = "x-ai/grok-2-1212"
+  family   = "xai"
+}
+
+model "gemini_2_0_flash_lite_001" {
+  provider = local.provider
+  name     = "google/gemini-2.0-flash-lite-001"
+  family   = "google"
+}
+
+model "qwen2_5_dracarys2_72b_q4_k_m" {
+  provider = local.provider
+  name     = "sammcj/qwen2.5-dracarys2-72b:Q4_K_M"
+  family   = "qwen"
+}
+
+model "llama_3_1_405b_instruct" {
+  provider = local.provider
+  name     = "meta-llama/llama-3.1-405b-instruct"
+  family   = "meta-llama"
+}
+
+model "qwen_2_5_72b_instruct" {
+  provider = local.provider
+  name     = "qwen/qwen-2.5-72b-instruct"
+  family   = "qwen"
+}
+
+model "gpt_4_turbo" {
+  provider = local.provider
+  name     = "openai/gpt-4-turbo"
+  family   = "openai"
+}
+
+model "llama_3_3_70b_instruct" {
+  provider = local.provider
+  name     = "meta-llama/llama-3.3-70b-instruct"
+  family   = "meta-llama"
+}
+
+model "claude_3_opus" {
+  provider = local.provider
+  name     = "anthropic/claude-3-opus"
+  family   = "anthropic"
+}
+
+model "mistral_large_2411" {
+  provider = local.provider
+  name     = "mistralai/mistral-large-2411"
+  family   = "mistral"
+}
+
+model "qwen_2_5_coder_32b_instruct" {
+  provider = local.provider
+  name     = "qwen/qwen-2.5-coder-32b-instruct"
+  family   = "qwen"
+}
+
+model "deepseek_r1_distill_qwen_32b" {
+  provider = local.provider
+  name     = "deepseek/deepseek-r1-distill-qwen-32b"
+  family   = "deepseek"
+}
+
+model "llama_3_1_70b_instruct" {
+  provider = local.provider
+  name     = "meta-llama/llama-3.1-70b-instruct"
+  family   = "meta-llama"
+}
+
+model "nova_pro_v1" {
+  provider = local.provider
+  name     = "amazon/nova-pro-v1"
+  family   = "amazon"
+}
+
+model "claude_3_5_haiku_20241022" {
+  provider = local.provider
+  name     = "anthropic/claude-3.5-haiku-20241022"
+  family   = "anthropic"
+}
+
+model "mistral_small_24b_instruct_2501" {
+  provider = local.provider
+  name     = "mistralai/mistral-small-24b-instruct-2501"
+  family   = "mistral"
+}
+
+model "phi_4" {
+  provider = local.provider
+  name     = "microsoft/phi-4"
+  family   = "microsoft"
+}
+
+model "gpt_4o_mini" {
+  provider = local.provider
+  name     = "openai/gpt-4o-mini"
+  family   = "openai"
+}
+
+model "qwq_32b_preview" {
+  provider = local.provider
+  name     = "qwen/qwq-32b-preview"
+  family   = "qwen"
+}
+
+model "nova_lite_v1" {
+  provider = local.provider
+  name     = "amazon/nova-lite-v1"
+  family   = "amazon"
+}
+
+model "qwen_2_5_7b_instruct" {
+  provider = local.provider
+  name     = "qwen/qwen-2.5-7b-instruct"
+  family   = "qwen"
+}
+
+model "mistral_small" {
+  provider = local.provider
+  name     = "mistralai/mistral-small"
+  family   = "mistral"
+}
+
+model "gemma_2_27b_it" {
+  provider = local.provider
+  name     = "google/gemma-2-27b-it"
+  family   = "google"
+}
+
+model "claude_3_7_sonnet_thinking" {
+  provider = local.provider
+  name     = "anthropic/claude-3.7-sonnet:thinking"
+  family   = "anthropic"
+}
+
+model "o3_mini_high" {
+  provider = local.provider
+  name     = "openai/o3-mini-high"
+  family   = "openai"
+}
+
+model "gpt_4_5_preview" {
+  provider = local.provider
+  name     = "openai/gpt-4.5-preview"
+  family   = "openai"
+}
+
+model "qwq_32b" {
+  provider = local.provider
+  name     = "qwen/qwq-32b"
+  family   = "qwen"
+}
+
+model "deepseek_r1" {
+  provider = local.provider
+  name     = "deepseek/deepseek-r1"
+  family   = "deepseek"
+}
+
+model "gemini_2_0_flash_thinking_exp_free" {
+  provider = local.provider
+  name     = "google/gemini-2.0-flash-thinking-exp:free"
+  family   = "google"
+}
+
+model "gemini_2_0_pro_exp_02_05_free" {
+  provider = local.provider
+  name     = "google/gemini-2.0-pro-exp-02-05:free"
+  family   = "google"
+}
+
+model "qwen_max" {
+  provider = local.provider
+  name     = "qwen/qwen-max"
+  family   = "qwen"
+}
+
+model "deepseek_chat" {
+  provider = local.provider
+  name     = "deepseek/deepseek-chat"
+  family   = "deepseek"
+}
+
+model "claude_3_5_sonnet" {
+  provider = local.provider
+  name     = "anthropic/claude-3.5-sonnet"
+  family   = "anthropic"
+}
+
+locals {
+  generators = [
+    model.gemini_2_0_flash_exp_free,
+    model.claude_3_7_sonnet,
+    model.o1,
+    model.o3_mini,
+    model.o1_mini,
+    model.step_2_16k_202411,
+    model.gpt_4o_2024_11_20,
+    model.deepseek_r1_distill_llama_70b,
+    model.gemini_pro_1_5,
+    model.grok_2_1212,
+    model.gemini_2_0_flash_lite_001,
+    model.qwen2_5_dracarys2_72b_q4_k_m,
+    model.llama_3_1_405b_instruct,
+    model.qwen_2_5_72b_instruct,
+    model.gpt_4_turbo,
+    model.llama_3_3_70b_instruct,
+    model.claude_3_opus,
+    model.mistral_large_2411,
+    model.qwen_2_5_coder_32b_instruct,
+    model.deepseek_r1_distill_qwen_32b,
+    model.llama_3_1_70b_instruct,
+    model.nova_pro_v1,
+    model.claude_3_5_haiku_20241022,
+    model.mistral_small_24b_instruct_2501,
+    model.phi_4,
+    model.gpt_4o_mini,
+    model.qwq_32b_preview,
+    model.nova_lite_v1,
+    model.qwen_2_5_7b_instruct,
+    model.mistral_small,
+    model.gemma_2_27b_it,
+    model.claude_3_7_sonnet_thinking,
+    model.o3_mini_high,
+    model.gpt_4_5_preview,
+    model.qwq_32b,
+    model.deepseek_r1,
+    model.gemini_2_0_flash_thinking_exp_free,
+    model.gemini_2_0_pro_exp_02_05_free,
+    model.qwen_max,
+    model.deepseek_chat,
+    model.claude_3_5_sonnet,
+  ]
+  # CRITIC_MODELS of config.py: the judge panel.
+  panel = [
+    model.claude_3_7_sonnet_thinking,
+    model.o3_mini_high,
+    model.gpt_4_5_preview,
+    model.qwq_32b,
+    model.deepseek_r1,
+    model.gemini_2_0_flash_thinking_exp_free,
+    model.gemini_2_0_pro_exp_02_05_free,
+    model.qwen_max,
+    model.deepseek_chat,
+    model.claude_3_5_sonnet,
+  ]
+}
+
+dataset "keywords" {
+  format     = "liveideabench-keywords"
+  path       = var.keywords
+  categories = var.categories
+}
+
+locals {
+  # The mock answers in ideaflow's shapes, half of which the authors'
+  # parser cannot read: offline, the strict parse.
+  parse = var.offline ? "strict" : "authors"
+}
+
+# protocol v2 (the default): its idea prompt, REJECTION_PHRASES, the
+# fallback prompt sent alone, the fallback's answer judged; the authors'
+# length filters.
+stage "generate_from_keyword" "ideas" {
+  for_each          = { for m in local.generators : m.name => m }
+  keywords          = dataset.keywords
+  model             = each.value
+  ideas_per_keyword = var.ideas_per_keyword
+  # run.py asks qwq-32b-preview (not qwq-32b) for a "**Final Idea:**".
+  final_idea = each.key == "qwen/qwq-32b-preview"
+}
+
+# Each idea's 3 judges drawn for it alone, its own model excluded by name:
+# the defaults.
+stage "judge_panel" "scores" {
+  ideas           = stage.generate_from_keyword.ideas
+  panel           = local.panel
+  judges_per_idea = var.judges_per_idea
+  seed            = 2025
+}
+
+stage "fluency" "pairs" {
+  ideas   = stage.generate_from_keyword.ideas
+  panel   = local.panel
+  exclude = "none" # hash.py: random.choice(CRITIC_MODELS)
+  seed    = 2025
+}
+
+stage "liveideabench_score" "originality" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "originality"
+  parse      = local.parse
+}
+
+stage "liveideabench_score" "feasibility" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "feasibility"
+  parse      = local.parse
+}
+
+stage "liveideabench_score" "clarity" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "clarity"
+  parse      = local.parse
+}
+
+stage "liveideabench_score" "fluency" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "fluency"
+  parse      = local.parse
+}
+
+stage "liveideabench_score" "flexibility" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "flexibility"
+  parse      = local.parse
+}
+
+stage "liveideabench_score" "average" {
+  ideas      = stage.generate_from_keyword.ideas
+  judgements = stage.judge_panel.scores
+  fluency    = stage.fluency.pairs
+  metric     = "average"
+  parse      = local.parse
+}
+
+stage "leaderboard" "v2" {
+  ideas      = [stage.generate_from_keyword.ideas]
+  judgements = [stage.judge_panel.scores]
+  fluency    = [stage.fluency.pairs]
+  parse      = local.parse
+  title      = "LiveIdeaBench, current (v2) protocol"
+}
+
+report "leaderboard" {
+  rows    = stage.generate_from_keyword.ideas
+  columns = [stage.liveideabench_score.originality, stage.liveideabench_score.feasibility, stage.liveideabench_score.clarity, stage.liveideabench_score.fluency, stage.liveideabench_score.flexibility, stage.liveideabench_score.average]
+  formats = ["markdown", "csv"]
+}
+
+stage "plot" "pareto" {
+  kind    = "scatter"
+  data    = [stage.liveideabench_score.originality]
+  y       = [stage.liveideabench_score.feasibility]
+  size    = [stage.liveideabench_score.fluency]
+  title   = "Originality vs feasibility (size: fluency)"
+  x_label = "originality"
+  y_label = "feasibility"
+}
+
+stage "plot" "domains" {
+  kind    = "heatmap"
+  data    = [stage.liveideabench_score.originality]
+  value   = "domain=*"
+  series  = "key"
+  title   = "Originality by domain"
+  x_label = "domain"
+  y_label = "model"
+}
