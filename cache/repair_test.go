@@ -122,9 +122,6 @@ func TestDrop(t *testing.T) {
 // entries naming them and damaged memos go; nothing else does.
 func TestRepairDropsExactlyTheDamage(t *testing.T) {
 	backends(t, func(t *testing.T, s Store) {
-		type repairer interface {
-			Repair([]string) (RepairResult, error)
-		}
 		for i := range 4 {
 			r := sampleRecord(i)
 			if err := s.PutIndexed(r, fmt.Sprintf("addr-%d", i), fmt.Sprintf("in-%d", i), memoFor(r.Key)); err != nil {
@@ -142,7 +139,11 @@ func TestRepairDropsExactlyTheDamage(t *testing.T) {
 		if err != nil || !slices.Equal(bad, []string{sampleRecord(1).Key}) {
 			t.Fatalf("Verify = %v, %v", bad, err)
 		}
-		res, err := s.(repairer).Repair(bad)
+		rep, err := s.Check()
+		if err != nil || !slices.Equal(rep.BadRecords, []string{sampleRecord(1).Key}) || !slices.Equal(rep.BadIndex, []string{prefixMemo + "in-3"}) {
+			t.Fatalf("Check = %+v, %v", rep, err)
+		}
+		res, err := s.Repair(rep)
 		if err != nil {
 			t.Fatal(err)
 		}
