@@ -67,8 +67,6 @@ const (
 	maxKeyLen     = 1 << 16 // Badger's own bound on a log entry's key
 )
 
-var errDamaged = errors.New("damaged")
-
 // table is one table file as readTable found it.
 type table struct {
 	id   uint64
@@ -131,7 +129,7 @@ func readTable(path string, id uint64, comp options.CompressionType, keep bool) 
 	t = &table{id: id, path: path, comp: comp}
 	defer func() {
 		if r := recover(); r != nil {
-			t.err = fmt.Errorf("%w: reading it panicked: %v", errDamaged, r)
+			t.err = fmt.Errorf("reading it panicked: %v", r)
 			t.blocks = nil
 		}
 		if !keep {
@@ -147,6 +145,9 @@ func readTable(path string, id uint64, comp options.CompressionType, keep bool) 
 	index, err := tableIndex(data)
 	if err != nil {
 		t.err = err
+		if comp == options.None {
+			t.blocksWithoutIndex()
+		}
 		return t
 	}
 	var bo fb.BlockOffset
@@ -156,12 +157,12 @@ func readTable(path string, id uint64, comp options.CompressionType, keep bool) 
 	for i := 0; i < n; i++ {
 		b := &t.blocks[i]
 		if !index.Offsets(&bo, i) {
-			b.err = fmt.Errorf("%w: index entry %d unreadable", errDamaged, i)
+			b.err = fmt.Errorf("index entry %d unreadable", i)
 			continue
 		}
 		b.first, b.off, b.n = bytes.Clone(bo.KeyBytes()), bo.Offset(), bo.Len()
 		if uint64(b.off)+uint64(b.n) > end {
-			b.err = fmt.Errorf("%w: block %d at %d+%d runs past the blocks' end %d", errDamaged, i, b.off, b.n, end)
+			b.err = fmt.Errorf("block %d at %d+%d runs past the blocks' end %d", i, b.off, b.n, end)
 			continue
 		}
 		_, b.err = t.block(i)
@@ -169,30 +170,80 @@ func readTable(path string, id uint64, comp options.CompressionType, keep bool) 
 	return t
 }
 
+// maxScannedBlock bounds the blocks blocksWithoutIndex looks for: a block
+// holds 4 KiB of entries and at most one more (an inline value is below
+// valueThreshold).
+const maxScannedBlock = 64 << 10
+
+// blocksWithoutIndex finds the blocks of a table whose index is unreadable,
+// from the start: a block ends with its checksum and the checksum's length,
+// and the next block starts where it ends. It stops at the first place no
+// block ends within reach (the damage, or the index); t.blocks then holds the
+// sound blocks before it, and t.err still says the table is damaged.
+func (t *table) blocksWithoutIndex() {
+	for pos := 0; pos < len(t.data); {
+		end := blockEnd(t.data, pos)
+		if end < 0 {
+			return
+		}
+		b := tableBlock{off: uint32(pos), n: uint32(end - pos)}
+		t.blocks = append(t.blocks, b)
+		i := len(t.blocks) - 1
+		if err := t.entries(i, func(e tableEntry) error {
+			t.blocks[i].first = bytes.Clone(e.key)
+			return errStop
+		}); err != errStop {
+			t.blocks = t.blocks[:i]
+			return
+		}
+		pos = end
+	}
+}
+
+var errStop = errors.New("stop")
+
+// blockEnd is where the uncompressed block starting at pos ends, or -1.
+func blockEnd(data []byte, pos int) int {
+	for end := pos + 12; end <= len(data) && end-pos <= maxScannedBlock; end++ {
+		chkLen := int(binary.BigEndian.Uint32(data[end-4:]))
+		if chkLen < 2 || chkLen > 32 || end-4-chkLen <= pos+8 {
+			continue
+		}
+		var chk pb.Checksum
+		if proto.Unmarshal(data[end-4-chkLen:end-4], &chk) != nil || chk.Sum == 0 {
+			continue
+		}
+		if y.VerifyChecksum(data[pos:end-4-chkLen], &chk) == nil {
+			return end
+		}
+	}
+	return -1
+}
+
 // tableIndex checks a table's footer and index checksum and returns the
 // index. The index holds each block's offset, length and first key.
 func tableIndex(data []byte) (*fb.TableIndex, error) {
 	pos := len(data) - 4
 	if pos < 0 {
-		return nil, fmt.Errorf("%w: %d bytes is shorter than a table footer", errDamaged, len(data))
+		return nil, fmt.Errorf("%d bytes is shorter than a table footer", len(data))
 	}
 	chkLen := int(binary.BigEndian.Uint32(data[pos:]))
 	if chkLen <= 0 || chkLen > pos-4 {
-		return nil, fmt.Errorf("%w: index checksum length %d does not fit the file", errDamaged, chkLen)
+		return nil, fmt.Errorf("index checksum length %d does not fit the file", chkLen)
 	}
 	pos -= chkLen
 	var chk pb.Checksum
 	if err := proto.Unmarshal(data[pos:pos+chkLen], &chk); err != nil {
-		return nil, fmt.Errorf("%w: index checksum unreadable: %v", errDamaged, err)
+		return nil, fmt.Errorf("index checksum unreadable: %v", err)
 	}
 	pos -= 4
 	indexLen := int(binary.BigEndian.Uint32(data[pos:]))
 	if indexLen <= 0 || indexLen > pos {
-		return nil, fmt.Errorf("%w: index length %d does not fit the file", errDamaged, indexLen)
+		return nil, fmt.Errorf("index length %d does not fit the file", indexLen)
 	}
 	index := data[pos-indexLen : pos]
 	if err := y.VerifyChecksum(index, &chk); err != nil {
-		return nil, fmt.Errorf("%w: index checksum: %v", errDamaged, err)
+		return nil, fmt.Errorf("index checksum: %v", err)
 	}
 	return fb.GetRootAsTableIndex(index, 0), nil
 }
@@ -206,30 +257,30 @@ func (t *table) block(i int) (entries []byte, err error) {
 	case options.None:
 	case options.Snappy:
 		if raw, err = snappy.Decode(nil, raw); err != nil {
-			return nil, fmt.Errorf("%w: snappy: %v", errDamaged, err)
+			return nil, fmt.Errorf("snappy: %v", err)
 		}
 	case options.ZSTD:
 		if raw, err = y.ZSTDDecompress(nil, raw); err != nil {
-			return nil, fmt.Errorf("%w: zstd: %v", errDamaged, err)
+			return nil, fmt.Errorf("zstd: %v", err)
 		}
 	default:
-		return nil, fmt.Errorf("%w: unknown compression %d", errDamaged, t.comp)
+		return nil, fmt.Errorf("unknown compression %d", t.comp)
 	}
 	pos := len(raw) - 4
 	if pos < 0 {
-		return nil, fmt.Errorf("%w: %d-byte block", errDamaged, len(raw))
+		return nil, fmt.Errorf("%d-byte block", len(raw))
 	}
 	chkLen := int(binary.BigEndian.Uint32(raw[pos:]))
 	if chkLen <= 0 || chkLen > pos-4 {
-		return nil, fmt.Errorf("%w: block checksum length %d", errDamaged, chkLen)
+		return nil, fmt.Errorf("block checksum length %d", chkLen)
 	}
 	var chk pb.Checksum
 	if err := proto.Unmarshal(raw[pos-chkLen:pos], &chk); err != nil {
-		return nil, fmt.Errorf("%w: block checksum unreadable: %v", errDamaged, err)
+		return nil, fmt.Errorf("block checksum unreadable: %v", err)
 	}
 	body := raw[:pos-chkLen]
 	if err := y.VerifyChecksum(body, &chk); err != nil {
-		return nil, fmt.Errorf("%w: block checksum: %v", errDamaged, err)
+		return nil, fmt.Errorf("block checksum: %v", err)
 	}
 	return body, nil
 }
@@ -249,12 +300,12 @@ func (t *table) entries(i int, fn func(tableEntry) error) error {
 	}
 	// body: entries | offsets | count (u32 BE)
 	if len(body) < 4 {
-		return fmt.Errorf("%w: block without entry count", errDamaged)
+		return errors.New("block without entry count")
 	}
 	count := int(binary.BigEndian.Uint32(body[len(body)-4:]))
 	offStart := len(body) - 4 - 4*count
 	if count <= 0 || offStart < 0 {
-		return fmt.Errorf("%w: %d entries do not fit a %d-byte block", errDamaged, count, len(body))
+		return fmt.Errorf("%d entries do not fit a %d-byte block", count, len(body))
 	}
 	data := body[:offStart]
 	offset := func(k int) int { return int(binary.NativeEndian.Uint32(body[offStart+4*k:])) }
@@ -265,28 +316,28 @@ func (t *table) entries(i int, fn func(tableEntry) error) error {
 			end = offset(k + 1)
 		}
 		if start < 0 || start+4 > end || end > len(data) {
-			return fmt.Errorf("%w: entry %d at %d..%d", errDamaged, k, start, end)
+			return fmt.Errorf("entry %d at %d..%d", k, start, end)
 		}
 		e := data[start:end]
 		overlap := int(binary.NativeEndian.Uint16(e[0:]))
 		diff := int(binary.NativeEndian.Uint16(e[2:]))
 		if 4+diff > len(e) {
-			return fmt.Errorf("%w: entry %d key runs past it", errDamaged, k)
+			return fmt.Errorf("entry %d key runs past it", k)
 		}
 		if k == 0 {
 			base = e[4 : 4+diff]
 		}
 		if overlap > len(base) {
-			return fmt.Errorf("%w: entry %d overlaps %d bytes of a %d-byte base key", errDamaged, k, overlap, len(base))
+			return fmt.Errorf("entry %d overlaps %d bytes of a %d-byte base key", k, overlap, len(base))
 		}
 		key = append(append(key[:0], base[:overlap]...), e[4:4+diff]...)
 		vs := e[4+diff:]
 		if len(vs) < 2 {
-			return fmt.Errorf("%w: entry %d has no value header", errDamaged, k)
+			return fmt.Errorf("entry %d has no value header", k)
 		}
 		_, n := binary.Uvarint(vs[2:])
 		if n <= 0 {
-			return fmt.Errorf("%w: entry %d expiry", errDamaged, k)
+			return fmt.Errorf("entry %d expiry", k)
 		}
 		if err := fn(tableEntry{key: key, meta: vs[0], val: vs[2+n:]}); err != nil {
 			return err
@@ -335,7 +386,7 @@ func readLogEntry(data []byte, off int) (logEntry, error) {
 		case n == 0:
 			return e, errLogEnd // the bytes end mid-header: a torn write
 		case n < 0:
-			return e, fmt.Errorf("%w: header field overflows at %d", errDamaged, p)
+			return e, fmt.Errorf("header field overflows at %d", p)
 		}
 		fields[i], p = v, p+n
 	}
@@ -345,14 +396,14 @@ func readLogEntry(data []byte, off int) (logEntry, error) {
 		return e, errLogEnd
 	}
 	if klen > maxKeyLen {
-		return e, fmt.Errorf("%w: key length %d at %d", errDamaged, klen, off)
+		return e, fmt.Errorf("key length %d at %d", klen, off)
 	}
 	end := p + klen + vlen
 	if end+crc32.Size > len(data) || end < p {
-		return e, fmt.Errorf("%w: entry at %d runs past the log's end", errDamaged, off)
+		return e, fmt.Errorf("entry at %d runs past the log's end", off)
 	}
 	if got, want := crc32.Checksum(data[off:end], castagnoli), binary.BigEndian.Uint32(data[end:]); got != want {
-		return e, fmt.Errorf("%w: entry at %d fails its CRC", errDamaged, off)
+		return e, fmt.Errorf("entry at %d fails its CRC", off)
 	}
 	e.meta, e.key, e.val = data[off], data[p:p+klen], data[p+klen:end]
 	e.size = end + crc32.Size - off
@@ -485,7 +536,7 @@ func readManifest(dir string) (badger.Manifest, error) {
 	defer f.Close()
 	m, _, err := badger.ReplayManifestFile(f, 0, badger.DefaultOptions(dir).WithLogger(nil))
 	if err != nil {
-		return badger.Manifest{}, fmt.Errorf("%w: MANIFEST: %v", errDamaged, err)
+		return badger.Manifest{}, fmt.Errorf("MANIFEST: %v", err)
 	}
 	return m, nil
 }

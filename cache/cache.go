@@ -141,7 +141,6 @@ type Entry struct {
 type Stats struct {
 	Records      int     `json:"records"`
 	Damaged      int     `json:"damaged"` // records that fail their checksum, not in the sums
-
 	Failures     int     `json:"failures"`
 	Runs         int     `json:"runs"`
 	OutputBytes  int64   `json:"output_bytes"`

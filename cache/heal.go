@@ -2,8 +2,10 @@ package cache
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +17,8 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
+	"github.com/dgraph-io/badger/v4/pb"
+	"google.golang.org/protobuf/proto"
 )
 
 // Damage to Badger's files, found before Badger reads them, and what each
@@ -38,6 +42,11 @@ import (
 //	log                whole transactions after the damage first.
 //	damaged key        (the file that would hold encryption keys, which the
 //	registry           cache never uses) is rewritten, or left out of a view.
+//	damaged MANIFEST   (which tables make up the tree, at which level) is
+//	                   rebuilt from the table files, every one at level 0,
+//	                   where tables may overlap: Badger reads them all and
+//	                   keeps each key's newest version, and compaction sorts
+//	                   them into levels again. The damaged one is set aside.
 //
 // After any of these, a read-write open checks every entry and drops what
 // still cannot be read (Repair), so the run that follows recomputes exactly
@@ -51,13 +60,15 @@ const damagedDir = "damaged"
 // damage is what inspect found in a cache folder.
 type damage struct {
 	manifest    badger.Manifest
+	badManifest error    // why the MANIFEST did not decode
+	rebuilt     []byte   // a MANIFEST rebuilt from the table files, when it did not
 	tables      []*table // damaged tables the MANIFEST lists
 	missing     []uint64 // tables the MANIFEST lists that have no file
 	pending     []string // tables in damaged/ whose entries are not restored yet
 	checked     int      // tables checked
 	tableBytes  int64
-	lastLog     string  // the newest value log
-	lastScan    logScan // what a read-write open would cut from it
+	lastLog     string   // the newest value log
+	lastScan    logScan  // what a read-write open would cut from it
 	memLogs     []memLog // memtable logs a writable open would cut data from
 	// memEnds maps every memtable log to the end of its whole entries. A
 	// memtable log left by a process that did not close the cache has
@@ -75,13 +86,13 @@ type memLog struct {
 }
 
 func (d *damage) any() bool {
-	return len(d.tables) > 0 || len(d.missing) > 0 || len(d.pending) > 0 || d.lastScan.cuts() ||
+	return d.rebuilt != nil || len(d.tables) > 0 || len(d.missing) > 0 || len(d.pending) > 0 || d.lastScan.cuts() ||
 		len(d.memLogs) > 0 || d.keyRegistry
 }
 
 // needsView says whether a read-only open must read around the damage.
 func (d *damage) needsView() bool {
-	if len(d.tables) > 0 || len(d.missing) > 0 || d.keyRegistry {
+	if d.rebuilt != nil || len(d.tables) > 0 || len(d.missing) > 0 || d.keyRegistry {
 		return true
 	}
 	for path, end := range d.memEnds {
@@ -104,6 +115,9 @@ func (d *damage) describe() []string {
 // describeFiles is describe without the newest value log.
 func (d *damage) describeFiles() []string {
 	var out []string
+	if d.rebuilt != nil {
+		out = append(out, fmt.Sprintf("MANIFEST does not decode (%v): rebuilt from the %d table file(s)", d.badManifest, len(d.manifest.Tables)))
+	}
 	for _, t := range d.tables {
 		out = append(out, "index table "+t.describe())
 	}
@@ -140,7 +154,10 @@ func inspect(dir string) (*damage, error) {
 	d := &damage{memEnds: map[string]int{}}
 	m, err := readManifest(dir)
 	if err != nil {
-		return nil, err
+		d.badManifest = err
+		if m, d.rebuilt, err = rebuildManifest(dir); err != nil {
+			return nil, fmt.Errorf("%v, and it cannot be rebuilt from the tables: %w", d.badManifest, err)
+		}
 	}
 	d.manifest = m
 	ids := make([]uint64, 0, len(m.Tables))
@@ -279,6 +296,64 @@ func appendTxn(out []salvaged, txn []logEntry) []salvaged {
 	return out
 }
 
+// rebuildManifest builds a MANIFEST that lists every table file in dir at
+// level 0 (see the package comment above), with each table's compression
+// found by trying each kind against the block checksums.
+func rebuildManifest(dir string) (badger.Manifest, []byte, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.sst"))
+	if err != nil {
+		return badger.Manifest{}, nil, err
+	}
+	m := badger.Manifest{Tables: map[uint64]badger.TableManifest{}}
+	set := pb.ManifestChangeSet{}
+	for _, p := range paths {
+		id, err := strconv.ParseUint(strings.TrimSuffix(filepath.Base(p), ".sst"), 10, 64)
+		if err != nil {
+			continue
+		}
+		comp := options.None
+		if t, err := readPendingTable(p, m); err == nil {
+			comp = t.comp
+		}
+		m.Tables[id] = badger.TableManifest{Level: 0, Compression: comp}
+		set.Changes = append(set.Changes, &pb.ManifestChange{Id: id, Op: pb.ManifestChange_CREATE, Level: 0, Compression: uint32(comp)})
+	}
+	body, err := proto.Marshal(&set)
+	if err != nil {
+		return badger.Manifest{}, nil, err
+	}
+	// magic "Bdgr" | external magic (u16 BE, 0) | Badger's format version (u16 BE)
+	out := append([]byte("Bdgr"), 0, 0, 0, badgerManifestVersion)
+	out = binary.BigEndian.AppendUint32(out, uint32(len(body)))
+	out = binary.BigEndian.AppendUint32(out, crc32.Checksum(body, castagnoli))
+	return m, append(out, body...), nil
+}
+
+// badgerManifestVersion is the MANIFEST format of Badger v4 (badgerMagicVersion).
+const badgerManifestVersion = 8
+
+// writeRebuiltManifest sets the damaged MANIFEST aside and puts the rebuilt
+// one in its place.
+func (d *damage) writeRebuiltManifest(dir string) error {
+	if d.rebuilt == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Join(dir, damagedDir), 0o755); err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, badger.ManifestFilename+".rebuilt")
+	if err := os.WriteFile(tmp, d.rebuilt, 0o600); err != nil {
+		return err
+	}
+	if err := os.Rename(filepath.Join(dir, badger.ManifestFilename), filepath.Join(dir, damagedDir, badger.ManifestFilename)); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, badger.ManifestFilename)); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
 // setAside moves the damaged tables out of the LSM tree before Badger opens:
 // into damaged/ first (so a crash leaves them where the next open finds
 // them), then out of the MANIFEST, together with tables it lists that are
@@ -386,9 +461,11 @@ func (d *damage) makeView(dir string) (string, error) {
 			return fail(err)
 		}
 	}
-	m, err := os.ReadFile(filepath.Join(dir, badger.ManifestFilename))
-	if err != nil {
-		return fail(err)
+	m := d.rebuilt
+	if m == nil {
+		if m, err = os.ReadFile(filepath.Join(dir, badger.ManifestFilename)); err != nil {
+			return fail(err)
+		}
 	}
 	del, err := manifestDeletes(ids)
 	if err != nil {
@@ -550,23 +627,36 @@ func readPendingTable(path string, m badger.Manifest) (*table, error) {
 	if tm, ok := m.Tables[id]; ok {
 		kinds = []options.CompressionType{tm.Compression}
 	}
-	var t *table
+	var best *table
+	sound := func(t *table) int { return len(t.blocks) - t.badBlocks() }
 	for _, c := range kinds {
-		t = readTable(path, id, c, true)
-		if t.err != nil {
-			return nil, t.err
-		}
-		if t.badBlocks() < len(t.blocks) {
+		t := readTable(path, id, c, true)
+		if t.err == nil && sound(t) > 0 {
 			return t, nil
 		}
+		if best == nil || sound(t) > sound(best) {
+			best = t
+		}
 	}
-	return t, nil
+	if best.err != nil && len(best.blocks) == 0 {
+		return nil, best.err
+	}
+	return best, nil
 }
 
 // salvage passes every entry of the sound blocks to keep and returns the key
-// ranges of the damaged ones.
+// ranges of the damaged ones. For a table whose index is unreadable, the
+// blocks found without it are sound, and every key after the last of them
+// is in range.
 func (t *table) salvage(keep func(salvaged)) []keyRange {
 	var ranges []keyRange
+	if t.err != nil {
+		r := keyRange{}
+		if n := len(t.blocks); n > 0 {
+			r.lo = userKey(t.blocks[n-1].first)
+		}
+		ranges = append(ranges, r)
+	}
 	for i, b := range t.blocks {
 		if b.err == nil {
 			err := t.entries(i, func(e tableEntry) error {

@@ -207,7 +207,15 @@ func (bb *badgerBackend) checkSpace(units [][]op) error {
 			n += int64(len(o.key) + len(o.val))
 		}
 	}
-	if need := 2*n + bb.reserve; free < need {
+	margin := bb.reserve
+	if h := bb.headroom; h != nil && (h.isHeld() || free >= 2*n+2*bb.reserve && h.take()) {
+		// The reserve is held as a file: only a margin need stay free.
+		margin = headroomMargin
+		if free, err = bb.freeSpace(bb.dir); err != nil || free < 0 {
+			return nil
+		}
+	}
+	if need := 2*n + margin; free < need {
 		return fmt.Errorf("%w at %s: %d bytes free, below the %d a %d-byte write needs (the cache keeps headroom so that Badger's memory-mapped files never hit a full disk); free some space and re-run: completed results are kept",
 			ErrDiskFull, bb.dir, free, need, n)
 	}
