@@ -349,7 +349,7 @@ func (b *Badger) heal() error {
 		return err
 	}
 	r.RecordsUnreadable = len(rep.BadRecords)
-	d.tables, d.missing, d.pending, d.memLogs, d.keyRegistry = nil, nil, nil, nil, false
+	d.tables, d.missing, d.pending, d.moved, d.memLogs, d.keyRegistry, d.rebuilt = nil, nil, nil, nil, nil, false, nil
 	return nil
 }
 

@@ -439,8 +439,8 @@ type logScan struct {
 // entries after the damage are found too. fn (if not nil) gets whole
 // transactions: one entry, or the entries of one transaction in a memtable
 // log (without its marker); clean is false from the first damage on, where
-// Badger's read-write open would cut the log. A transaction cut by damage is
-// not passed on. The entries alias data.
+// Badger's read-write open would cut the log, and for the sound entries of a
+// transaction the damage cut short. The entries alias data.
 func scanLog(data []byte, fn func(txn []logEntry, clean bool)) (s logScan) {
 	s.dataEnd = len(bytes.TrimRight(data, "\x00"))
 	s.validEnd = logHeaderSize
@@ -459,6 +459,15 @@ func scanLog(data []byte, fn func(txn []logEntry, clean bool)) (s logScan) {
 	var txn []logEntry
 	var txnTs uint64
 	clean := true // no damage seen yet: validEnd still moves
+	// broken passes on the entries of a transaction cut short (by damage, or
+	// by the next one starting): each holds by its own CRC. Badger drops
+	// them with everything after.
+	broken := func() {
+		if len(txn) > 0 && fn != nil {
+			fn(txn, false)
+		}
+		txn, clean = txn[:0], false
+	}
 	off := logHeaderSize
 	for off < s.dataEnd {
 		e, err := readLogEntry(data, off)
@@ -469,17 +478,13 @@ func scanLog(data []byte, fn func(txn []logEntry, clean bool)) (s logScan) {
 			case e.meta&bitTxn != 0:
 				ts := y.ParseTs(e.key)
 				if len(txn) > 0 && ts != txnTs {
-					// A new transaction before the last one ended: the last
-					// was cut. Badger stops here.
-					clean = false
-					txn = txn[:0]
+					broken()
 				}
 				txn, txnTs = append(txn, e), ts
 			case e.meta&bitFinTxn != 0:
 				ts, perr := strconv.ParseUint(string(e.val), 10, 64)
 				if perr != nil || len(txn) == 0 || ts != txnTs {
-					clean = false
-					txn = txn[:0]
+					broken()
 					continue
 				}
 				if fn != nil {
@@ -491,8 +496,7 @@ func scanLog(data []byte, fn func(txn []logEntry, clean bool)) (s logScan) {
 				}
 			default:
 				if len(txn) > 0 {
-					clean = false
-					txn = txn[:0]
+					broken()
 				}
 				if fn != nil {
 					fn([]logEntry{e}, clean)
@@ -503,12 +507,9 @@ func scanLog(data []byte, fn func(txn []logEntry, clean bool)) (s logScan) {
 			}
 			continue
 		}
-		if errors.Is(err, errLogEnd) && bytes.Count(data[off:s.dataEnd], []byte{0}) == s.dataEnd-off {
-			break // zeros to the data end: the log's end
-		}
-		// Damage: find the next entry that holds.
-		clean = false
-		txn = txn[:0]
+		// Damage (a zero entry before the data's end is damage too): find
+		// the next entry that holds.
+		broken()
 		start := off
 		off++
 		for off < s.dataEnd {
@@ -520,6 +521,9 @@ func scanLog(data []byte, fn func(txn []logEntry, clean bool)) (s logScan) {
 			off++
 		}
 		s.damage = append(s.damage, logRange{start, off})
+	}
+	if len(txn) > 0 {
+		broken() // the log ends inside a transaction
 	}
 	return s
 }

@@ -30,9 +30,13 @@ import (
 //	                   to damaged/, drops it from the MANIFEST, and restores
 //	                   its entries: those of its sound blocks from the table
 //	                   itself, and the records of its damaged blocks from the
-//	                   value logs (every record lives there too). A read-only
-//	                   open reads a view of the folder without it, changing
-//	                   nothing: its entries are misses until a writer heals.
+//	                   value logs (records of valueThreshold bytes or more live
+//	                   there too; smaller ones are lost with their block). A
+//	                   deletion in a damaged block can be undone that way: the
+//	                   record comes back, sound (the value of its key). A
+//	                   read-only open reads a view of the folder without the
+//	                   table, changing nothing: its entries are misses until a
+//	                   writable open restores them.
 //	damaged last log   Badger's read-write open would cut the newest value log
 //	                   at the damage, losing every record after it. The open
 //	                   starts a new empty log instead, so the damaged one is an
@@ -65,6 +69,7 @@ type damage struct {
 	tables      []*table // damaged tables the MANIFEST lists
 	missing     []uint64 // tables the MANIFEST lists that have no file
 	pending     []string // tables in damaged/ whose entries are not restored yet
+	moved       []string // tables this open set aside, to restore
 	checked     int      // tables checked
 	tableBytes  int64
 	lastLog     string   // the newest value log
@@ -371,7 +376,7 @@ func (d *damage) setAside(dir string) error {
 		if err := os.Rename(t.path, to); err != nil {
 			return fmt.Errorf("set aside %s: %w", t.path, err)
 		}
-		d.pending = append(d.pending, to)
+		d.moved = append(d.moved, to)
 		ids = append(ids, t.id)
 	}
 	b, err := manifestDeletes(ids)
@@ -513,7 +518,7 @@ func (bb *badgerBackend) restore(d *damage) (int, error) {
 	}
 	best := map[string]salvaged{}
 	keep := func(s salvaged) {
-		if s.key == nil || !newer(s.key, s.version) {
+		if !cacheKey(s.key) || !newer(s.key, s.version) {
 			return
 		}
 		if cur, ok := best[string(s.key)]; ok && cur.version >= s.version {
@@ -537,7 +542,7 @@ func (bb *badgerBackend) restore(d *damage) (int, error) {
 		}
 	}
 	var ranges []keyRange
-	for _, path := range d.pending {
+	for _, path := range slices.Concat(d.pending, d.moved) {
 		t, err := readPendingTable(path, d.manifest)
 		if err != nil {
 			ranges = append(ranges, keyRange{}) // nothing is known of it: every key
@@ -579,13 +584,24 @@ func (bb *badgerBackend) restore(d *damage) (int, error) {
 			return 0, fmt.Errorf("restore %d entries: %w", len(units), err)
 		}
 	}
-	for _, p := range d.pending {
+	for _, p := range slices.Concat(d.pending, d.moved) {
 		if err := os.Remove(p); err != nil {
 			return len(units), err
 		}
 	}
 	os.Remove(filepath.Join(bb.dir, damagedDir)) // only if empty
 	return len(units), nil
+}
+
+// cacheKey says whether k is one of the store's keys (not Badger's own,
+// which it refuses to be written).
+func cacheKey(k []byte) bool {
+	for _, p := range []string{prefixRecord, prefixParts, prefixLatest, prefixFailure, prefixRun, prefixMemo} {
+		if bytes.HasPrefix(k, []byte(p)) {
+			return true
+		}
+	}
+	return false
 }
 
 // soundValue checks a salvaged value the cache can check itself (every

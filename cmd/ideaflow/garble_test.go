@@ -18,10 +18,11 @@ import (
 
 // TestSSTGarbles: 4 KiB of garbage in the index table at 20 seeded places.
 // It used to make `cache verify` say "all records verified" and run, plan,
-// report and verify --repair panic. Now verify finds every garble, every
-// reading command (dry runs included) leaves the damaged folder byte for
-// byte as it was, and a run, or verify --repair then a run, gives tables
-// byte-identical to the undamaged run's: never a wrong value.
+// report and verify --repair panic. Now verify finds every garble, a run
+// gives tables byte-identical to the undamaged run's (never a wrong value)
+// and leaves the cache sound; for the first seeds, every reading command
+// (dry runs included) leaves the damaged folder byte for byte as it was,
+// and verify --repair then a run gives the same tables too.
 func TestSSTGarbles(t *testing.T) {
 	srv, exp, cacheDir, _ := newScenario(t)
 	clean := t.TempDir()
@@ -46,22 +47,27 @@ func TestSSTGarbles(t *testing.T) {
 		garbage := make([]byte, 4096)
 		rng.Read(garbage)
 		writeAt(t, sst, rng.Int63n(max(1, info.Size()-4096)), garbage)
+		all := seed < 4 // every command on the first seeds
 		spare := filepath.Join(t.TempDir(), "spare")
-		copyTree(t, dir, spare)
+		if all {
+			copyTree(t, dir, spare)
+		}
 		untouched := treeDigest(t, dir)
 
 		code, stdout, stderr := cli(t, "cache", "verify", "--cache-dir", dir)
 		if code != exitFailedNodes || !strings.Contains(stdout, "damaged: index table "+filepath.Base(sst)) {
 			t.Fatalf("seed %d: verify did not find the garble: exit %d\n%s%s", seed, code, stdout, stderr)
 		}
-		for _, args := range [][]string{{"plan", exp}, {"cache", "stats"}, {"cache", "ls"}, {"cache", "gc", exp, "--dry-run"},
-			{"run", exp, "--verify"}, {"run", exp, "--offline", "--out", t.TempDir()}, {"cache", "export", filepath.Join(t.TempDir(), "b")}} {
-			cli(t, append(args, "--cache-dir", dir)...)
-		}
-		out := t.TempDir()
-		if code, _, _ := cli(t, "report", exp, "--cache-dir", dir, "--out", out); code == 0 {
-			if got := reportTables(t, out); got != want {
-				t.Fatalf("seed %d: report from the damaged cache wrote other tables:\n%s\nwant\n%s", seed, got, want)
+		if all {
+			for _, args := range [][]string{{"plan", exp}, {"cache", "stats"}, {"cache", "ls"}, {"cache", "gc", exp, "--dry-run"},
+				{"run", exp, "--verify"}, {"run", exp, "--offline", "--out", t.TempDir()}, {"cache", "export", filepath.Join(t.TempDir(), "b")}} {
+				cli(t, append(args, "--cache-dir", dir)...)
+			}
+			out := t.TempDir()
+			if code, _, _ := cli(t, "report", exp, "--cache-dir", dir, "--out", out); code == 0 {
+				if got := reportTables(t, out); got != want {
+					t.Fatalf("seed %d: report from the damaged cache wrote other tables:\n%s\nwant\n%s", seed, got, want)
+				}
 			}
 		}
 		if treeDigest(t, dir) != untouched {
@@ -69,7 +75,7 @@ func TestSSTGarbles(t *testing.T) {
 		}
 
 		before := srv.Count()
-		out = t.TempDir()
+		out := t.TempDir()
 		if code, stdout, stderr := cli(t, "run", exp, "--cache-dir", dir, "--out", out); code != 0 {
 			t.Fatalf("seed %d: run on the damaged cache: exit %d\n%s%s", seed, code, stdout, stderr)
 		}
@@ -81,6 +87,9 @@ func TestSSTGarbles(t *testing.T) {
 			t.Fatalf("seed %d: verify after the healing run: exit %d\n%s", seed, code, stdout)
 		}
 
+		if !all {
+			continue
+		}
 		if code, stdout, stderr := cli(t, "cache", "verify", "--repair", "--cache-dir", spare); code != 0 {
 			t.Fatalf("seed %d: verify --repair: exit %d\n%s%s", seed, code, stdout, stderr)
 		}
