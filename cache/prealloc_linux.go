@@ -47,11 +47,31 @@ const allocateAhead = 4 << 20
 
 func newSpaceGuard(dir string) *spaceGuard {
 	g := &spaceGuard{dir: dir, logs: [2]logTracker{{ext: ".vlog", digits: 6, fid: -1}, {ext: ".mem", digits: 5, fid: -1}}}
+	for i := range g.logs {
+		if fid := newestFid(dir, g.logs[i].ext); fid >= 0 {
+			g.logs[i].open(dir, fid)
+		}
+	}
 	g.advance()
 	if g.logs[0].f == nil {
 		return nil
 	}
 	return g
+}
+
+// open starts following the log with file number fid.
+func (l *logTracker) open(dir string, fid int) {
+	if l.f != nil {
+		l.f.Close()
+	}
+	l.fid, l.f, l.dataEnd, l.allocEnd = fid, nil, logHeaderSize, 0
+	if f, err := os.OpenFile(l.path(dir, fid), os.O_RDWR, 0); err == nil {
+		l.f = f
+	}
+}
+
+func (l *logTracker) path(dir string, fid int) string {
+	return filepath.Join(dir, fmt.Sprintf("%0*d%s", l.digits, fid, l.ext))
 }
 
 // newestFid is the highest file number among dir's files ending in ext.
@@ -104,32 +124,36 @@ func (g *spaceGuard) advance() {
 	}
 	for i := range g.logs {
 		l := &g.logs[i]
-		if next := newestFid(g.dir, l.ext); next > l.fid {
-			if l.f != nil {
-				l.f.Close()
-			}
-			l.fid, l.f, l.dataEnd, l.allocEnd = next, nil, logHeaderSize, 0
-			path := filepath.Join(g.dir, fmt.Sprintf("%0*d%s", l.digits, next, l.ext))
-			if f, err := os.OpenFile(path, os.O_RDWR, 0); err == nil {
-				l.f = f
-			}
-		}
 		if l.f != nil {
 			l.follow()
+		}
+		// Badger numbers its logs one after the other.
+		if _, err := os.Stat(l.path(g.dir, l.fid+1)); err == nil {
+			l.open(g.dir, l.fid+1)
+			if l.f != nil {
+				l.follow()
+			}
 		}
 	}
 	g.count()
 }
 
-// follow moves dataEnd past the entries written since, reading their headers.
+// follow moves dataEnd past the entries written since, reading their
+// headers a page at a time.
 func (l *logTracker) follow() {
-	var hdr [2 + 3*binary.MaxVarintLen64]byte
+	var buf [4096]byte
+	var at int64 = -1 // buf holds the file from at
+	var n int
 	for {
-		n, _ := l.f.ReadAt(hdr[:], l.dataEnd)
-		p, ok := 2, n >= 5
+		if at < 0 || l.dataEnd+2+3*binary.MaxVarintLen64 > at+int64(n) {
+			at = l.dataEnd
+			n, _ = l.f.ReadAt(buf[:], at)
+		}
+		hdr := buf[l.dataEnd-at : n]
+		p, ok := 2, len(hdr) >= 5
 		var f [3]uint64
 		for i := 0; ok && i < len(f); i++ {
-			v, k := binary.Uvarint(hdr[p:n])
+			v, k := binary.Uvarint(hdr[p:])
 			if k <= 0 {
 				ok = false
 				break

@@ -99,7 +99,7 @@ func TestDiskFilledByAnotherProcess(t *testing.T) {
 		t.Skip("mounting a tmpfs needs root")
 	}
 	mnt := t.TempDir()
-	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=160m"); err != nil {
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=128m"); err != nil {
 		t.Skipf("cannot mount a tmpfs here (%v); the cache's fault-injection tests cover the logic", err)
 	}
 	t.Cleanup(func() { syscall.Unmount(mnt, syscall.MNT_DETACH) })
@@ -110,9 +110,9 @@ func TestDiskFilledByAnotherProcess(t *testing.T) {
 	big := func(req *openai.ChatCompletionRequest) string {
 		h := fnv.New64a()
 		h.Write([]byte(req.Messages[len(req.Messages)-1].Content))
-		raw := make([]byte, 100<<10)
+		raw := make([]byte, 50<<10)
 		rand.New(rand.NewSource(int64(h.Sum64()))).Read(raw)
-		return hex.EncodeToString(raw) // 200 KB that compress to no less than half
+		return hex.EncodeToString(raw) // 100 KB that compress to no less than half
 	}
 	srv := llmtest.New(llmtest.WithResponder(big), llmtest.WithLatency(15*time.Millisecond))
 	defer srv.Close()
