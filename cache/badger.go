@@ -230,7 +230,10 @@ func open(dir string, create bool, opts []Option) (*Badger, error) {
 		} else {
 			err := dmg.prepare(dir)
 			release()
-			if err != nil {
+			switch {
+			case err != nil && notWritable(err):
+				return nil, fmt.Errorf("%s %s: %w (%v)", mode, dir, ErrNotWritable, err)
+			case err != nil:
 				return nil, fmt.Errorf("%s %s: set damaged files aside: %w", mode, dir, classifyWriteErr(dir, err))
 			}
 		}
@@ -280,8 +283,7 @@ func open(dir string, create bool, opts []Option) (*Badger, error) {
 			return nil, fmt.Errorf("%s %s: %w%s", mode, dir, ErrLocked, lockHolder(dir))
 		case o.readOnly && strings.Contains(msg, "truncate required"):
 			return nil, fmt.Errorf("%s %s: %w", mode, dir, ErrNeedsRecovery)
-		case !o.readOnly && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) ||
-			strings.Contains(msg, "read-only file system") || strings.Contains(msg, "permission denied")):
+		case !o.readOnly && notWritable(err):
 			return nil, fmt.Errorf("%s %s: %w (%v)", mode, dir, ErrNotWritable, err)
 		}
 		return nil, fmt.Errorf("%s %s: %w", mode, dir, classifyWriteErr(dir, err))
@@ -320,6 +322,13 @@ func open(dir string, create bool, opts []Option) (*Badger, error) {
 	return b, nil
 }
 
+// notWritable says err is a refusal to write: permissions, a read-only mount.
+func notWritable(err error) bool {
+	msg := err.Error()
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) ||
+		strings.Contains(msg, "read-only file system") || strings.Contains(msg, "permission denied")
+}
+
 // heal finishes what the open found: a writable open restores what damaged
 // files still hold, then checks every entry and drops what cannot be read,
 // so that the run that follows recomputes exactly that. A read-only open
@@ -333,6 +342,7 @@ func (b *Badger) heal() error {
 	}
 	bb := b.b.(*badgerBackend)
 	if bb.readOnly {
+		r.ReadOnly = true
 		r.RecordsUnreadable = b.unreadable()
 		return nil
 	}
@@ -562,6 +572,9 @@ func (bb *badgerBackend) evacuateDamagedLogs() error {
 	var units [][]op
 	err = bb.db.View(func(txn *badger.Txn) error {
 		for _, a := range after {
+			if !cacheKey(a.key) {
+				continue
+			}
 			item, err := txn.Get(a.key)
 			if err != nil || item.Version() != a.v {
 				continue // gone, or superseded: not in use here

@@ -76,6 +76,8 @@ func lockHolder(dir string) string {
 type Recovery struct {
 	// Damage names the damaged files the open found, one line each.
 	Damage []string `json:"damage,omitempty"`
+	// ReadOnly: the open read around the damage and repaired nothing.
+	ReadOnly bool `json:"read_only,omitempty"`
 	// Restored counts entries a writable open put back from damaged files.
 	Restored int `json:"restored,omitempty"`
 	// Repaired is what a writable open then dropped because it could not

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ideaflow/ideaflow/engine"
 )
 
 // TestShareACacheBundle is the colleague's path: export what an experiment
@@ -216,6 +218,11 @@ func TestDamagedValueLogIsReportedAndRepaired(t *testing.T) {
 	if code != exitFailedNodes || bad+badParts == 0 || !strings.Contains(stderr, "verify --repair") {
 		t.Fatalf("verify of a truncated value log: exit %d\n%s%s", code, stdout, stderr)
 	}
+	// Stats counts what it cannot read instead of refusing.
+	code, stdout, stderr = cli(t, "cache", "stats", "--cache-dir", cacheDir)
+	if code != 0 || !strings.Contains(stdout, fmt.Sprintf("records:   %d\n", 48-bad)) || (bad > 0) != strings.Contains(stdout, fmt.Sprintf("damaged:   %d record(s)", bad)) {
+		t.Fatalf("stats of a truncated value log: exit %d\n%s%s", code, stdout, stderr)
+	}
 	// Export leaves out the damaged records and keeps the sound records
 	// whose key parts are damaged, without their parts.
 	bundle := filepath.Join(t.TempDir(), "rest.bundle")
@@ -386,5 +393,23 @@ func TestDefaultCacheDoesNotDependOnTheWorkingFolder(t *testing.T) {
 	}
 	if code, stdout, _ := cli(t, "plan", "."); code != 0 || !strings.Contains(stdout, "(cache: "+want+")") {
 		t.Fatalf("plan does not name the cache:\n%s", stdout)
+	}
+}
+
+// TestDiskFullMessageCountsOnlyWhatWasSaved: the message used to say "16
+// node(s) completed and saved" (cached + ran) when none of the 16 was.
+func TestDiskFullMessageCountsOnlyWhatWasSaved(t *testing.T) {
+	for _, tc := range []struct {
+		nodes   engine.Counts
+		unsaved int
+		want    string
+	}{
+		{engine.Counts{Total: 30, Ran: 16, Skipped: 14}, 16, "0 node(s) computed and saved in this run (0 were cached already), 16 computed but not saved, 14 failed or not run"},
+		{engine.Counts{Total: 30, Cached: 5, Ran: 16, Failed: 2, Skipped: 7}, 4, "12 node(s) computed and saved in this run (5 were cached already), 4 computed but not saved, 9 failed or not run"},
+	} {
+		err := diskFullError("/c", &engine.Summary{Nodes: tc.nodes, Unsaved: tc.unsaved})
+		if !strings.Contains(err.Error(), "disk full at /c: "+tc.want) {
+			t.Errorf("%+v, %d unsaved:\n got %v\nwant %s", tc.nodes, tc.unsaved, err, tc.want)
+		}
 	}
 }

@@ -497,6 +497,10 @@ func printRecovery(w io.Writer, r cache.Recovery) {
 	for _, d := range r.Damage {
 		fmt.Fprintf(w, "cache damaged: %s\n", d)
 	}
+	if r.ReadOnly {
+		fmt.Fprintf(w, "cache opened read-only: read around the damage, changing nothing (%d record(s) unreadable); what the damaged files hold are misses until a run without --offline or --verify repairs them.\n", r.RecordsUnreadable)
+		return
+	}
 	fmt.Fprintf(w, "cache repaired on opening: %d entr(ies) restored from the damaged files, %d unreadable record(s) dropped (this run recomputes those it needs), %d index entr(ies) dropped.\n",
 		r.Restored, r.Repaired.Records, r.Repaired.Parts+r.Repaired.Latest+r.Repaired.Memos+r.Repaired.Index)
 }
