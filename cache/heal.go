@@ -42,8 +42,9 @@ import (
 //	                   starts a new empty log instead, so the damaged one is an
 //	                   old log that Badger never cuts: only the records under
 //	                   the damage are unreadable (ErrCorrupt, then recomputed).
-//	damaged memtable   Badger cuts it at the damage; the open restores the
-//	log                whole transactions after the damage first.
+//	damaged memtable   Badger cuts it at the damage; the open restores every
+//	log                sound entry after it (each has its own CRC), those of
+//	                   a transaction the damage cut included.
 //	damaged key        (the file that would hold encryption keys, which the
 //	registry           cache never uses) is rewritten, or left out of a view.
 //	damaged MANIFEST   (which tables make up the tree, at which level) is
@@ -58,7 +59,8 @@ import (
 // when a record is read (or by Check) and costs that record.
 
 // damagedDir holds tables moved out of the LSM tree until their entries are
-// restored; a repair interrupted by a crash finishes on the next open.
+// restored (a repair interrupted by a crash finishes on the next open), and
+// a MANIFEST replaced by a rebuilt one, kept for a look (safe to delete).
 const damagedDir = "damaged"
 
 // damage is what inspect found in a cache folder.
@@ -87,7 +89,7 @@ type damage struct {
 type memLog struct {
 	path string
 	scan logScan
-	lost []salvaged // whole transactions after the damage
+	lost []salvaged // the sound entries after the damage
 }
 
 func (d *damage) any() bool {

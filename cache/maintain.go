@@ -137,10 +137,11 @@ type CheckReport struct {
 	Runs     int `json:"runs"`
 	// BadRecords fail their checksum, their key, or their output digest.
 	BadRecords []string `json:"bad_records,omitempty"`
-	// BadParts are keys of records whose key parts fail to decode.
+	// BadParts are keys of sound records whose key parts fail to decode.
 	BadParts []string `json:"bad_parts,omitempty"`
 	// BadIndex are stored keys (with their prefix) of memos, latest-key
-	// entries, failures and runs that fail their checks.
+	// entries, failures and runs that fail their checks, and of damaged key
+	// parts whose record is gone.
 	BadIndex []string `json:"bad_index,omitempty"`
 	// Dangling counts memos and latest-key entries that name a record that
 	// is not there: no damage (they cost a re-render), but Repair drops them.
@@ -180,11 +181,21 @@ func (s *store) Check() (CheckReport, error) {
 		}
 		return nil
 	})
+	badRecord := make(map[string]bool, len(r.BadRecords))
+	for _, k := range r.BadRecords {
+		badRecord[k] = true
+	}
 	if err == nil {
 		err = s.b.scan(prefixParts, false, func(k, v []byte) error {
 			r.Parts++
 			if _, err := decodeParts(v); err != nil {
-				r.BadParts = append(r.BadParts, string(k[len(prefixParts):]))
+				switch key := string(k[len(prefixParts):]); {
+				case badRecord[key]: // goes with its record
+				case records[key]:
+					r.BadParts = append(r.BadParts, key)
+				default:
+					r.BadIndex = append(r.BadIndex, string(k))
+				}
 			}
 			return nil
 		})
@@ -348,7 +359,7 @@ type RepairResult struct {
 	Parts   int `json:"parts"`   // damaged key parts dropped from sound records
 	Latest  int `json:"latest"`  // latest-key entries that named dropped or missing records, or were damaged
 	Memos   int `json:"memos"`   // memos that named dropped or missing records, or were damaged
-	Index   int `json:"index"`   // damaged failures and runs
+	Index   int `json:"index"`   // damaged failures, runs, and parts of no record
 }
 
 // Dropped is the number of entries Repair deleted.
@@ -380,7 +391,7 @@ func (s *store) Repair(r CheckReport) (RepairResult, error) {
 	badIndex := map[string]bool{}
 	for _, k := range r.BadIndex {
 		badIndex[k] = true
-		if strings.HasPrefix(k, prefixFailure) || strings.HasPrefix(k, prefixRun) {
+		if strings.HasPrefix(k, prefixFailure) || strings.HasPrefix(k, prefixRun) || strings.HasPrefix(k, prefixParts) {
 			ops = append(ops, delOp(k))
 			res.Index++
 		}

@@ -396,6 +396,10 @@ func (a *app) cacheImportCmd() *cobra.Command {
 			defer store.Close()
 			// ImportExpect checks the digest again on the bytes it writes from.
 			n, err := store.ImportExpect(f, digest)
+			if errors.Is(err, cache.ErrDiskFull) {
+				// The bundle was sound; the disk filled part-way.
+				return &exitError{exitFailedNodes, fmt.Errorf("import %s: %w; %d record(s) were imported before it (they are kept): free some space and import again", args[0], err, n)}
+			}
 			if err != nil {
 				return &exitError{exitBadInput, fmt.Errorf("import %s: %w (nothing was imported)", args[0], err)}
 			}
@@ -487,7 +491,7 @@ func printCheck(w io.Writer, r cache.CheckReport) {
 }
 
 func repairText(r cache.RepairResult) string {
-	return fmt.Sprintf("dropped %d unreadable record(s), %d damaged key part(s) of sound records, %d latest entr(ies), %d memo(s) and %d failure/run entr(ies) that were damaged or named a dropped record; the next run recomputes the dropped records",
+	return fmt.Sprintf("dropped %d unreadable record(s), %d damaged key part(s) of sound records, %d latest entr(ies) and %d memo(s) that were damaged or named a missing record, and %d other damaged entr(ies) (failures, runs, parts of no record); the next run recomputes the dropped records",
 		r.Records, r.Parts, r.Latest, r.Memos, r.Index)
 }
 
