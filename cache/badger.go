@@ -1,11 +1,13 @@
 package cache
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +42,9 @@ var (
 	// ErrDiskFull is wrapped by write errors when the file system holding the
 	// cache is full, or too full to write safely (see diskReserve).
 	ErrDiskFull = errors.New("disk full")
+	// ErrDamaged is wrapped by Open errors for damage an open cannot read
+	// around: a MANIFEST that does not decode and cannot be rebuilt.
+	ErrDamaged = errors.New("cache damaged")
 )
 
 // Memory budget. Badger's defaults (five 64 MiB memtables, a 256 MiB block
@@ -54,7 +59,16 @@ const (
 	defaultMemTableSize = 16 << 20
 	numMemtables        = 3
 	blockCacheSize      = 16 << 20
-	// Values of at least this many bytes (every real record) go to the value log.
+	// Values of at least this many bytes go to the value log; smaller ones
+	// (memos, latest keys, records of short answers and small scores) live in
+	// the LSM tree alone. A damaged table block therefore costs its small
+	// records (recomputed; a short answer is asked again), while larger ones
+	// are restored from the value log (heal.go). 128 would put every record
+	// in the value log, and the memos with them: in BenchmarkScale/items=300
+	// (48k model nodes) that took SST garbles from up to 14 of 32 calls
+	// re-paid to none (TestSSTGarbles), but warm re-runs from 3.5 to 4.2 s
+	// and their peak RSS from 148 to 247 MiB (each memo read maps a page of
+	// the log), so it stays here.
 	valueThreshold = 512
 	// Value-log files are the unit of GC; the file being written is never
 	// collected, so smaller files leave less garbage behind.
@@ -107,19 +121,23 @@ func withFreeSpace(fn func(dir string) (int64, error)) Option {
 // GC in a process of its own (as `ideaflow cache gc` is) reclaims it all.
 //
 // Safety envelope. Every value carries a CRC (wire.go) checked on every read,
-// and Badger is told to check its own value-log checksums too, so damage
-// surfaces as ErrCorrupt on the damaged keys only, never as a wrong value, a
-// panic or a hang. Opening never creates a cache except through Create, and a
-// read-only open never writes. A read-write open of a damaged value log lets
-// Badger cut the log at the damage (it cannot do otherwise); Open measures
-// what was cut and logs it (Recovery). Writes are refused with ErrDiskFull
-// before the file system is too full for Badger's memory-mapped files, which
-// would otherwise kill the process with SIGBUS.
+// and Badger is told to check its own value-log checksums too. Before Badger
+// reads a folder, every open checks every table block against its checksum
+// and every entry of the newest value log and the memtable logs against its
+// CRC, and reads around what fails (heal.go): damage surfaces as ErrCorrupt
+// or a miss on the damaged keys only, never as a wrong value, a panic, a
+// hang, or a log cut at the damage; a writable open restores what the
+// damaged files still hold and drops the rest (Recovery says what). Opening
+// never creates a cache except through Create, and a read-only open never
+// writes. Writes are refused with ErrDiskFull before the file system is too
+// full for Badger's memory-mapped files, which would otherwise kill the
+// process with SIGBUS (headroom.go).
 type Badger struct {
 	store
 	dir      string
 	db       *badger.DB
 	recovery Recovery
+	damage   *damage // what the open found (nil for a new cache)
 }
 
 var _ Store = (*Badger)(nil)
@@ -179,7 +197,52 @@ func open(dir string, create bool, opts []Option) (*Badger, error) {
 			return nil, fmt.Errorf("create cache directory: %w", classifyWriteErr(dir, err))
 		}
 	}
-	bopts := badger.DefaultOptions(dir).
+	// Check the files before Badger reads them (heal.go), under the lock
+	// Badger takes: a writer's files are not read while it writes them.
+	var dmg *damage
+	var view string
+	var unlock func() // a read-only open keeps its shared lock until Close
+	cleanup := func() {
+		if view != "" {
+			os.RemoveAll(view)
+		}
+		if unlock != nil {
+			unlock()
+		}
+	}
+	if st.manifest {
+		release, err := lockDir(dir, !o.readOnly)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", mode, dir, err)
+		}
+		if dmg, err = inspect(dir); err != nil {
+			release()
+			return nil, fmt.Errorf("%s %s: %w: %v; nothing was changed: restore the folder from a backup, or move it aside to start a new cache", mode, dir, ErrDamaged, err)
+		}
+		if o.readOnly {
+			unlock = release
+			if dmg.needsView() {
+				if view, err = dmg.makeView(dir); err != nil {
+					cleanup()
+					return nil, fmt.Errorf("%s %s: %w", mode, dir, err)
+				}
+			}
+		} else {
+			err := dmg.prepare(dir)
+			release()
+			switch {
+			case err != nil && notWritable(err):
+				return nil, fmt.Errorf("%s %s: %w (%v)", mode, dir, ErrNotWritable, err)
+			case err != nil:
+				return nil, fmt.Errorf("%s %s: set damaged files aside: %w", mode, dir, classifyWriteErr(dir, err))
+			}
+		}
+	}
+	badgerDir := dir
+	if view != "" {
+		badgerDir = view
+	}
+	bopts := badger.DefaultOptions(badgerDir).
 		WithLogger(nil).
 		WithReadOnly(o.readOnly).
 		// Every commit is synced; the committer makes concurrent Puts share syncs.
@@ -200,6 +263,10 @@ func open(dir string, create bool, opts []Option) (*Badger, error) {
 		// checksum mismatch that Badger logs and reads as an empty value, which
 		// our own CRC then reports as ErrCorrupt. The CRC is hardware-assisted.
 		WithVerifyValueChecksum(true)
+	// Tables are checked whole before Badger opens them (inspect), so its
+	// own block checks (ChecksumVerificationMode) would only repeat that on
+	// every block read, for about 6% of a Get: they stay off. (Badger's
+	// check on opening a table would also panic on the first bad block.)
 	if o.logger != nil {
 		bopts = bopts.WithLogger(badgerLogger{*o.logger})
 	}
@@ -209,33 +276,121 @@ func open(dir string, create bool, opts []Option) (*Badger, error) {
 	}
 	db, err := badger.Open(bopts)
 	if err != nil {
+		cleanup()
 		// Badger formats these errors as text, so they can only be matched as text.
 		switch msg := err.Error(); {
 		case strings.Contains(msg, "Cannot acquire directory lock"):
 			return nil, fmt.Errorf("%s %s: %w%s", mode, dir, ErrLocked, lockHolder(dir))
 		case o.readOnly && strings.Contains(msg, "truncate required"):
 			return nil, fmt.Errorf("%s %s: %w", mode, dir, ErrNeedsRecovery)
-		case !o.readOnly && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) ||
-			strings.Contains(msg, "read-only file system") || strings.Contains(msg, "permission denied")):
+		case !o.readOnly && notWritable(err):
 			return nil, fmt.Errorf("%s %s: %w (%v)", mode, dir, ErrNotWritable, err)
 		}
 		return nil, fmt.Errorf("%s %s: %w", mode, dir, classifyWriteErr(dir, err))
 	}
 	bb := &badgerBackend{db: db, dir: dir, readOnly: o.readOnly, closeTimeout: o.closeTimeout, freeSpace: o.freeSpace,
-		reserve: diskReserve(o.memTableSize)}
+		reserve: diskReserve(o.memTableSize), cleanup: cleanup}
 	if !o.readOnly {
-		bb.commit = newCommitter(db)
+		var guard *spaceGuard
+		if o.freeSpace != nil {
+			guard = newSpaceGuard(dir)
+		}
+		bb.commit = newCommitter(db, guard)
+		if o.freeSpace != nil {
+			bb.headroom = newHeadroom(dir, bb.reserve)
+		}
 	}
-	b := &Badger{store: newStore(bb, dir), dir: dir, db: db}
+	b := &Badger{store: newStore(bb, dir), dir: dir, db: db, damage: dmg}
 	if before != nil {
 		b.recovery = b.measureRecovery(before)
-		if b.recovery.BytesDropped > 0 && o.logger != nil {
-			o.logger.Warn().Str("cache", dir).Strs("files", b.recovery.Files).
-				Int64("bytes_dropped", b.recovery.BytesDropped).Int("records_unreadable", b.recovery.RecordsUnreadable).
-				Msg("cache: Badger cut a damaged log on open; the unreadable records will be recomputed (run `ideaflow cache verify --repair` to drop them now)")
+	}
+	if dmg != nil {
+		if err := b.heal(); err != nil {
+			b.Close()
+			return nil, fmt.Errorf("%s %s: %w", mode, dir, err)
+		}
+	}
+	if r := b.recovery; r.Damaged() && o.logger != nil {
+		ev := o.logger.Warn().Str("cache", dir).Strs("damage", r.Damage).Int("records_unreadable", r.RecordsUnreadable)
+		if o.readOnly {
+			ev.Msg("cache: damaged files; read around them without changing anything: the entries they hold are misses until a writable open (the next run, or `ideaflow cache verify --repair`) restores what it can")
+		} else {
+			ev.Int("restored", r.Restored).Int("dropped", r.Repaired.Dropped()).Int64("bytes_dropped", r.BytesDropped).
+				Msg("cache: damaged files repaired; what could not be restored is dropped and will be recomputed")
 		}
 	}
 	return b, nil
+}
+
+// notWritable says err is a refusal to write: permissions, a read-only mount.
+func notWritable(err error) bool {
+	msg := err.Error()
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) ||
+		strings.Contains(msg, "read-only file system") || strings.Contains(msg, "permission denied")
+}
+
+// heal finishes what the open found: a writable open restores what damaged
+// files still hold, then checks every entry and drops what cannot be read,
+// so that the run that follows recomputes exactly that. A read-only open
+// only counts the records it cannot read.
+func (b *Badger) heal() error {
+	d := b.damage
+	r := &b.recovery
+	r.Damage = d.describe()
+	if !d.any() && r.BytesDropped == 0 {
+		return nil
+	}
+	bb := b.b.(*badgerBackend)
+	if bb.readOnly {
+		r.ReadOnly = true
+		r.RecordsUnreadable = b.unreadable()
+		return nil
+	}
+	n, err := bb.restore(d)
+	if err != nil {
+		return fmt.Errorf("restore entries of damaged files: %w", err)
+	}
+	r.Restored = n
+	rep, err := b.store.Check()
+	if err != nil {
+		return err
+	}
+	if r.Repaired, err = b.store.Repair(rep); err != nil {
+		return err
+	}
+	r.RecordsUnreadable = len(rep.BadRecords)
+	d.tables, d.missing, d.pending, d.moved, d.memLogs, d.keyRegistry, d.rebuilt = nil, nil, nil, nil, nil, false, nil
+	return nil
+}
+
+// unreadable counts the records whose summary fails its checksum.
+func (b *Badger) unreadable() int {
+	n := 0
+	_ = b.b.scan(prefixRecord, false, func(_, v []byte) error {
+		if _, err := readSummary(v); err != nil {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// prepare makes the folder safe for Badger's read-write open: a damaged key
+// registry goes (Badger writes a new one), damaged tables are set aside, and
+// a damaged newest log becomes an old one.
+func (d *damage) prepare(dir string) error {
+	if err := d.writeRebuiltManifest(dir); err != nil {
+		return fmt.Errorf("rebuild MANIFEST: %w", err)
+	}
+	if d.keyRegistry {
+		if err := os.Remove(filepath.Join(dir, badger.KeyRegistryFileName)); err != nil {
+			return err
+		}
+	}
+	if err := d.setAside(dir); err != nil {
+		return err
+	}
+	return d.startNewLog()
 }
 
 // Dir is the directory the cache lives in.
@@ -247,23 +402,35 @@ func (b *Badger) Recovery() Recovery { return b.recovery }
 type badgerBackend struct {
 	db           *badger.DB
 	dir          string
+	cleanup      func() // after Close: a read-only open's view and lock
 	readOnly     bool
 	closeTimeout time.Duration
 	freeSpace    func(dir string) (int64, error)
 	reserve      int64
 	commit       *committer // nil when read-only
+	headroom     *headroom  // nil when read-only
 	closed       atomic.Bool
 	written      atomic.Int64 // write units applied through this handle
 	closeOnce    sync.Once
 	closeErr     error
 }
 
-func (bb *badgerBackend) has(key []byte) (bool, error) {
+// A panic inside Badger while it reads for us is damage the open did not
+// see (the file changed since): the read fails with ErrCorrupt instead of
+// taking the process down. Badger's own goroutines cannot be covered so:
+// there the open's checks are the defence.
+func recoverRead(what string, key []byte, err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%w: Badger failed reading %s %q: %v", ErrCorrupt, what, key, r)
+	}
+}
+
+func (bb *badgerBackend) has(key []byte) (found bool, err error) {
 	if bb.closed.Load() {
 		return false, ErrClosed
 	}
-	found := false
-	err := bb.db.View(func(txn *badger.Txn) error {
+	defer recoverRead("key", key, &err)
+	err = bb.db.View(func(txn *badger.Txn) error {
 		_, err := txn.Get(key)
 		if errors.Is(err, badger.ErrKeyNotFound) {
 			return nil
@@ -274,10 +441,11 @@ func (bb *badgerBackend) has(key []byte) (bool, error) {
 	return found, err
 }
 
-func (bb *badgerBackend) get(key []byte, fn func([]byte) error) error {
+func (bb *badgerBackend) get(key []byte, fn func([]byte) error) (err error) {
 	if bb.closed.Load() {
 		return ErrClosed
 	}
+	defer recoverRead("key", key, &err)
 	return bb.db.View(func(txn *badger.Txn) error {
 		item, err := txn.Get(key)
 		if errors.Is(err, badger.ErrKeyNotFound) {
@@ -290,10 +458,11 @@ func (bb *badgerBackend) get(key []byte, fn func([]byte) error) error {
 	})
 }
 
-func (bb *badgerBackend) scan(prefix string, keysOnly bool, fn func(key, val []byte) error) error {
+func (bb *badgerBackend) scan(prefix string, keysOnly bool, fn func(key, val []byte) error) (err error) {
 	if bb.closed.Load() {
 		return ErrClosed
 	}
+	defer recoverRead("prefix", []byte(prefix), &err)
 	return bb.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{
 			Prefix:         []byte(prefix),
@@ -359,6 +528,9 @@ func (bb *badgerBackend) reclaim() error {
 	if err := bb.db.Flatten(2); err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
+	if err := bb.evacuateDamagedLogs(); err != nil {
+		return fmt.Errorf("value log gc: %w", err)
+	}
 	for {
 		err := bb.db.RunValueLogGC(0.5)
 		if errors.Is(err, badger.ErrNoRewrite) {
@@ -370,10 +542,76 @@ func (bb *badgerBackend) reclaim() error {
 	}
 }
 
+// evacuateDamagedLogs writes again every entry still in use that lies after
+// damage in a value log. Badger's value-log GC reads a log up to its first
+// damaged entry, moves the entries in use it saw, and deletes the log: the
+// ones after the damage would go with it. Written again, they live in the
+// current log, and the damaged one holds nothing in use past its damage.
+func (bb *badgerBackend) evacuateDamagedLogs() error {
+	paths, err := filepath.Glob(filepath.Join(bb.dir, "*.vlog"))
+	if err != nil || len(paths) < 2 {
+		return err
+	}
+	slices.Sort(paths)
+	type version struct {
+		key []byte
+		v   uint64
+	}
+	var after []version
+	for _, p := range paths[:len(paths)-1] { // GC never takes the newest
+		if _, err := scanFile(p, func(txn []logEntry, clean bool) {
+			if !clean {
+				for _, e := range txn {
+					after = append(after, version{bytes.Clone(userKey(e.key)), keyVersion(e.key)})
+				}
+			}
+		}); err != nil {
+			return err
+		}
+	}
+	var units [][]op
+	err = bb.db.View(func(txn *badger.Txn) error {
+		for _, a := range after {
+			if !cacheKey(a.key) {
+				continue
+			}
+			item, err := txn.Get(a.key)
+			if err != nil || item.Version() != a.v {
+				continue // gone, or superseded: not in use here
+			}
+			val, err := item.ValueCopy(nil)
+			if err != nil || !soundValue(string(a.key), salvaged{val: val}) {
+				continue // damaged itself: Check reports it
+			}
+			units = append(units, []op{setOp(string(a.key), val)})
+		}
+		return nil
+	})
+	if err != nil || len(units) == 0 {
+		return err
+	}
+	return bb.apply(units...)
+}
+
+// tableBytes is the size of the tables, what a full compaction rewrites.
+func (bb *badgerBackend) tableBytes() int64 {
+	paths, _ := filepath.Glob(filepath.Join(bb.dir, "*.sst"))
+	var n int64
+	for _, p := range paths {
+		if info, err := os.Stat(p); err == nil {
+			n += info.Size()
+		}
+	}
+	return n
+}
+
+// diskBytes is the space the cache's files take, not counting the reserve
+// (HEADROOM) or what the logs have allocated for their next writes, which
+// hold free space.
 func (bb *badgerBackend) diskBytes() (int64, error) {
 	var total int64
 	err := filepath.WalkDir(bb.dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil || d.IsDir() || d.Name() == headroomName {
 			return err
 		}
 		info, err := d.Info()
@@ -386,6 +624,9 @@ func (bb *badgerBackend) diskBytes() (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("measure %s: %w", bb.dir, err)
 	}
+	if bb.commit != nil {
+		total -= bb.commit.guard.allocatedAhead()
+	}
 	return total, nil
 }
 
@@ -395,11 +636,22 @@ func (bb *badgerBackend) close() error {
 			bb.commit.stop()
 		}
 		bb.closed.Store(true)
-		if !bb.readOnly && bb.written.Load() >= flattenAfter {
-			// Outside the close timeout: compaction of a large cache takes
-			// its time and is no sign of damage. A failure only leaves
-			// lookups slower; nothing is lost.
-			_ = bb.db.Flatten(2)
+		if !bb.readOnly {
+			room, free := bb.roomToClose()
+			if !room {
+				// Badger's flush would write into a disk that cannot take
+				// it (SIGBUS). Its goroutines and lock stay until the
+				// process exits, which the CLI does next.
+				bb.closeErr = bb.errClosedUnflushed(free)
+				return
+			}
+			if bb.written.Load() >= flattenAfter && (free < 0 || free >= bb.tableBytes()+bb.reserve) {
+				// Outside the close timeout: compaction of a large cache
+				// takes its time and is no sign of damage. A failure only
+				// leaves lookups slower; nothing is lost. It rewrites every
+				// table, so it needs their size free.
+				_ = bb.db.Flatten(2)
+			}
 		}
 		done := make(chan error, 1)
 		go func() { done <- bb.db.Close() }()
@@ -412,6 +664,9 @@ func (bb *badgerBackend) close() error {
 			// The goroutine stays blocked; the process is about to exit anyway,
 			// and every write had been synced before Close was called.
 			bb.closeErr = fmt.Errorf("close cache %s: Badger did not finish closing within %s, which a damaged value log can cause; run `ideaflow cache verify` to find the damage", bb.dir, bb.closeTimeout)
+		}
+		if bb.cleanup != nil {
+			bb.cleanup()
 		}
 	})
 	return bb.closeErr

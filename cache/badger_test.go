@@ -99,8 +99,12 @@ func TestVerifyFindsCorruptedRecords(t *testing.T) {
 	if _, err := s.Parts(recs[5].Key); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("Parts of damaged parts: err = %v, want ErrCorrupt", err)
 	}
-	if _, err := s.Stats(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), recs[1].Key) {
-		t.Fatalf("Stats over a flipped record: err = %v, want ErrCorrupt naming it", err)
+	if _, err := s.Get(recs[2].Key); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), recs[2].Key) {
+		t.Fatalf("Get of a record filed under another key: err = %v, want ErrCorrupt (never the other record)", err)
+	}
+	// Stats counts what it cannot read instead of refusing.
+	if st, err := s.Stats(); err != nil || st.Records != 4 || st.Damaged != 2 {
+		t.Fatalf("Stats over a flipped and a misfiled record = %+v, %v; want 4 records, 2 damaged", st, err)
 	}
 	// GC is how a user drops the damaged records.
 	keep := map[string]bool{recs[0].Key: true, recs[3].Key: true}

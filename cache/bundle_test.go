@@ -114,7 +114,8 @@ func TestExportIsDeterministic(t *testing.T) {
 }
 
 // TestExportSkipsCorruptRecords: one damaged record used to refuse the
-// whole export; now it is left out and named, and the rest moves.
+// whole export; now it is left out and named, and the rest moves. A sound
+// record whose key parts are damaged moves without them.
 func TestExportSkipsCorruptRecords(t *testing.T) {
 	s := NewMemory()
 	mustPut(t, s, sampleRecord(0), sampleRecord(1), sampleRecord(2))
@@ -125,13 +126,21 @@ func TestExportSkipsCorruptRecords(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Export: %v", err)
 	}
-	if want := []string{sampleRecord(0).Key, sampleRecord(2).Key}; res.Written != 1 || !slices.Equal(res.Skipped, want) {
-		t.Fatalf("Export = %+v; want 1 written, skipped %v", res, want)
+	if res.Written != 2 || !slices.Equal(res.Skipped, []string{sampleRecord(0).Key}) || !slices.Equal(res.WithoutParts, []string{sampleRecord(2).Key}) {
+		t.Fatalf("Export = %+v; want 2 written, record 0 skipped, record 2 without parts", res)
 	}
 	digest, n, err := BundleDigest(bytes.NewReader(buf.Bytes()))
-	if err != nil || n != 1 || digest != res.Digest {
-		t.Fatalf("BundleDigest = %s %d %v; want %s, 1 record", digest, n, err, res.Digest)
+	if err != nil || n != 2 || digest != res.Digest {
+		t.Fatalf("BundleDigest = %s %d %v; want %s, 2 records", digest, n, err, res.Digest)
 	}
+	into := NewMemory()
+	if _, err := into.Import(bytes.NewReader(buf.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	if parts, err := into.Parts(sampleRecord(2).Key); err != nil || parts != nil {
+		t.Fatalf("imported record without parts: Parts = %v, %v", parts, err)
+	}
+	assertRecord(t, into, sampleRecord(1))
 	// The subset path skips the same way.
 	res, err = s.Export(io.Discard, map[string]bool{sampleRecord(0).Key: true, sampleRecord(1).Key: true})
 	if err != nil || res.Written != 1 || !slices.Equal(res.Skipped, []string{sampleRecord(0).Key}) {

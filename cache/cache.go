@@ -176,11 +176,14 @@ type Entry struct {
 	Address   string    `json:"address"`
 	Bytes     int       `json:"bytes"`
 	CreatedAt time.Time `json:"created_at"`
+	// Damaged: the record fails its checksum; only Key and Bytes are known.
+	Damaged bool `json:"damaged,omitempty"`
 }
 
 // Stats is what `cache stats` prints.
 type Stats struct {
 	Records      int     `json:"records"`
+	Damaged      int     `json:"damaged"` // records that fail their checksum, not in the sums
 	Failures     int     `json:"failures"`
 	Runs         int     `json:"runs"`
 	OutputBytes  int64   `json:"output_bytes"`
@@ -252,8 +255,14 @@ type Store interface {
 	Export(w io.Writer, keys map[string]bool) (ExportResult, error)
 	// Import reads a bundle, verifying every record; a corrupt bundle is refused whole with a clear error.
 	Import(r io.Reader) (imported int, err error)
-	// Verify checks every stored record against its checksum and returns the keys that fail.
+	// Verify checks every stored record against its checksum and returns the
+	// keys whose record or key parts fail (Check says which).
 	Verify() (bad []string, err error)
+	// Check reads every entry a plan or run reads (records, key parts,
+	// memos, latest keys, failures, runs) and says what fails; Repair drops
+	// exactly that.
+	Check() (CheckReport, error)
+	Repair(CheckReport) (RepairResult, error)
 
 	Close() error
 }

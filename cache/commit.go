@@ -14,9 +14,10 @@ import (
 // after its transaction is committed with SyncWrites (synced). A Put therefore
 // returns only once its record is on disk, and concurrent Puts share syncs.
 type committer struct {
-	db   *badger.DB
-	reqs chan *commitReq
-	done chan struct{}
+	db    *badger.DB
+	guard *spaceGuard // nil: nothing is allocated ahead
+	reqs  chan *commitReq
+	done  chan struct{}
 
 	mu     sync.RWMutex // guards closed against sends on a closed reqs
 	closed bool
@@ -31,8 +32,8 @@ type commitReq struct {
 // latency a single Put can pick up waiting for a large group to commit.
 const maxGroup = 512
 
-func newCommitter(db *badger.DB) *committer {
-	c := &committer{db: db, reqs: make(chan *commitReq, maxGroup), done: make(chan struct{})}
+func newCommitter(db *badger.DB, guard *spaceGuard) *committer {
+	c := &committer{db: db, guard: guard, reqs: make(chan *commitReq, maxGroup), done: make(chan struct{})}
 	go c.run()
 	return c
 }
@@ -72,6 +73,7 @@ func (c *committer) stop() {
 	close(c.reqs)
 	c.mu.Unlock()
 	<-c.done
+	c.guard.close()
 }
 
 func (c *committer) run() {
@@ -100,6 +102,21 @@ func (c *committer) run() {
 // transaction size limit demands; a request is never split across
 // transactions, so a record and its parts land together.
 func (c *committer) commitGroup(group []*commitReq) {
+	if c.guard != nil {
+		var n int64
+		for _, r := range group {
+			for _, o := range r.ops {
+				n += int64(len(o.key) + len(o.val))
+			}
+		}
+		if err := c.guard.reserve(n); err != nil {
+			for _, r := range group {
+				r.errc <- err
+			}
+			return
+		}
+		defer c.guard.advance()
+	}
 	for len(group) > 0 {
 		n, err := c.commitPrefix(group)
 		for _, r := range group[:n] {

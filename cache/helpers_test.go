@@ -1,7 +1,10 @@
 package cache
 
 import (
+	"crypto/sha256"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -104,4 +107,27 @@ func recordKeys(t *testing.T, s Store) []string {
 		t.Fatalf("List: %v", err)
 	}
 	return keys
+}
+
+// snapshotDir digests every file under dir by path, so a test can tell that
+// a command changed nothing.
+func snapshotDir(t testing.TB, dir string) map[string][32]byte {
+	t.Helper()
+	out := map[string][32]byte{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = sha256.Sum256(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

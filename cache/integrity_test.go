@@ -144,16 +144,18 @@ func TestMissingManifestIsRefused(t *testing.T) {
 	}
 }
 
-// TestReadOnlyOpenNeverTruncates is the issue's silent loss: a 4 KiB garbled
-// block in the newest value log. A read-only open leaves the file alone and
-// reads every undamaged record; a read-write open lets Badger cut the log at
-// the damage, and says so.
-func TestReadOnlyOpenNeverTruncates(t *testing.T) {
+// TestDamagedLastLogCostsOnlyTheDamagedRecords: a 4 KiB garbled block in
+// the newest value log. Badger's writable open would cut the log there and
+// lose every record after it. A read-only open leaves the file alone and
+// reads every undamaged record; a writable open keeps the log too (it
+// starts a new one instead), drops exactly the records under the damage,
+// and says so.
+func TestDamagedLastLogCostsOnlyTheDamagedRecords(t *testing.T) {
 	dir := t.TempDir()
 	recs := fillIncompressible(t, dir, 300, 0)
 	garble(t, dir, 7)
 	vlog := filepath.Join(dir, "000001.vlog")
-	before, _ := os.Stat(vlog)
+	before, _ := os.ReadFile(vlog)
 
 	ro, err := OpenReadOnly(dir)
 	if err != nil {
@@ -170,8 +172,8 @@ func TestReadOnlyOpenNeverTruncates(t *testing.T) {
 	if other != nil || corrupt == 0 || corrupt > 3 || ok+corrupt != len(recs) {
 		t.Fatalf("read-only: %d readable, %d corrupt, other error %v; want only the records under the 4 KiB block corrupt", ok, corrupt, other)
 	}
-	if after, _ := os.Stat(vlog); after.Size() != before.Size() {
-		t.Fatalf("read-only open changed the value log: %d -> %d bytes", before.Size(), after.Size())
+	if after, _ := os.ReadFile(vlog); !bytes.Equal(after, before) {
+		t.Fatal("a read-only open changed the value log")
 	}
 
 	var logBuf bytes.Buffer
@@ -180,13 +182,33 @@ func TestReadOnlyOpenNeverTruncates(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := rw.Recovery()
-	_, lost, _ := readable(rw, recs)
+	okRW, corruptRW, otherRW := readable(rw, recs)
 	rw.Close() // Badger's goroutines log until Close; read the log after it
-	if rec.BytesDropped <= 0 || rec.RecordsUnreadable != lost || lost <= corrupt || len(rec.Files) != 1 || rec.Files[0] != "000001.vlog" {
-		t.Fatalf("Recovery = %+v with %d records unreadable after the open; want the cut measured", rec, lost)
+	if rec.BytesDropped != 0 || len(rec.Files) != 0 || rec.RecordsUnreadable != corrupt || rec.Repaired.Records != corrupt ||
+		len(rec.Damage) != 1 || !strings.Contains(rec.Damage[0], "000001.vlog: damaged") {
+		t.Fatalf("Recovery = %+v; want the damage named, nothing cut, the %d damaged records dropped", rec, corrupt)
+	}
+	// The dropped records are misses; every other record reads.
+	if okRW != ok || corruptRW != 0 || !errors.Is(otherRW, ErrNotFound) {
+		t.Fatalf("after the writable open: %d readable (want %d), %d corrupt, other %v", okRW, ok, corruptRW, otherRW)
+	}
+	if after, _ := os.ReadFile(vlog); !bytes.Equal(after, before) {
+		t.Fatal("the writable open cut or changed the damaged value log")
 	}
 	if !strings.Contains(logBuf.String(), `"level":"warn"`) || !strings.Contains(logBuf.String(), `"records_unreadable":`) {
-		t.Fatalf("the cut was not logged as a warning:\n%s", logBuf.String())
+		t.Fatalf("the damage was not logged as a warning:\n%s", logBuf.String())
+	}
+	// Healed: the next open finds nothing to do.
+	again, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if r := again.Recovery(); r.Damaged() {
+		t.Fatalf("second open: %+v", r)
+	}
+	if bad, err := again.Verify(); err != nil || len(bad) != 0 {
+		t.Fatalf("Verify after the repair = %v, %v", bad, err)
 	}
 }
 
@@ -229,6 +251,8 @@ func TestGarbledValueLogCannotHang(t *testing.T) {
 	}
 }
 
+// TestTruncatedValueLogReadsCorrupt: the records past the end of a cut log
+// read as ErrCorrupt until a writable open drops them (then ErrNotFound).
 func TestTruncatedValueLogReadsCorrupt(t *testing.T) {
 	dir := t.TempDir()
 	recs := fillIncompressible(t, dir, 200, 3)
@@ -237,18 +261,36 @@ func TestTruncatedValueLogReadsCorrupt(t *testing.T) {
 	if err := os.Truncate(vlog, info.Size()/2); err != nil {
 		t.Fatal(err)
 	}
-	for name, open := range map[string]func(string, ...Option) (*Badger, error){"read-only": OpenReadOnly, "read-write": Open} {
-		s, err := open(dir)
+	// Read-only first: the writable open drops what it cannot read.
+	for _, o := range []struct {
+		name string
+		open func(string, ...Option) (*Badger, error)
+	}{{"read-only", OpenReadOnly}, {"read-write", Open}} {
+		name := o.name
+		s, err := o.open(dir)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		within(t, name+" reads", func() {
 			ok, corrupt, other := readable(s, recs)
-			if other != nil || ok == 0 || corrupt == 0 || ok+corrupt != len(recs) {
-				t.Errorf("%s: %d readable, %d corrupt, other %v", name, ok, corrupt, other)
+			missed := 0
+			for _, r := range recs {
+				if _, err := s.Get(r.Key); errors.Is(err, ErrNotFound) {
+					missed++
+				}
+			}
+			switch name {
+			case "read-only":
+				if other != nil || ok == 0 || corrupt == 0 || ok+corrupt != len(recs) {
+					t.Errorf("%s: %d readable, %d corrupt, other %v", name, ok, corrupt, other)
+				}
+			default:
+				if ok == 0 || corrupt != 0 || ok+missed != len(recs) {
+					t.Errorf("%s: %d readable, %d corrupt, %d dropped", name, ok, corrupt, missed)
+				}
 			}
 			for _, r := range recs {
-				if _, err := s.Parts(r.Key); err != nil && !errors.Is(err, ErrCorrupt) {
+				if _, err := s.Parts(r.Key); err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrNotFound) {
 					t.Errorf("%s: Parts %s: %v", name, r.Key, err)
 				}
 			}

@@ -18,6 +18,12 @@ func (l badgerLogger) emit(e *zerolog.Event, format string, args []any) {
 }
 
 func (l badgerLogger) Errorf(format string, args ...any) {
+	if strings.HasPrefix(format, "Unable to read") || strings.HasPrefix(format, "Key: ") {
+		// A value that fails its checksum: the cache reports the damaged
+		// record itself (ErrCorrupt), by key, once.
+		l.emit(l.log.Debug(), format, args)
+		return
+	}
 	l.emit(l.log.Error(), format, args)
 }
 

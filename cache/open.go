@@ -72,14 +72,31 @@ func lockHolder(dir string) string {
 	return fmt.Sprintf(" (held by process %d)", pid)
 }
 
-// Recovery is what a read-write Open had Badger cut from damaged logs. Badger
-// replays the newest value log and the memtable logs on open and truncates
-// each at the first entry that fails its checksum, silently: with a garbled
-// block in the middle of a log, everything after it goes.
+// Recovery is what an open found damaged and did about it (heal.go).
 type Recovery struct {
-	Files             []string `json:"files,omitempty"` // logs that were cut
-	BytesDropped      int64    `json:"bytes_dropped"`   // non-zero bytes cut off
-	RecordsUnreadable int      `json:"records_unreadable"`
+	// Damage names the damaged files the open found, one line each.
+	Damage []string `json:"damage,omitempty"`
+	// ReadOnly: the open read around the damage and repaired nothing.
+	ReadOnly bool `json:"read_only,omitempty"`
+	// Restored counts entries a writable open put back from damaged files.
+	Restored int `json:"restored,omitempty"`
+	// Repaired is what a writable open then dropped because it could not
+	// be read: the next run recomputes those records.
+	Repaired RepairResult `json:"repaired"`
+	// RecordsUnreadable counts the records that could not be read after
+	// the open's repairs (dropped by a writable open, ErrCorrupt for a
+	// read-only one).
+	RecordsUnreadable int `json:"records_unreadable"`
+	// Files and BytesDropped measure what Badger cut from logs on a
+	// writable open regardless (none, unless a check here missed damage
+	// that Badger saw).
+	Files        []string `json:"files,omitempty"`
+	BytesDropped int64    `json:"bytes_dropped"`
+}
+
+// Damaged says the open found damage or lost data.
+func (r Recovery) Damaged() bool {
+	return len(r.Damage) > 0 || r.BytesDropped > 0 || r.RecordsUnreadable > 0 || r.Repaired.Dropped() > 0
 }
 
 // logExtent is a log file's data end before Badger opened it.
@@ -163,14 +180,6 @@ func (b *Badger) measureRecovery(before []logExtent) Recovery {
 			r.BytesDropped += cut
 		}
 	}
-	if r.BytesDropped > 0 {
-		_ = b.b.scan(prefixRecord, false, func(_, v []byte) error {
-			if _, err := readSummary(v); err != nil {
-				r.RecordsUnreadable++
-			}
-			return nil
-		})
-	}
 	return r
 }
 
@@ -200,7 +209,15 @@ func (bb *badgerBackend) checkSpace(units [][]op) error {
 			n += int64(len(o.key) + len(o.val))
 		}
 	}
-	if need := 2*n + bb.reserve; free < need {
+	margin := bb.reserve
+	if h := bb.headroom; h != nil && (h.isHeld() || free >= 2*n+2*bb.reserve && h.take()) {
+		// The reserve is held as a file: only a margin need stay free.
+		margin = headroomMargin
+		if free, err = bb.freeSpace(bb.dir); err != nil || free < 0 {
+			return nil
+		}
+	}
+	if need := 2*n + margin; free < need {
 		return fmt.Errorf("%w at %s: %d bytes free, below the %d a %d-byte write needs (the cache keeps headroom so that Badger's memory-mapped files never hit a full disk); free some space and re-run: completed results are kept",
 			ErrDiskFull, bb.dir, free, need, n)
 	}

@@ -3,6 +3,8 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -122,9 +124,6 @@ func TestDrop(t *testing.T) {
 // entries naming them and damaged memos go; nothing else does.
 func TestRepairDropsExactlyTheDamage(t *testing.T) {
 	backends(t, func(t *testing.T, s Store) {
-		type repairer interface {
-			Repair([]string) (RepairResult, error)
-		}
 		for i := range 4 {
 			r := sampleRecord(i)
 			if err := s.PutIndexed(r, fmt.Sprintf("addr-%d", i), fmt.Sprintf("in-%d", i), memoFor(r.Key)); err != nil {
@@ -142,7 +141,11 @@ func TestRepairDropsExactlyTheDamage(t *testing.T) {
 		if err != nil || !slices.Equal(bad, []string{sampleRecord(1).Key}) {
 			t.Fatalf("Verify = %v, %v", bad, err)
 		}
-		res, err := s.(repairer).Repair(bad)
+		rep, err := s.Check()
+		if err != nil || !slices.Equal(rep.BadRecords, []string{sampleRecord(1).Key}) || !slices.Equal(rep.BadIndex, []string{prefixMemo + "in-3"}) {
+			t.Fatalf("Check = %+v, %v", rep, err)
+		}
+		res, err := s.Repair(rep)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,7 +239,11 @@ func TestLowDiskRefusesBeforeBadger(t *testing.T) {
 	s := openTemp(t, withFreeSpace(func(string) (int64, error) { return free, nil }))
 	defer s.Close()
 	mustPut(t, s, sampleRecord(0))
-	free = diskReserve(defaultMemTableSize) + 100
+	// The reserve is held as a file, so writes go on until the margin.
+	if info, err := os.Stat(filepath.Join(s.Dir(), headroomName)); err != nil || info.Size() != diskReserve(defaultMemTableSize) {
+		t.Fatalf("no reserve held: %v", err)
+	}
+	free = headroomMargin + 100
 	err := s.Put(sampleRecord(1))
 	if !errors.Is(err, ErrDiskFull) || !strings.Contains(err.Error(), "disk full at "+s.Dir()) {
 		t.Fatalf("Put on a nearly full disk: err = %v, want ErrDiskFull", err)

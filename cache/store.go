@@ -98,7 +98,11 @@ func (s *store) Get(key string) (*Record, error) {
 	var rec *Record
 	err := s.b.get([]byte(prefixRecord+key), func(v []byte) error {
 		var err error
-		rec, err = decodeRecord(v)
+		if rec, err = decodeRecord(v); err == nil && rec.Key != key {
+			// A sound value under the wrong key (a stale pointer into a
+			// reused log offset): never serve another node's record.
+			err = fmt.Errorf("%w: holds the record of %s", ErrCorrupt, rec.Key)
+		}
 		return err
 	})
 	if err != nil {

@@ -14,6 +14,9 @@ type ExportResult struct {
 	// Skipped are the keys of records that failed their checks and were left
 	// out, in key order: a damaged record must not stop the rest from moving.
 	Skipped []string `json:"skipped,omitempty"`
+	// WithoutParts are the keys of sound records whose key parts are
+	// damaged: they were written without them (parts only explain misses).
+	WithoutParts []string `json:"without_parts,omitempty"`
 }
 
 func (s *store) Export(w io.Writer, keys map[string]bool) (ExportResult, error) {
@@ -24,6 +27,11 @@ func (s *store) Export(w io.Writer, keys map[string]bool) (ExportResult, error) 
 	}
 	write := func(key string) error {
 		rec, err := s.fullRecord(key)
+		if errors.Is(err, ErrCorrupt) {
+			if rec, err = s.checkedRecord(key); err == nil {
+				res.WithoutParts = append(res.WithoutParts, key)
+			}
+		}
 		if errors.Is(err, ErrCorrupt) {
 			res.Skipped = append(res.Skipped, key)
 			return nil

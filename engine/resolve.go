@@ -431,7 +431,7 @@ func (w *walker) fail(i int32, key string, r reason, raw string, attempts []cach
 		if ferr := w.store.PutFailure(&cache.Failure{
 			Key: key, Stage: n.Inst.Address, Address: n.Address, Error: msg, Raw: raw,
 			Attempts: attempts, CreatedAt: time.Now().UTC(),
-		}); ferr != nil {
+		}); ferr != nil && !errors.Is(ferr, cache.ErrReadOnly) {
 			w.setStoreErr(ferr)
 		}
 	}
@@ -468,7 +468,7 @@ func (w *walker) markLatest(n *Node, key string) {
 	if old, ok, err := w.store.Latest(addr); err == nil && ok && old == key {
 		return
 	}
-	if err := w.store.SetLatest(addr, key); err != nil {
+	if err := w.store.SetLatest(addr, key); err != nil && !errors.Is(err, cache.ErrReadOnly) {
 		w.setStoreErr(err)
 	}
 }

@@ -249,6 +249,7 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	w.stopWriters()
 	sum := w.summarize()
 	sum.Repaired = w.dmg.fixed
+	sum.Unsaved = int(w.unsaved.Load())
 	sum.Unavailable = w.down
 	sum.Interrupted = ctx.Err() != nil
 	sum.BudgetExhausted = w.budget.exhausted
@@ -356,7 +357,9 @@ func (e *Engine) recordRun(g *Graph, w *walker, sum *Summary, start time.Time, o
 		Started: start.UTC(), Finished: time.Now().UTC(), Summary: b,
 		ExperimentID: g.Exp.ID, ExperimentPath: g.Exp.Path, LatestPrefix: w.expKey, Blocks: g.Exp.Blocks,
 	}
-	if err := e.Store.PutRun(rec); err != nil {
+	if err := e.Store.PutRun(rec); errors.Is(err, cache.ErrReadOnly) {
+		e.Log.Debug().Err(err).Msg("run record not written")
+	} else if err != nil {
 		e.Log.Warn().Err(err).Msg("could not write run record")
 	}
 }

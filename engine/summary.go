@@ -104,6 +104,11 @@ type Summary struct {
 	// answer stored for the same request under other output settings
 	// (Call.KeyParams): no call was made.
 	AnswersReused int `json:"answers_reused,omitempty"`
+	// Unsaved counts the nodes that ran (deterministic ones, whose records
+	// are written behind) but whose records could not be written: a full
+	// disk, or a cache opened read-only (run --offline). Their outputs
+	// served this run; the next run recomputes them, without a call.
+	Unsaved int `json:"unsaved,omitempty"`
 	// Unavailable names the providers that could serve no more calls (wrong
 	// credentials, exhausted quota, an endpoint that kept failing) and why;
 	// their remaining nodes were skipped.

@@ -70,6 +70,7 @@ type walker struct {
 	writersWG    sync.WaitGroup
 	errMu        sync.Mutex
 	storeErr     error
+	unsaved      atomic.Int64      // compute nodes whose record could not be written
 	down         map[string]string // providers unavailable for the rest of the run -> why
 
 	growDiags hcl.Diagnostics

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/hex"
+	"errors"
 
 	"github.com/ideaflow/ideaflow/cache"
 )
@@ -53,14 +54,21 @@ func (w *walker) write(job *writeJob) {
 	rec := job.rec
 	err := w.store.PutIndexed(rec, w.expKey+rec.Address, hex.EncodeToString(job.inKey[:]), job.memo)
 	if err != nil {
-		w.setStoreErr(err)
 		if job.settleAfter {
+			// A paid answer that cannot be kept: stop paying for more.
+			w.setStoreErr(err)
 			w.fail(job.idx, rec.Key, why(failCache, err.Error()), "", nil)
-		} else {
-			// Already settled: the run reports the store error and the next
-			// run recomputes the node.
-			w.log.Warn().Str("node", rec.Address).Err(err).Msg("could not write a computed node")
+			return
 		}
+		// Already settled, its output in memory: the run goes on without
+		// its record, and the next run recomputes it. A read-only cache
+		// (run --offline) is no failure; any other write error stops the run.
+		w.unsaved.Add(1)
+		if errors.Is(err, cache.ErrReadOnly) {
+			return
+		}
+		w.setStoreErr(err)
+		w.log.Warn().Str("node", rec.Address).Err(err).Msg("could not write a computed node")
 		return
 	}
 	if _, err := w.store.Failure(rec.Key); err == nil {

@@ -33,7 +33,7 @@ func (a *app) cacheCmd() *cobra.Command {
 type cacheMode int
 
 const (
-	cacheReadOnly cacheMode = iota // existing cache, no writes (plan, stats, ls, verify, export)
+	cacheReadOnly cacheMode = iota // existing cache, no writes (plan, stats, ls, verify, export, gc --dry-run, run --offline/--verify)
 	cacheExisting                  // existing cache, read-write (gc, verify --repair)
 	cacheCreate                    // create if missing (run, import)
 )
@@ -59,6 +59,30 @@ func (a *app) planStore(note string) (store cache.Store, close func(), err error
 		return nil, nil, err
 	}
 	return b, func() { b.Close() }, nil
+}
+
+// runStore opens the cache for a run. A run that makes no call and writes
+// nothing it needs (--offline, --verify) opens it read-only, so that it
+// leaves a damaged cache exactly as it was; before the first run there is
+// no cache, and then nothing is cached.
+func (a *app) runStore(readOnly bool) (cache.Store, cache.Recovery, error) {
+	if !readOnly {
+		b, err := a.openCache()
+		if err != nil {
+			return nil, cache.Recovery{}, err
+		}
+		return b, b.Recovery(), nil
+	}
+	dir := a.cacheDirPath()
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(a.stderr, "note: no cache at %s: nothing is cached\n", dir)
+		return cache.NewMemory(), cache.Recovery{}, nil
+	}
+	b, err := a.openCacheReadOnly()
+	if err != nil {
+		return nil, cache.Recovery{}, err
+	}
+	return b, b.Recovery(), nil
 }
 
 func (a *app) cacheDirPath() string {
@@ -109,6 +133,8 @@ func cacheOpenError(err error) error {
 		hint = "run `ideaflow cache verify --repair` (or the next `ideaflow run`) once to replay the log, then read-only commands work again"
 	case errors.Is(err, cache.ErrDiskFull):
 		hint = "free some space on that file system and try again"
+	case errors.Is(err, cache.ErrDamaged):
+		hint = "the folder was left as it was; keep a copy of it if you report the damage"
 	default:
 		return err
 	}
@@ -144,6 +170,9 @@ func (a *app) cacheStatsCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.stdout, "cache:     %s\nrecords:   %d\nfailures:  %d\nruns:      %d\noutputs:   %d bytes\non disk:   %d bytes\ntokens:    %d in, %d out\nworth:     $%.4f of model calls\n",
 				store.Dir(), s.Records, s.Failures, s.Runs, s.OutputBytes, s.DiskBytes, s.InputTokens, s.OutputTokens, s.CostUSD)
+			if s.Damaged > 0 {
+				fmt.Fprintf(a.stdout, "damaged:   %d record(s) fail their checksum and are not in the sums; `ideaflow cache verify --repair` drops them, the next run recomputes them\n", s.Damaged)
+			}
 			return nil
 		}),
 	}
@@ -159,15 +188,26 @@ func (a *app) cacheLsCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: a.withCache(cacheReadOnly, func(store *cache.Badger, _ []string) error {
 			enc := json.NewEncoder(a.stdout)
+			damaged := 0
 			err := store.List(func(e cache.Entry) error {
+				if e.Damaged {
+					damaged++
+				}
 				if asJSON {
 					return enc.Encode(e)
 				}
-				_, err := fmt.Fprintf(a.stdout, "%s  %7d  %s  %s\n", e.Key[:16], e.Bytes, e.CreatedAt.Format("2006-01-02 15:04"), e.Address)
+				if e.Damaged {
+					_, err := fmt.Fprintf(a.stdout, "%s  %7d  DAMAGED (fails its checksum)\n", shortKey(e.Key), e.Bytes)
+					return err
+				}
+				_, err := fmt.Fprintf(a.stdout, "%s  %7d  %s  %s\n", shortKey(e.Key), e.Bytes, e.CreatedAt.Format("2006-01-02 15:04"), e.Address)
 				return err
 			})
 			if err != nil {
 				return &exitError{exitFailedNodes, err}
+			}
+			if damaged > 0 {
+				return &exitError{exitFailedNodes, fmt.Errorf("%d damaged record(s); run `ideaflow cache verify --repair` to drop them so the next run recomputes them", damaged)}
 			}
 			return nil
 		}),
@@ -194,41 +234,49 @@ func (a *app) reachable(store cache.Store, experiments []string) (map[string]boo
 
 func (a *app) cacheGCCmd() *cobra.Command {
 	var dryRun, yes bool
+	body := func(store *cache.Badger, args []string) error {
+		keep, err := a.reachable(store, args)
+		if err != nil {
+			return err
+		}
+		pv, err := store.PreviewGC(keep)
+		if err != nil {
+			return &exitError{exitFailedNodes, err}
+		}
+		printGCPreview(a.stdout, pv, len(keep), args, experimentPaths(store))
+		if pv.Records == 0 || dryRun {
+			return nil
+		}
+		if !yes {
+			if !isTerminal(a.stderr) || a.stdin == nil {
+				return &exitError{exitBadInput, fmt.Errorf("not deleting %d record(s) without confirmation: pass --yes (or --dry-run to only look)", pv.Records)}
+			}
+			fmt.Fprintf(a.stderr, "Delete %d record(s), %s? [y/N] ", pv.Records, humanBytes(pv.Bytes))
+			answer, _ := bufio.NewReader(a.stdin).ReadString('\n')
+			if ans := strings.ToLower(strings.TrimSpace(answer)); ans != "y" && ans != "yes" {
+				fmt.Fprintln(a.stdout, "nothing deleted")
+				return nil
+			}
+		}
+		removed, err := store.GC(keep)
+		if err != nil {
+			return &exitError{exitFailedNodes, err}
+		}
+		fmt.Fprintf(a.stdout, "kept %d records, removed %d\n", len(keep), removed)
+		return nil
+	}
 	cmd := &cobra.Command{
 		Use:   "gc EXPERIMENT...",
 		Short: "Delete every record the named experiments do not reach (says what first; --dry-run, --yes)",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: a.withCache(cacheExisting, func(store *cache.Badger, args []string) error {
-			keep, err := a.reachable(store, args)
-			if err != nil {
-				return err
+		RunE: func(c *cobra.Command, args []string) error {
+			// A dry run only reads: it must leave the cache as it was.
+			mode := cacheExisting
+			if dryRun {
+				mode = cacheReadOnly
 			}
-			pv, err := store.PreviewGC(keep)
-			if err != nil {
-				return &exitError{exitFailedNodes, err}
-			}
-			printGCPreview(a.stdout, pv, len(keep), args, experimentPaths(store))
-			if pv.Records == 0 || dryRun {
-				return nil
-			}
-			if !yes {
-				if !isTerminal(a.stderr) || a.stdin == nil {
-					return &exitError{exitBadInput, fmt.Errorf("not deleting %d record(s) without confirmation: pass --yes (or --dry-run to only look)", pv.Records)}
-				}
-				fmt.Fprintf(a.stderr, "Delete %d record(s), %s? [y/N] ", pv.Records, humanBytes(pv.Bytes))
-				answer, _ := bufio.NewReader(a.stdin).ReadString('\n')
-				if ans := strings.ToLower(strings.TrimSpace(answer)); ans != "y" && ans != "yes" {
-					fmt.Fprintln(a.stdout, "nothing deleted")
-					return nil
-				}
-			}
-			removed, err := store.GC(keep)
-			if err != nil {
-				return &exitError{exitFailedNodes, err}
-			}
-			fmt.Fprintf(a.stdout, "kept %d records, removed %d\n", len(keep), removed)
-			return nil
-		}),
+			return a.withCache(mode, body)(c, args)
+		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be deleted and delete nothing")
 	cmd.Flags().BoolVar(&yes, "yes", false, "delete without asking (for scripts)")
@@ -405,6 +453,9 @@ func (a *app) cacheExportCmd() *cobra.Command {
 			fmt.Fprintf(a.stdout, "exported %d records to %s\ndigest: sha256:%s\n", res.Written, args[0], res.Digest)
 			fmt.Fprintf(a.stdout, "  (send the digest by a channel other than the bundle; the importer checks it with `ideaflow cache import %s --expect sha256:%s`)\n",
 				args[0], res.Digest)
+			for _, k := range res.WithoutParts {
+				fmt.Fprintf(a.stdout, "exported without its damaged key parts (they only explain misses): %s\n", k)
+			}
 			if len(res.Skipped) > 0 {
 				for _, k := range res.Skipped {
 					fmt.Fprintf(a.stdout, "skipped corrupt: %s\n", k)
@@ -450,6 +501,10 @@ func (a *app) cacheImportCmd() *cobra.Command {
 			defer store.Close()
 			// ImportExpect checks the digest again on the bytes it writes from.
 			n, err := store.ImportExpect(f, digest)
+			if errors.Is(err, cache.ErrDiskFull) {
+				// The bundle was sound; the disk filled part-way.
+				return &exitError{exitFailedNodes, fmt.Errorf("import %s: %w; %d record(s) were imported before it (they are kept): free some space and import again", args[0], err, n)}
+			}
 			if err != nil {
 				return &exitError{exitBadInput, fmt.Errorf("import %s: %w (nothing was imported)", args[0], err)}
 			}
@@ -472,7 +527,7 @@ func (a *app) cacheVerifyCmd() *cobra.Command {
 	var repair bool
 	cmd := &cobra.Command{
 		Use:   "verify",
-		Short: "Check every stored record against its checksum (--repair drops the ones that fail)",
+		Short: "Check every entry a run reads, every table block and every log entry (--repair drops what fails)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			mode := cacheReadOnly
@@ -480,30 +535,75 @@ func (a *app) cacheVerifyCmd() *cobra.Command {
 				mode = cacheExisting
 			}
 			return a.withCache(mode, func(store *cache.Badger, _ []string) error {
-				bad, err := store.Verify()
+				if rec := store.Recovery(); repair && (rec.Restored > 0 || rec.Repaired.Dropped() > 0) {
+					for _, d := range rec.Damage {
+						fmt.Fprintf(a.stdout, "damaged: %s\n", d)
+					}
+					fmt.Fprintf(a.stdout, "opening repaired it: restored %d entr(ies) from the damaged files; %s\n", rec.Restored, repairText(rec.Repaired))
+				}
+				r, err := store.Check()
 				if err != nil {
 					return &exitError{exitFailedNodes, err}
 				}
-				for _, k := range bad {
-					fmt.Fprintf(a.stdout, "corrupt: %s\n", k)
-				}
+				printCheck(a.stdout, r)
 				if repair {
-					res, err := store.Repair(bad)
+					res, err := store.Repair(r)
 					if err != nil {
 						return &exitError{exitFailedNodes, err}
 					}
-					fmt.Fprintf(a.stdout, "repaired: dropped %d unreadable record(s), %d latest entr(ies) and %d memo(s) naming them or damaged; the next run recomputes them\n",
-						res.Records, res.Latest, res.Memos)
+					fmt.Fprintf(a.stdout, "repaired: %s\n", repairText(res))
 					return nil
 				}
-				if len(bad) > 0 {
-					return &exitError{exitFailedNodes, fmt.Errorf("%d corrupt record(s); run `ideaflow cache verify --repair` to drop them so the next run recomputes them", len(bad))}
+				if !r.Sound() {
+					return &exitError{exitFailedNodes, fmt.Errorf("the cache is damaged (above); run `ideaflow cache verify --repair`: it restores what the damaged files still hold and drops the rest, which the next run recomputes")}
 				}
-				fmt.Fprintln(a.stdout, "all records verified")
+				fmt.Fprintln(a.stdout, "all entries verified")
 				return nil
 			})(c, args)
 		},
 	}
-	cmd.Flags().BoolVar(&repair, "repair", false, "drop every record that fails (and the index entries naming it), so the next run recomputes it")
+	cmd.Flags().BoolVar(&repair, "repair", false, "restore what damaged files still hold and drop every entry that fails (and the index entries naming it), so the next run recomputes it")
 	return cmd
+}
+
+// printCheck says what verify read, then every problem it found.
+func printCheck(w io.Writer, r cache.CheckReport) {
+	fmt.Fprintf(w, "checked %d record(s) (checksum, key, output digest), %d key part(s), %d memo(s), %d latest key(s), %d failure(s), %d run(s)",
+		r.Records, r.Parts, r.Memos, r.Latest, r.Failures, r.Runs)
+	if r.Tables > 0 || r.Logs > 0 {
+		fmt.Fprintf(w, "; %d index table(s), %s, every block against its checksum; %d value log(s), %s, every entry against its CRC",
+			r.Tables, humanBytes(r.TableBytes), r.Logs, humanBytes(r.LogBytes))
+	}
+	fmt.Fprintln(w)
+	for _, d := range r.Damage {
+		fmt.Fprintf(w, "damaged: %s\n", d)
+	}
+	for _, k := range r.BadRecords {
+		fmt.Fprintf(w, "corrupt: %s\n", k)
+	}
+	for _, k := range r.BadParts {
+		fmt.Fprintf(w, "corrupt key parts (the record is sound): %s\n", k)
+	}
+	for _, k := range r.BadIndex {
+		fmt.Fprintf(w, "corrupt index entry: %s\n", k)
+	}
+	for _, d := range r.LogDamage {
+		fmt.Fprintf(w, "note: value log %s (only records listed as corrupt were in use there)\n", d)
+	}
+	if r.Dangling > 0 {
+		fmt.Fprintf(w, "note: %d memo(s) or latest key(s) name records that are gone (each costs a re-render, no call; --repair drops them)\n", r.Dangling)
+	}
+}
+
+func repairText(r cache.RepairResult) string {
+	return fmt.Sprintf("dropped %d unreadable record(s), %d damaged key part(s) of sound records, %d latest entr(ies) and %d memo(s) that were damaged or named a missing record, and %d other damaged entr(ies) (failures, runs, parts of no record); the next run recomputes the dropped records",
+		r.Records, r.Parts, r.Latest, r.Memos, r.Index)
+}
+
+// shortKey is the start of a record key, as `cache ls` prints it.
+func shortKey(k string) string {
+	if len(k) > 16 {
+		return k[:16]
+	}
+	return k
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ideaflow/ideaflow/engine"
 )
 
 // TestShareACacheBundle is the colleague's path: export what an experiment
@@ -94,7 +97,7 @@ func TestShareACacheBundle(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "kept 48 records, removed 11") {
 		t.Fatalf("gc: %d\n%s%s", code, stdout, stderr)
 	}
-	if code, stdout, _ := cli(t, "cache", "verify", "--cache-dir", cacheDir); code != 0 || !strings.Contains(stdout, "all records verified") {
+	if code, stdout, _ := cli(t, "cache", "verify", "--cache-dir", cacheDir); code != 0 || !strings.Contains(stdout, "all entries verified") {
 		t.Fatalf("verify: %d %s", code, stdout)
 	}
 	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir, "--offline", "--out", outA); code != 0 {
@@ -133,6 +136,10 @@ func treeDigest(t *testing.T, dir string) string {
 		if err != nil || d.IsDir() {
 			return err
 		}
+		if d.Name() == "HEADROOM" {
+			fmt.Fprintf(h, "%s\n", p) // reserved free space: only its presence counts
+			return nil
+		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
@@ -167,7 +174,7 @@ func TestNoCommandButRunCreatesACache(t *testing.T) {
 }
 
 // TestDeletedManifestIsNotAnEmptyCache: the data is still there; verify, stats
-// and run must say so rather than report "all records verified" or re-pay.
+// and run must say so rather than report "all entries verified" or re-pay.
 func TestDeletedManifestIsNotAnEmptyCache(t *testing.T) {
 	srv, exp, cacheDir, _ := newScenario(t)
 	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
@@ -207,14 +214,22 @@ func TestDamagedValueLogIsReportedAndRepaired(t *testing.T) {
 	untouched := treeDigest(t, cacheDir)
 
 	code, stdout, stderr := cli(t, "cache", "verify", "--cache-dir", cacheDir)
-	bad := strings.Count(stdout, "corrupt: ")
-	if code != exitFailedNodes || bad == 0 || !strings.Contains(stderr, "verify --repair") {
+	bad, badParts := strings.Count(stdout, "corrupt: "), strings.Count(stdout, "corrupt key parts (the record is sound): ")
+	if code != exitFailedNodes || bad+badParts == 0 || !strings.Contains(stderr, "verify --repair") {
 		t.Fatalf("verify of a truncated value log: exit %d\n%s%s", code, stdout, stderr)
 	}
+	// Stats counts what it cannot read instead of refusing.
+	code, stdout, stderr = cli(t, "cache", "stats", "--cache-dir", cacheDir)
+	if code != 0 || !strings.Contains(stdout, fmt.Sprintf("records:   %d\n", 48-bad)) || (bad > 0) != strings.Contains(stdout, fmt.Sprintf("damaged:   %d record(s)", bad)) {
+		t.Fatalf("stats of a truncated value log: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// Export leaves out the damaged records and keeps the sound records
+	// whose key parts are damaged, without their parts.
 	bundle := filepath.Join(t.TempDir(), "rest.bundle")
 	code, stdout, stderr = cli(t, "cache", "export", bundle, "--cache-dir", cacheDir)
-	if code != exitFailedNodes || strings.Count(stdout, "skipped corrupt: ") != bad || !strings.Contains(stdout, fmt.Sprintf("exported %d records", 48-bad)) {
-		t.Fatalf("export around %d damaged records: exit %d\n%s%s", bad, code, stdout, stderr)
+	if (bad > 0) != (code == exitFailedNodes) || strings.Count(stdout, "skipped corrupt: ") != bad ||
+		strings.Count(stdout, "exported without its damaged key parts") != badParts || !strings.Contains(stdout, fmt.Sprintf("exported %d records", 48-bad)) {
+		t.Fatalf("export around %d damaged records and %d damaged parts: exit %d\n%s%s", bad, badParts, code, stdout, stderr)
 	}
 	if _, err := os.Stat(bundle); err != nil {
 		t.Fatalf("export kept no bundle of the sound records: %v", err)
@@ -224,18 +239,21 @@ func TestDamagedValueLogIsReportedAndRepaired(t *testing.T) {
 	}
 
 	code, stdout, stderr = cli(t, "cache", "verify", "--repair", "--cache-dir", cacheDir)
-	if code != 0 || !strings.Contains(stdout, fmt.Sprintf("dropped %d unreadable record(s)", bad)) {
+	if code != 0 || !strings.Contains(stdout, fmt.Sprintf("dropped %d unreadable record(s), %d damaged key part(s)", bad, badParts)) {
 		t.Fatalf("verify --repair: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if code, stdout, _ := cli(t, "cache", "verify", "--cache-dir", cacheDir); code != 0 || !strings.Contains(stdout, "all records verified") {
+	if code, stdout, _ := cli(t, "cache", "verify", "--cache-dir", cacheDir); code != 0 || !strings.Contains(stdout, "all entries verified") {
 		t.Fatalf("verify after repair: exit %d\n%s", code, stdout)
 	}
 	before := srv.Count()
-	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+	sumPath := filepath.Join(t.TempDir(), "sum.json")
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir, "--summary-json", sumPath); code != 0 {
 		t.Fatalf("run after repair: %s", stderr)
 	}
-	if srv.Count() == before {
-		t.Fatal("the run after repair recomputed nothing")
+	// Each dropped record is recomputed; a model node among them is asked
+	// again, once. Damaged key parts cost nothing: their records stayed.
+	if sum := readSummary(t, sumPath); sum.Nodes.Ran < bad || srv.Count()-before > bad {
+		t.Fatalf("the run after repair ran %d node(s) and made %d call(s) for %d dropped record(s)", sum.Nodes.Ran, srv.Count()-before, bad)
 	}
 	code, stdout, _ = cli(t, "cache", "stats", "--cache-dir", cacheDir)
 	if code != 0 || !strings.Contains(stdout, "records:   48") {
@@ -289,8 +307,9 @@ func TestImportExpectDigest(t *testing.T) {
 }
 
 // TestOpenNeverDropsDataSilently: with a garbled block in the value log,
-// reading commands leave the folder as it is, and the first read-write open
-// (a run) says how much Badger cut.
+// reading commands (dry runs included) leave the folder as it is, and the
+// first writable open (a run) cuts nothing, says what it found and drops
+// only the records under the damage.
 func TestOpenNeverDropsDataSilently(t *testing.T) {
 	_, exp, cacheDir, _ := newScenario(t)
 	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
@@ -315,15 +334,21 @@ func TestOpenNeverDropsDataSilently(t *testing.T) {
 		t.Fatal(err)
 	}
 	untouched := treeDigest(t, cacheDir)
-	for _, args := range [][]string{{"cache", "stats"}, {"cache", "ls"}, {"cache", "verify"}, {"plan", exp}} {
+	for _, args := range [][]string{{"cache", "stats"}, {"cache", "ls"}, {"cache", "verify"}, {"plan", exp},
+		{"cache", "gc", exp, "--dry-run"}, {"run", exp, "--offline", "--out", t.TempDir()}, {"run", exp, "--verify"},
+		{"cache", "export", filepath.Join(t.TempDir(), "b")}, {"report", exp, "--out", t.TempDir()}} {
 		cli(t, append(args, "--cache-dir", cacheDir)...)
+		if treeDigest(t, cacheDir) != untouched {
+			t.Fatalf("%v changed the damaged cache", args)
+		}
 	}
-	if treeDigest(t, cacheDir) != untouched {
-		t.Fatal("a reading command changed the damaged cache")
+	vlogBytes, _ := os.ReadFile(vlog)
+	_, stdout, stderr := cli(t, "run", exp, "--cache-dir", cacheDir, "--out", t.TempDir())
+	if !strings.Contains(stdout, "cache damaged: value log 000001.vlog: damaged: ") || !strings.Contains(stderr, `"records_unreadable"`) {
+		t.Fatalf("the run's open did not say what it found:\n%s\n%s", stdout, stderr)
 	}
-	_, _, stderr := cli(t, "run", exp, "--offline", "--cache-dir", cacheDir, "--out", t.TempDir())
-	if !strings.Contains(stderr, "Badger cut a damaged log") || !strings.Contains(stderr, `"bytes_dropped"`) {
-		t.Fatalf("the run's open cut the log without saying so:\n%s", stderr)
+	if after, _ := os.ReadFile(vlog); !bytes.Equal(after, vlogBytes) {
+		t.Fatal("the run's open cut or changed the damaged value log")
 	}
 }
 
@@ -368,5 +393,23 @@ func TestDefaultCacheDoesNotDependOnTheWorkingFolder(t *testing.T) {
 	}
 	if code, stdout, _ := cli(t, "plan", "."); code != 0 || !strings.Contains(stdout, "(cache: "+want+")") {
 		t.Fatalf("plan does not name the cache:\n%s", stdout)
+	}
+}
+
+// TestDiskFullMessageCountsOnlyWhatWasSaved: the message used to say "16
+// node(s) completed and saved" (cached + ran) when none of the 16 was.
+func TestDiskFullMessageCountsOnlyWhatWasSaved(t *testing.T) {
+	for _, tc := range []struct {
+		nodes   engine.Counts
+		unsaved int
+		want    string
+	}{
+		{engine.Counts{Total: 30, Ran: 16, Skipped: 14}, 16, "0 node(s) computed and saved in this run (0 were cached already), 16 computed but not saved, 14 failed or not run"},
+		{engine.Counts{Total: 30, Cached: 5, Ran: 16, Failed: 2, Skipped: 7}, 4, "12 node(s) computed and saved in this run (5 were cached already), 4 computed but not saved, 9 failed or not run"},
+	} {
+		err := diskFullError("/c", &engine.Summary{Nodes: tc.nodes, Unsaved: tc.unsaved})
+		if !strings.Contains(err.Error(), "disk full at /c: "+tc.want) {
+			t.Errorf("%+v, %d unsaved:\n got %v\nwant %s", tc.nodes, tc.unsaved, err, tc.want)
+		}
 	}
 }

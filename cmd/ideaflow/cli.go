@@ -463,7 +463,9 @@ func (a *app) runCmd() *cobra.Command {
 			if err := checkOutputs(outDir, summaryJSON); err != nil {
 				return &exitError{exitBadInput, err}
 			}
-			store, err := a.openCache()
+			// --offline and --verify only read: a read-only cache leaves a
+			// damaged cache as it was (what they compute is not saved).
+			store, recovery, err := a.runStore(offline || verify)
 			if err != nil {
 				return err
 			}
@@ -472,12 +474,13 @@ func (a *app) runCmd() *cobra.Command {
 				return a.verify(g, store)
 			}
 			fmt.Fprintf(a.stdout, "Running %s (cache: %s)\n", g.Exp.Name, a.cacheDirPath())
+			printRecovery(a.stdout, recovery)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			e := &engine.Engine{Store: store, Log: a.log, Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), a.log),
 				// The cache cut a damaged log on opening: trust no memo
 				// unread, so every lost record is recomputed in this run.
-				CheckRecords: store.Recovery().RecordsUnreadable > 0}
+				CheckRecords: recovery.RecordsUnreadable > 0}
 			opts := engine.RunOptions{Offline: offline, MaxCost: maxCost, AllowUnpriced: allowUnpriced, ReportDir: outDir,
 				Variables: variableStrings(g), GitCommit: gitCommit(g.Exp.Dir),
 				Started: processStart, LoadSeconds: time.Since(processStart).Seconds(), Version: versionString()}
@@ -508,6 +511,9 @@ func (a *app) runCmd() *cobra.Command {
 					sum.Reports = append(sum.Reports, page)
 				}
 				printSummary(a.stdout, g.StageOrder(), sum)
+				if offline && sum.Unsaved > 0 && !errors.Is(err, cache.ErrDiskFull) {
+					fmt.Fprintf(a.stderr, "note: %d deterministic node(s) computed in this run were not saved: --offline opens the cache read-only (a run without it saves them)\n", sum.Unsaved)
+				}
 				if summaryJSON != "" {
 					b, _ := json.MarshalIndent(sum, "", "  ")
 					if werr := os.WriteFile(summaryJSON, append(b, '\n'), 0o644); werr != nil {
@@ -517,8 +523,7 @@ func (a *app) runCmd() *cobra.Command {
 			}
 			switch {
 			case err != nil && errors.Is(err, cache.ErrDiskFull) && sum != nil:
-				return &exitError{exitFailedNodes, fmt.Errorf("disk full at %s: %d node(s) completed and saved, %d not run; free space and run again to continue",
-					a.cacheDirPath(), sum.Nodes.Cached+sum.Nodes.Ran, sum.Nodes.Failed+sum.Nodes.Skipped)}
+				return &exitError{exitFailedNodes, diskFullError(a.cacheDirPath(), sum)}
 			case err != nil:
 				return &exitError{exitFailedNodes, err}
 			case sum.Interrupted:
@@ -540,6 +545,32 @@ func (a *app) runCmd() *cobra.Command {
 	f.StringVar(&outDir, "out", "", "folder for report files (default results/ beside a folder experiment's files, results/<file stem>/ beside a one-file experiment)")
 	a.addVarFlags(cmd)
 	return cmd
+}
+
+// printRecovery says what opening the cache found damaged and did about it.
+func printRecovery(w io.Writer, r cache.Recovery) {
+	if !r.Damaged() {
+		return
+	}
+	for _, d := range r.Damage {
+		fmt.Fprintf(w, "cache damaged: %s\n", d)
+	}
+	if r.ReadOnly {
+		fmt.Fprintf(w, "cache opened read-only: read around the damage, changing nothing (%d record(s) unreadable); what the damaged files hold are misses until a run without --offline or --verify repairs them.\n", r.RecordsUnreadable)
+		return
+	}
+	fmt.Fprintf(w, "cache repaired on opening: %d entr(ies) restored from the damaged files, %d unreadable record(s) dropped (this run recomputes those it needs), %d index entr(ies) dropped.\n",
+		r.Restored, r.Repaired.Records, r.Repaired.Parts+r.Repaired.Latest+r.Repaired.Memos+r.Repaired.Index)
+}
+
+// diskFullError says what a run that filled the disk kept: the nodes it
+// computed and saved, those it computed but could not save (deterministic
+// ones, written behind: recomputed next time without a call), and those it
+// did not run.
+func diskFullError(dir string, sum *engine.Summary) error {
+	saved := sum.Nodes.Ran - sum.Unsaved
+	return fmt.Errorf("disk full at %s: %d node(s) computed and saved in this run (%d were cached already), %d computed but not saved, %d failed or not run; free space and run again: only what was not saved is computed again",
+		dir, saved, sum.Nodes.Cached, sum.Unsaved, sum.Nodes.Failed+sum.Nodes.Skipped)
 }
 
 // verify recomputes the cached deterministic nodes and reports any whose

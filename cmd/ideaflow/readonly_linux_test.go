@@ -52,8 +52,8 @@ func TestReadOnlyCacheServes(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "48 cached") {
 		t.Fatalf("run --offline on a read-only cache: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if !strings.Contains(stderr, "opened read-only") {
-		t.Fatalf("run did not say the cache is read-only:\n%s", stderr)
+	if strings.Contains(stderr, "warn") || strings.Contains(stderr, "error") {
+		t.Fatalf("run --offline (which opens the cache read-only) complained:\n%s", stderr)
 	}
 	if srv.Count() != before {
 		t.Fatal("an offline run called the model")
