@@ -89,7 +89,7 @@ func (insightType) Schema(stages.Params) stages.Schema {
 		Needs: []stages.Need{
 			{Input: "ranks", Fields: []string{"target_rank"}, Why: "the target's rank"},
 			{Input: "ranks", Fields: []string{"n"}, Why: "the ideas ranked with it"},
-			{Input: "ranks", Fields: []string{"authors_parse"}, Optional: true, Why: `the authors' reading of the ranking (parse = "authors" or "authors_minus_strict")`},
+			{Input: "ranks", Fields: []string{"authors_parse"}, Optional: true, Why: `the authors' reading of the ranking, for parse = "authors" or "authors_minus_strict"`},
 		}}
 }
 
@@ -182,7 +182,7 @@ func (overlapScoreType) Schema(stages.Params) stages.Schema {
 	return stages.Schema{Gives: stages.ScoreFields,
 		Needs: []stages.Need{
 			{Input: "ratings", Fields: []string{"rating"}, Why: "the overlap ratings"},
-			{Input: "ratings", Fields: []string{"authors_parse"}, Optional: true, Why: `the authors' reading of each rating (parse = "authors" or "authors_minus_strict")`},
+			{Input: "ratings", Fields: []string{"authors_parse"}, Optional: true, Why: `the authors' reading of each rating, for parse = "authors" or "authors_minus_strict"`},
 		}}
 }
 

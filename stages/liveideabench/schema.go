@@ -82,8 +82,8 @@ func panelNeeds(p stages.Params) []stages.Need {
 	}
 	if p.String("parse") == ParseAuthors {
 		return append(needs,
-			stages.Need{Input: "judgements", Fields: []string{"scores", "authors_parse"}, Why: "a judgement's scores, or the authors' reading of them (the one counted)"},
-			stages.Need{Input: "fluency", Fields: []string{"letter", "score", "authors_parse"}, Why: "a fluency pair's letter or score, or the authors' reading of the letter (the one counted)"})
+			stages.Need{Input: "judgements", Fields: []string{"scores", "authors_parse"}, Why: "a judgement's scores, or the authors' reading of them, which is counted"},
+			stages.Need{Input: "fluency", Fields: []string{"letter", "score", "authors_parse"}, Why: "a fluency pair's letter or score, or the authors' reading of the letter, which is counted"})
 	}
 	return append(needs,
 		stages.Need{Input: "judgements", Fields: []string{"scores"}, Why: "a judgement's scores"},

@@ -149,9 +149,9 @@ func (augmentType) Schema(stages.Params) stages.Schema {
 		Gives: augmentGives(onlyField("papers", stages.ObjectsField, "the service replies", "a recommendation or references reply")),
 		Needs: []stages.Need{
 			{Input: "queries", Fields: []string{"queries"}, Why: "the contribution queries"},
-			{Input: "relevance", Fields: []string{"score"}, Why: `the first relevance pass's scores, whose papers rated at least min_relevance are the seeds (seed_from = "relevance")`},
+			{Input: "relevance", Fields: []string{"score"}, Why: `the first relevance pass's scores: with seed_from = "relevance", its papers rated at least min_relevance are the seeds`},
 			{Input: "relevance", Fields: []string{"paper"}, Why: "the papers the first relevance pass scored, every one seen"},
-			{Input: "search", Fields: []string{"papers"}, Why: `the papers found, the seeds (seed_from = "search")`},
+			{Input: "search", Fields: []string{"papers"}, Why: `the papers found: with seed_from = "search", the seeds`},
 			stages.Whole("queries"), stages.Whole("search"),
 		},
 	}
@@ -196,7 +196,7 @@ func (compareType) Schema(stages.Params) stages.Schema {
 		Needs: []stages.Need{
 			{Input: "dimensions", Fields: []string{"dimensions"}, Why: "the contribution dimensions"},
 			{Input: "relevance", Fields: []string{"score"}, Why: "each paper's relevance"},
-			{Input: "augmented_relevance", Fields: []string{"score"}, Why: "each added paper's relevance (the second pass)"},
+			{Input: "augmented_relevance", Fields: []string{"score"}, Why: "each added paper's relevance, the second pass"},
 			stages.Whole("dimensions"), stages.Whole("relevance"), stages.Whole("augmented_relevance"),
 		},
 	}
@@ -274,7 +274,7 @@ func (invalidityType) Schema(stages.Params) stages.Schema {
 			{Input: "reviews", Fields: []string{"citations"}, Why: "each retrieval review's cited ids and those not retrieved"},
 			{Input: "reviews", Fields: []string{"kind"}, Optional: true, Why: "whether it is a plain-LLM review, whose references are resolved titles"},
 			{Input: "resolved", Fields: []string{"title"}, Why: "the listed references resolved"},
-			{Input: "resolved", Fields: []string{"paper"}, Optional: true, Why: "the paper each resolved to (none: invalid)"},
+			{Input: "resolved", Fields: []string{"paper"}, Optional: true, Why: "the paper each resolved to, none for an invalid one"},
 		}}
 }
 
