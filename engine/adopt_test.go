@@ -54,13 +54,15 @@ func gatewayQuickstart(t *testing.T) *Graph {
 
 // v1Cache is what an ideaflow before key scheme v2 would have left after
 // running g: every model record under its v1 key (the same parts without
-// the answerer) and without an answerer, no compute record, no memo. The
-// records of instances named in mock are marked synthetic, as v1 marked the
-// mock's answers.
+// the answerer) and without an answerer, no compute record, no memo, and
+// the latest-key index under the experiment's bare name (legacyPrefix),
+// as every ideaflow before experiment identity kept it. The records of
+// instances named in mock are marked synthetic, as v1 marked the mock's
+// answers.
 func v1Cache(t *testing.T, g *Graph, from cache.Store, mock ...string) *cache.Memory {
 	t.Helper()
 	old := cache.NewMemory()
-	expKey := newWalker(g, old, true).expKey
+	expKey := legacyPrefix(g.Exp)
 	var keys []string
 	if err := from.List(func(e cache.Entry) error { keys = append(keys, e.Key); return nil }); err != nil {
 		t.Fatal(err)
@@ -135,21 +137,38 @@ func TestAdoptKeepsOnlyWhatItMay(t *testing.T) {
 		t.Fatalf("old cache holds %d records, want 32", n)
 	}
 
-	g = gatewayQuickstart(t)
-	p := (&Engine{Store: old}).Plan(g)
-	if p.Summary.Nodes.Cached != 0 {
-		t.Fatalf("a v2 plan found %d nodes in a v1 cache", p.Summary.Nodes.Cached)
-	}
-	var oldScheme int
-	for _, c := range p.Summary.AnswererChanges {
-		if c.OldScheme && c.Provider == "mock" && c.To == "endpoint https://gw.example.org/v1" {
-			oldScheme += c.Nodes
+	// The upgraded ideaflow plans the same folder (a new graph: a graph
+	// walks once).
+	dir := g.Exp.Dir
+	oldScheme := func(g *Graph) int {
+		p := (&Engine{Store: old}).Plan(g)
+		if p.Summary.Nodes.Cached != 0 {
+			t.Fatalf("a v2 plan found %d nodes in a v1 cache", p.Summary.Nodes.Cached)
 		}
+		n := 0
+		for _, c := range p.Summary.AnswererChanges {
+			if c.OldScheme && c.Provider == "mock" && c.To == "endpoint https://gw.example.org/v1" {
+				n += c.Nodes
+			}
+		}
+		return n
 	}
 	// The rankings' requests hold the ideas, which must be asked first.
-	if oldScheme != 24 {
-		t.Errorf("plan: %d nodes cached under the previous scheme, want 24 (%+v)", oldScheme, p.Summary.AnswererChanges)
+	if n := oldScheme(buildAt(t, dir)); n != 24 {
+		t.Errorf("plan: %d nodes cached under the previous scheme, want 24", n)
 	}
+	// The old index is keyed by the bare folder name, which another
+	// folder shares: its nodes are told apart by their own v1 keys. A
+	// copy asks the same, a copy with another generation prompt does not.
+	if n := oldScheme(gatewayQuickstart(t)); n != 24 {
+		t.Errorf("plan of a copy: %d nodes cached under the previous scheme, want 24", n)
+	}
+	other := gatewayQuickstart(t)
+	editFile(t, filepath.Join(other.Exp.Dir, "prompts", "generate.tmpl"), "", "Briefly. ")
+	if n := oldScheme(buildAt(t, other.Exp.Dir)); n != 0 {
+		t.Errorf("plan of a same-named folder asking otherwise: %d nodes cached under the previous scheme, want 0", n)
+	}
+	g = buildAt(t, dir)
 
 	want := AdoptReport{Provider: "mock", Answerer: cache.Answerer{Class: "endpoint", Identity: "https://gw.example.org/v1"},
 		Adopted: 16, RefusedSynthetic: 12, Unreached: 4}
@@ -177,7 +196,7 @@ func TestAdoptKeepsOnlyWhatItMay(t *testing.T) {
 	// The adopted nodes are cached, marked and answered by the gateway;
 	// generator b (refused) and what reads it run.
 	g = buildAt(t, g.Exp.Dir)
-	p = e.Plan(g)
+	p := e.Plan(g)
 	views, err := e.Inspect(p, `stage.generate_ideas.main["mock-generator-a"]/qs-membrane/sample 0`, InspectOptions{})
 	if err != nil {
 		t.Fatal(err)

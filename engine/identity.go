@@ -119,6 +119,37 @@ func (w *walker) ranHere() bool {
 	return false
 }
 
+// legacyPrefix is the latest-key prefix of every ideaflow before
+// experiment identity: the experiment's bare name, which unrelated folders
+// of that name share. Caches of key scheme v1 are indexed only under it, so
+// after an upgrade neither the experiment's own prefix nor a prior run's
+// (run records of that time name none) knows their keys. whyDirty reads it
+// for one reason only: a call's v1 key, exactly, last computed at the
+// node's address (planOldScheme, the cue for `cache adopt`). The key is
+// the request's, so a same-named folder's entry gives no node a reason
+// that is not its own.
+func legacyPrefix(exp *config.Experiment) string { return exp.Name + ":" }
+
+// legacyIndex is legacyPrefix when some instance's first node has a
+// latest key under it, probed once per walk (a cache written since
+// experiment identity has none, and its misses cost no further lookup);
+// "" otherwise.
+func (w *walker) legacyIndex() string {
+	w.legacyOnce.Do(func() {
+		p := legacyPrefix(w.g.Exp)
+		for _, inst := range w.g.Instances {
+			if inst.source || len(inst.nodes) == 0 {
+				continue
+			}
+			if _, ok, err := w.store.Latest(p + w.g.Nodes[inst.nodes[0]].Address); err == nil && ok {
+				w.legacy = p
+				return
+			}
+		}
+	})
+	return w.legacy
+}
+
 // priorPrefix is the latest-key prefix whyDirty falls back on for a node
 // without a latest key of its own: priorRun's, found once per walk; "" for
 // none.

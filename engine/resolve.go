@@ -483,6 +483,13 @@ func (w *walker) whyDirty(n *Node, key string, parts []namedPart) reason {
 			old, ok, err = w.store.Latest(p + n.Address)
 		}
 	}
+	if err == nil && !ok {
+		if p := w.legacyIndex(); p != "" {
+			if k, found, lerr := w.store.Latest(p + n.Address); lerr == nil && found && k == keyOfFormat(keyFormatV1, v1Parts(parts)) {
+				return why(planOldScheme, "")
+			}
+		}
+	}
 	if err != nil || !ok {
 		return why(planNew, "")
 	}

@@ -16,9 +16,11 @@ import (
 
 // schemaTargets: t0 has an idea and references; t1 an idea and none (the
 // filter drops it); t2 references and no idea; t3 neither (dropped too).
-const schemaTargets = `{"id":"t0","abstract":"A0.","idea":"I0.","references":[{"id":"a","title":"A","abstract":"x","citations":9,"intents":["background"]}]}
+// The references pass the authors' filter, the default: typed (untyped
+// ones are dropped), cited enough, cited for their background.
+const schemaTargets = `{"id":"t0","abstract":"A0.","idea":"I0.","references":[{"id":"a","title":"A","abstract":"x","citations":9,"types":["JournalArticle"],"intents":["background"]}]}
 {"id":"t1","abstract":"A1.","idea":"I1."}
-{"id":"t2","abstract":"A2.","references":[{"id":"b","title":"B","abstract":"y","citations":9,"intents":["background"]}]}
+{"id":"t2","abstract":"A2.","references":[{"id":"b","title":"B","abstract":"y","citations":9,"types":["JournalArticle"],"intents":["background"]}]}
 {"id":"t3","abstract":"A3."}
 `
 

@@ -41,6 +41,11 @@ type walker struct {
 	// priorPath is where that experiment was.
 	priorOnce        sync.Once
 	prior, priorPath string
+	// legacy is legacyPrefix when the cache holds latest keys of this
+	// experiment's name under it (a cache from before experiment
+	// identity), found once; "" otherwise.
+	legacyOnce sync.Once
+	legacy     string
 
 	states    []nodeState
 	remaining []int32

@@ -75,7 +75,7 @@ func wiringTargets(t *testing.T, dir string, n, withIdea int) {
 		for r := 0; r < 3; r++ {
 			refs = append(refs, map[string]any{"id": fmt.Sprintf("r%d-%d", i, r), "title": fmt.Sprintf("Reference %d of target %d", r, i),
 				"abstract": fmt.Sprintf("Reference %d of target %d reports trial %d of microbe strain %d.", r, i, r*7+i, i*3+r),
-				"citations": 50, "intents": []string{"background"}})
+				"citations": 50, "types": []string{"JournalArticle"}, "intents": []string{"background"}})
 		}
 		rec["references"] = refs
 		line, err := json.Marshal(rec)
@@ -120,7 +120,7 @@ stage "judge_panel" "p" {
 	code, stdout, stderr := cli(t, "validate", dir)
 	want := filepath.Join(dir, "main.hcl") + ":52:21: error: stage.judge_panel.p cannot read what stage.rank_ideas.r gives"
 	if code != 2 || !strings.Contains(stderr, want) ||
-		!strings.Contains(stderr, `judge_panel reads "idea" or "ideas" (the text to judge) from each node of ideas; stage.rank_ideas.r (rank_ideas) gives dropped, order, labels, target_letter, target_rank, n.`) ||
+		!strings.Contains(stderr, `judge_panel reads "idea" or "ideas" (the text to judge) from each node of ideas; stage.rank_ideas.r (rank_ideas) gives dropped, order, labels, target_letter, target_rank, n, authors_parse.`) ||
 		!strings.Contains(stderr, "Feed ideas from a stage of type ") || !strings.Contains(stderr, "generate_from_keyword") || !strings.Contains(stderr, "generate_ideas") {
 		t.Fatalf("validate: exit %d\n%s\n%s\nwant %s", code, stdout, stderr, want)
 	}

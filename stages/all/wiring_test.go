@@ -246,6 +246,10 @@ type outcome struct {
 	loadErr   string // the experiment did not load (a param's Accepts refuses the upstream)
 	layoutErr string // Build refused it for another reason than its wiring
 	refused   string // the wiring error validate gives, "" when it accepts
+	// buildErr is Build's error about another block of the experiment than
+	// the instance under test (its upstreams'): a harness block that does
+	// not lay out, which no pair can be judged on.
+	buildErr string
 	// mayFail is validate's warning that the upstream gives the field on
 	// some nodes only: the run may or may not fail some.
 	mayFail string
@@ -297,8 +301,12 @@ func (h *harness) outcome(t *testing.T, src, inst string, upstream ...string) *o
 	}
 	g, diags := engine.Build(exp)
 	willFail := false
+	var others []string
 	for _, d := range diags {
 		if !strings.Contains(d.Summary, inst) {
+			if d.Severity == hcl.DiagError {
+				others = append(others, d.Summary+": "+d.Detail)
+			}
 			continue // about another instance of the experiment
 		}
 		switch {
@@ -311,6 +319,10 @@ func (h *harness) outcome(t *testing.T, src, inst string, upstream ...string) *o
 		case strings.Contains(d.Summary, "will fail"):
 			willFail = true
 		}
+	}
+	if len(others) > 0 {
+		o.buildErr = strings.Join(others, "\n")
+		return o
 	}
 	if o.layoutErr != "" {
 		return o
@@ -327,7 +339,10 @@ func (h *harness) outcome(t *testing.T, src, inst string, upstream ...string) *o
 		for _, n := range e.Plan(g).Summary.Stages[inst].WillFail {
 			o.willFail += n
 		}
-		g, _ = engine.BuildWith(exp, engine.BuildOptions{SkipWiringCheck: true}) // a graph walks once
+		// A graph walks once: build it again for the run.
+		if g, diags = engine.BuildWith(exp, engine.BuildOptions{SkipWiringCheck: true}); diags.HasErrors() {
+			t.Fatalf("the second Build of an experiment the first laid out: %s", diags.Error())
+		}
 	}
 	sum, err := e.Run(context.Background(), g, engine.RunOptions{ReportDir: t.TempDir()})
 	var ie *engine.InputError
@@ -424,8 +439,8 @@ func TestWiringHarnessIsComplete(t *testing.T) {
 				t.Fatal(err)
 			}
 			o := h.outcome(t, src, addr)
-			if o.loadErr != "" || o.layoutErr != "" || o.refused != "" || len(o.failures) > 0 {
-				t.Fatalf("the minimal %s does not run cleanly:\nload: %s\nlayout: %s\nwiring: %s\nfailures:\n%s", name, o.loadErr, o.layoutErr, o.refused, strings.Join(o.failures, "\n"))
+			if o.loadErr != "" || o.buildErr != "" || o.layoutErr != "" || o.refused != "" || len(o.failures) > 0 {
+				t.Fatalf("the minimal %s does not run cleanly:\nload: %s\nupstream layout: %s\nlayout: %s\nwiring: %s\nfailures:\n%s", name, o.loadErr, o.buildErr, o.layoutErr, o.refused, strings.Join(o.failures, "\n"))
 			}
 		})
 	}
@@ -480,6 +495,8 @@ func TestValidateAcceptsWhatRuns(t *testing.T) {
 						t.Logf("PAIR %s load %q layout %q refused %q mayFail %q willFail %d missing %v late %q", t.Name(), o.loadErr, o.layoutErr, o.refused, o.mayFail, o.willFail, keys(o.missing), o.laidOutLate)
 					}
 					switch {
+					case o.buildErr != "":
+						t.Fatalf("Build refuses an upstream block of the experiment (a harness block that does not lay out):\n%s", o.buildErr)
 					case o.loadErr != "":
 						count("refused at load") // a dataset check (no target has references)
 						return
@@ -557,8 +574,8 @@ func TestStagesGiveWhatTheyDeclare(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if o := h.outcome(t, src, addr); len(o.failures) > 0 || o.layoutErr != "" || o.loadErr != "" {
-				t.Fatalf("the minimal %s does not run: %v %s %s", name, o.failures, o.layoutErr, o.loadErr)
+			if o := h.outcome(t, src, addr); len(o.failures) > 0 || o.buildErr != "" || o.layoutErr != "" || o.loadErr != "" {
+				t.Fatalf("the minimal %s does not run: %v %s %s %s", name, o.failures, o.buildErr, o.layoutErr, o.loadErr)
 			}
 			outs := h.outputs(t, src, addr)
 			if len(outs) == 0 && !zeroOnTheMock[name] {
@@ -705,8 +722,8 @@ func TestStagesReadOnlyWhatTheyDeclare(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if o := h.outcome(t, src, addr); len(o.failures) > 0 {
-				t.Fatalf("the minimal %s does not run: %v", name, o.failures)
+			if o := h.outcome(t, src, addr); len(o.failures) > 0 || o.buildErr != "" || o.layoutErr != "" || o.loadErr != "" {
+				t.Fatalf("the minimal %s does not run: %v %s %s %s", name, o.failures, o.buildErr, o.layoutErr, o.loadErr)
 			}
 			want := h.allOutputs(t, src, h.store, engine.BuildOptions{})
 			// Outputs computed from cut-down inputs must not meet the real

@@ -78,7 +78,8 @@ func (rankType) Schema(p stages.Params) stages.Schema {
 			stages.Field{Name: "labels", Type: stages.ObjectField, Doc: `letter -> "target" or "idea I"`},
 			stages.Field{Name: "target_letter", Type: stages.TextField, Doc: "the target's letter"},
 			stages.Field{Name: "target_rank", Type: stages.NumberField, Role: stages.RoleScore, Doc: "the target's rank, 1..n+1"},
-			stages.Field{Name: "n", Type: stages.NumberField, Doc: "generated ideas ranked"}),
+			stages.Field{Name: "n", Type: stages.NumberField, Doc: "generated ideas ranked"},
+			stages.Field{Name: "authors_parse", Type: stages.ObjectField, Optional: true, Doc: "what the authors' parser reads of the first answer: order, target_letter, target_rank, n, error, parser (absent on an output cached before it existed)"}),
 		Needs: []stages.Need{{Input: "ideas", Fields: []string{stages.FieldIdeas}, Why: "the ideas to rank"}, target},
 	}
 }
@@ -88,6 +89,7 @@ func (insightType) Schema(stages.Params) stages.Schema {
 		Needs: []stages.Need{
 			{Input: "ranks", Fields: []string{"target_rank"}, Why: "the target's rank"},
 			{Input: "ranks", Fields: []string{"n"}, Why: "the ideas ranked with it"},
+			{Input: "ranks", Fields: []string{"authors_parse"}, Optional: true, Why: `the authors' reading of the ranking, for parse = "authors" or "authors_minus_strict"`},
 		}}
 }
 
@@ -170,14 +172,18 @@ func (overlapType) Schema(p stages.Params) stages.Schema {
 		Gives: stages.With(stages.DroppedFields[:1],
 			stages.Field{Name: "rating", Type: stages.NumberField, Role: stages.RoleScore, Doc: "the judge's overlap rating"},
 			stages.Field{Name: "explanation", Type: stages.TextField, Role: stages.RoleRationale, Doc: "the judge's explanation"},
-			stages.Field{Name: "idea_index", Type: stages.NumberField, Doc: "the rated idea's index among the target's ideas"}),
+			stages.Field{Name: "idea_index", Type: stages.NumberField, Doc: "the rated idea's index among the target's ideas"},
+			stages.Field{Name: "authors_parse", Type: stages.ObjectField, Optional: true, Doc: "what the authors' parser reads of the first answer: rating (null: none), explanation, parser (absent on an output cached before it existed)"}),
 		Needs: needs,
 	}
 }
 
 func (overlapScoreType) Schema(stages.Params) stages.Schema {
 	return stages.Schema{Gives: stages.ScoreFields,
-		Needs: []stages.Need{{Input: "ratings", Fields: []string{"rating"}, Why: "the overlap ratings"}}}
+		Needs: []stages.Need{
+			{Input: "ratings", Fields: []string{"rating"}, Why: "the overlap ratings"},
+			{Input: "ratings", Fields: []string{"authors_parse"}, Optional: true, Why: `the authors' reading of each rating, for parse = "authors" or "authors_minus_strict"`},
+		}}
 }
 
 func (positionType) Schema(p stages.Params) stages.Schema {

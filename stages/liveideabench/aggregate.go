@@ -211,8 +211,15 @@ func (g *aggregator) addJudgements(in []stages.In) error {
 		if j.Dropped {
 			continue // the idea's drop is counted with the ideas
 		}
-		if j.Scores == nil && j.AuthorsParse == nil {
+		// What a judgement must carry depends on the reading counted: the
+		// strict parse's scores, or (parse = "authors") those or the
+		// authors' reading beside them. Another stage's authors_parse (a
+		// ranking's) is no judgement's scores under the strict parse.
+		switch {
+		case g.parse != ParseAuthors && j.Scores == nil:
 			return stages.MissingField(*x, "a judgement's scores", "scores")
+		case j.Scores == nil && j.AuthorsParse == nil:
+			return stages.MissingField(*x, "a judgement's scores", "scores", "authors_parse")
 		}
 		if g.parse != ParseAuthors && stages.LacksField(x.Output, "mean") {
 			return stages.MissingField(*x, "a judgement's mean score (flexibility)", "mean")
@@ -276,8 +283,11 @@ func (g *aggregator) addFluency(in []stages.In) error {
 		if o.Dropped {
 			continue
 		}
-		if o.Letter == "" && o.Score == nil && o.AuthorsParse == nil {
+		switch { // as for judgements: authors_parse counts under parse = "authors" only
+		case g.parse != ParseAuthors && o.Letter == "" && o.Score == nil:
 			return stages.MissingField(*x, "a fluency pair's letter or score", "letter", "score")
+		case o.Letter == "" && o.Score == nil && o.AuthorsParse == nil:
+			return stages.MissingField(*x, "a fluency pair's letter or score", "letter", "score", "authors_parse")
 		}
 		if g.parse == ParseAuthors && o.Score == nil {
 			if o.AuthorsParse == nil || !o.AuthorsParse.Valid {

@@ -107,6 +107,50 @@ func TestJudgePanelLayoutAndRequest(t *testing.T) {
 	}
 }
 
+// LiveIdeaBench's length rules (min_chars, max_chars, max_words) belong
+// to its generation, generate_from_keyword, which drops the ideas outside
+// them; judge_panel judges what it is given. An IdeaBench batch of ideas
+// far shorter than min_chars = 101 is judged, every idea, by a call
+// whose prompt holds it.
+func TestJudgePanelJudgesShortIdeaBenchIdeas(t *testing.T) {
+	gen := model("mock-gen", "fam-gen")
+	short := []string{"Biochar for soil carbon.", "Kelp by turbines.", "Microbes against drought."}
+	up := &stages.Upstream{Address: `stage.generate_ideas.g`, Generator: gen,
+		Fields: []stages.Field{{Name: stages.FieldIdeas, Type: stages.TextsField, PerNode: len(short)}},
+		Nodes:  []stages.NodeInfo{{Item: "t0"}}}
+	nodes, err := judgeType{}.Layout(&stages.Instance{Address: "stage.judge_panel.p",
+		Params: stages.WithDefaults(judgeType{}, stages.Params{"ideas": up, "panel": testPanel, "judges_per_idea": 2})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) != len(short)*2 {
+		t.Fatalf("%d judgements, want %d (3 ideas x 2 judges)", len(nodes), len(short)*2)
+	}
+	b, _ := json.Marshal(map[string][]string{"ideas": short})
+	in := []stages.In{{Dep: stages.Dep{Input: "ideas"}, Node: up.Nodes[0], From: up, Output: b}}
+	judged := map[string]int{}
+	for _, n := range nodes {
+		w, err := n.Prepare(in)
+		if err != nil {
+			t.Fatalf("%s: %v", n.Label, err)
+		}
+		if w.Call == nil {
+			t.Fatalf("%s: no call (dropped?): %+v", n.Label, w)
+		}
+		user := w.Call.Request.Messages[len(w.Call.Request.Messages)-1].Content
+		for _, idea := range short {
+			if strings.Contains(user, idea) {
+				judged[idea]++
+			}
+		}
+	}
+	for _, idea := range short {
+		if judged[idea] != 2 {
+			t.Errorf("%q (%d chars) judged %d times, want 2", idea, len(idea), judged[idea])
+		}
+	}
+}
+
 func TestJudgePanelParamErrors(t *testing.T) {
 	gen := model("openai/gpt-4o-mini", "openai")
 	up := ideasUp(gen, []string{"k1"}, 1)

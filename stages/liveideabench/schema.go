@@ -41,6 +41,7 @@ func (judgeType) Schema(stages.Params) stages.Schema {
 			{Name: "scores", Type: stages.NumbersField, Role: stages.RoleScores, Doc: "dimension -> score, 1-10"},
 			{Name: "mean", Type: stages.NumberField, Role: stages.RoleScore, Doc: "the mean of the scores"},
 			{Name: "reasoning", Type: stages.TextField, Role: stages.RoleRationale, Optional: true, Doc: "the judge's reasoning"},
+			{Name: "authors_parse", Type: stages.ObjectField, Optional: true, Doc: "what the authors' parser of the protocol reads of the same answer: scores, mean, valid, reason, parser"},
 			{Name: "dropped", Type: stages.BoolField, Role: stages.RoleDropped, Optional: true, Doc: "the idea was dropped upstream"},
 		},
 		Needs: []stages.Need{
@@ -54,6 +55,7 @@ func (fluencyType) Schema(p stages.Params) stages.Schema {
 	gives := []stages.Field{
 		{Name: "letter", Type: stages.TextField, Role: stages.RoleScore, Doc: "the judge's A-D"},
 		{Name: "judge", Type: stages.TextField, Role: stages.RoleJudge, Doc: "the judge model"},
+		{Name: "authors_parse", Type: stages.ObjectField, Optional: true, Doc: "the letter hash.py reads of the same answer: letter, valid, reason, parser"},
 	}
 	if m := p.String("method"); m != "" && m != "judge" {
 		gives = []stages.Field{
@@ -71,22 +73,31 @@ func (fluencyType) Schema(p stages.Params) stages.Schema {
 	}
 }
 
-// panelNeeds are what the aggregates read of judgements and fluency pairs;
-// of the ideas they count drops and refusals, which need no field.
-var panelNeeds = []stages.Need{
-	{Input: "ideas", Fields: []string{"domain", "refused", "reason"}, Optional: true, Why: "each idea's domain, refusals and drop reasons, counted"},
-	{Input: "judgements", Fields: []string{"scores"}, Why: "a judgement's scores"},
-	{Input: "judgements", Fields: []string{"mean"}, Why: "a judgement's mean score (flexibility)"},
-	{Input: "fluency", Fields: []string{"letter", "score"}, Why: "a fluency pair's letter or score"},
+// panelNeeds are what the aggregates read of judgements and fluency pairs
+// under the reading p's parse counts (aggregate.go checks the same); of the
+// ideas they count drops and refusals, which need no field.
+func panelNeeds(p stages.Params) []stages.Need {
+	needs := []stages.Need{
+		{Input: "ideas", Fields: []string{"domain", "refused", "reason"}, Optional: true, Why: "each idea's domain, refusals and drop reasons, counted"},
+	}
+	if p.String("parse") == ParseAuthors {
+		return append(needs,
+			stages.Need{Input: "judgements", Fields: []string{"scores", "authors_parse"}, Why: "a judgement's scores, or the authors' reading of them, which is counted"},
+			stages.Need{Input: "fluency", Fields: []string{"letter", "score", "authors_parse"}, Why: "a fluency pair's letter or score, or the authors' reading of the letter, which is counted"})
+	}
+	return append(needs,
+		stages.Need{Input: "judgements", Fields: []string{"scores"}, Why: "a judgement's scores"},
+		stages.Need{Input: "judgements", Fields: []string{"mean"}, Why: "a judgement's mean score (flexibility)"},
+		stages.Need{Input: "fluency", Fields: []string{"letter", "score"}, Why: "a fluency pair's letter or score"})
 }
 
-func (scoreType) Schema(stages.Params) stages.Schema {
-	return stages.Schema{Gives: stages.ScoreFields, Needs: panelNeeds}
+func (scoreType) Schema(p stages.Params) stages.Schema {
+	return stages.Schema{Gives: stages.ScoreFields, Needs: panelNeeds(p)}
 }
 
-func (leaderboardType) Schema(stages.Params) stages.Schema {
+func (leaderboardType) Schema(p stages.Params) stages.Schema {
 	return stages.Schema{Gives: stages.FilesFields,
-		Needs: append(append([]stages.Need(nil), panelNeeds...),
+		Needs: append(panelNeeds(p),
 			stages.Need{Input: "published", Fields: []string{"model"}, Why: "a published leaderboard row's model"},
 			stages.Need{Input: "published", Fields: []string{"rank", "model_short", "fluency", "feasibility", "originality", "flexibility", "average", "open_source"}, Optional: true, Why: "its published scores"})}
 }

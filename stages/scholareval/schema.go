@@ -125,18 +125,48 @@ func (soundnessType) Schema(stages.Params) stages.Schema {
 		}}
 }
 
+// augmentGives are paper_augment's selection, which embedding_filter
+// gives in the same shape (what contribution_relevance reads of either).
+func augmentGives(more ...stages.Field) []stages.Field {
+	return stages.With([]stages.Field{
+		onlyField("seeds", stages.TextsField, "the selection", "the seed papers' ids"),
+		onlyField("recommended", stages.ObjectsField, "the selection", "papers recommended from the seeds"),
+		onlyField("referenced", stages.ObjectsField, "the selection", "the seeds' references kept"),
+		onlyField("added", stages.ObjectsField, "the selection", "every added paper once, in the order added (embedding_filter: the kept ones, most similar first)"),
+	}, more...)
+}
+
+// augmentedNeed is what a reader of an augmentation (paper_augment's or
+// embedding_filter's selection) reads of it.
+func augmentedNeed(input string) stages.Need {
+	return stages.Need{Input: input, Fields: []string{"added"}, Why: "the papers the augmentation added"}
+}
+
 func (augmentType) Schema(stages.Params) stages.Schema {
+	// Each seed_from reads one input; a need of an input left unset is
+	// not checked, so both are declared.
 	return stages.Schema{
-		Gives: []stages.Field{
-			onlyField("seeds", stages.TextsField, "the selection", "the seed papers' ids"),
-			onlyField("recommended", stages.ObjectsField, "the selection", "papers recommended from the seeds"),
-			onlyField("referenced", stages.ObjectsField, "the selection", "the seeds' references kept"),
-			onlyField("papers", stages.ObjectsField, "the service replies", "a recommendation or references reply"),
-		},
+		Gives: augmentGives(onlyField("papers", stages.ObjectsField, "the service replies", "a recommendation or references reply")),
 		Needs: []stages.Need{
 			{Input: "queries", Fields: []string{"queries"}, Why: "the contribution queries"},
-			{Input: "search", Fields: []string{"papers"}, Why: "the papers found, the seeds"},
+			{Input: "relevance", Fields: []string{"score"}, Why: `the first relevance pass's scores: with seed_from = "relevance", its papers rated at least min_relevance are the seeds`},
+			{Input: "relevance", Fields: []string{"paper"}, Why: "the papers the first relevance pass scored, every one seen"},
+			{Input: "search", Fields: []string{"papers"}, Why: `the papers found: with seed_from = "search", the seeds`},
 			stages.Whole("queries"), stages.Whole("search"),
+		},
+	}
+}
+
+func (embedFilterType) Schema(stages.Params) stages.Schema {
+	return stages.Schema{
+		Gives: augmentGives(
+			onlyField("similarity", stages.NumbersField, "the selection", "paper id -> cosine with the idea, every added paper"),
+			onlyField("dropped", stages.NumberField, "the selection", "added papers not kept (past top_k)"),
+			onlyField("vectors", stages.ObjectsField, "the service replies", "the idea's or a paper's embedding"),
+		),
+		Needs: []stages.Need{
+			{Input: "dimensions", Fields: []string{stages.FieldIdea}, Why: "the idea's text, which the papers are compared with"},
+			augmentedNeed("augment"),
 		},
 	}
 }
@@ -151,7 +181,7 @@ func (relevanceType) Schema(stages.Params) stages.Schema {
 		Needs: []stages.Need{
 			{Input: "dimensions", Fields: []string{"statements"}, Why: "the contribution statements"},
 			{Input: "search", Fields: []string{"papers"}, Why: "the papers found"},
-			{Input: "augment", Fields: []string{"recommended", "referenced"}, Why: "the papers added by augmentation"},
+			augmentedNeed("augment"),
 			stages.Whole("dimensions"), stages.Whole("search"), stages.Whole("augment"),
 		},
 	}
@@ -166,7 +196,8 @@ func (compareType) Schema(stages.Params) stages.Schema {
 		Needs: []stages.Need{
 			{Input: "dimensions", Fields: []string{"dimensions"}, Why: "the contribution dimensions"},
 			{Input: "relevance", Fields: []string{"score"}, Why: "each paper's relevance"},
-			stages.Whole("dimensions"), stages.Whole("relevance"),
+			{Input: "augmented_relevance", Fields: []string{"score"}, Why: "each added paper's relevance, the second pass"},
+			stages.Whole("dimensions"), stages.Whole("relevance"), stages.Whole("augmented_relevance"),
 		},
 	}
 }
@@ -216,6 +247,7 @@ func (coverageType) Schema(stages.Params) stages.Schema {
 			schemaField("severity", stages.TextField, "major or minor"),
 			{Name: "score", Type: stages.NumberField, Role: stages.RoleScore, Doc: "how well the reviews express it, 1-5"},
 			{Name: "feedback", Type: stages.TextField, Role: stages.RoleRationale, Doc: "the judge's feedback"},
+			optField("authors_parse", stages.ObjectField, "what prometheus-eval's parser reads of the same answer: score (null: none), feedback, parser (prometheus = true only)"),
 		},
 		Needs: []stages.Need{
 			{Input: "ideas", Fields: stages.IdeaFields, Why: "the idea whose rubric is judged"},
@@ -233,5 +265,43 @@ func (coverageScoreType) Schema(stages.Params) stages.Schema {
 			{Input: "coverage", Source: true, Fields: stages.IdeaFields, Why: "the idea whose rubric lines are counted"},
 			{Input: "coverage", Source: true, Fields: []string{"id", "domain", "rubric"}, Optional: true, Why: "its rubric lines, counted"},
 			stages.Whole("coverage"),
+		}}
+}
+
+func (invalidityType) Schema(stages.Params) stages.Schema {
+	return stages.Schema{Gives: stages.ScoreFields,
+		Needs: []stages.Need{
+			{Input: "reviews", Fields: []string{"citations"}, Why: "each retrieval review's cited ids and those not retrieved"},
+			{Input: "reviews", Fields: []string{"kind"}, Optional: true, Why: "whether it is a plain-LLM review, whose references are resolved titles"},
+			{Input: "resolved", Fields: []string{"title"}, Why: "the listed references resolved"},
+			{Input: "resolved", Fields: []string{"paper"}, Optional: true, Why: "the paper each resolved to, none for an invalid one"},
+		}}
+}
+
+func (preferenceType) Schema(stages.Params) stages.Schema {
+	// ideas is read for its items only: the judgment reads the reviews.
+	review := func(input string) []stages.Need {
+		return []stages.Need{
+			{Input: input, Fields: []string{"text"}, Why: "the reviews shown to the judge"},
+			{Input: input, Fields: []string{"kind"}, Optional: true, Why: "each review's heading"},
+		}
+	}
+	return stages.Schema{
+		Gives: []stages.Field{
+			schemaField("idea", stages.TextField, "the idea's id"),
+			schemaField("swapped", stages.BoolField, "b was shown as Report A"),
+			schemaField("winners", stages.ObjectField, `criterion -> "a", "b" or "tie" ("" where the strict parse reads no winner)`),
+			schemaField("rationales", stages.ObjectField, "criterion -> the judge's rationale"),
+			optField("authors_parse", stages.ObjectField, "what the authors' parser reads of the same answer: winners (unclear included), parser (json_winners only)"),
+		},
+		Needs: append(review("a"), review("b")...),
+	}
+}
+
+func (preferenceScoreType) Schema(stages.Params) stages.Schema {
+	return stages.Schema{Gives: stages.ScoreFields,
+		Needs: []stages.Need{
+			{Input: "preferences", Fields: []string{"winners"}, Why: "each pair's winners"},
+			{Input: "preferences", Fields: []string{"authors_parse"}, Optional: true, Why: "the authors' reading of each pair"},
 		}}
 }

@@ -1,6 +1,5 @@
 stage "contribution_relevance" "x" {
   dimensions = stage.contribution_dimensions.x
-  search     = stage.literature_search.papers
-  augment    = stage.paper_augment.x
+  augment    = stage.embedding_filter.x
   model      = model.gen_b
 }

@@ -1,0 +1,3 @@
+stage "preference_score" "x" {
+  preferences = stage.pairwise_preference.x
+}
