@@ -207,7 +207,12 @@ func TestBrowserReportPage(t *testing.T) {
 	if _, err := chromedp.Run(tctx, chromedp.Poll[bool](`document.querySelectorAll("#item-list details.item[open] .item-body:empty").length === 0`)); err != nil {
 		t.Fatal(err)
 	}
-	scores, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#item-list .judgement .judge")).map(e => e.textContent)`))
+	scores, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#item-list .judgement .judge .score")).map(e => e.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every judgement the mock made carries its badge beside the score.
+	badges, err := chromedp.Run(tctx, chromedp.Evaluate[int](`document.querySelectorAll("#item-list .judgement .judge .badge.synthetic").length`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,8 +222,11 @@ func TestBrowserReportPage(t *testing.T) {
 	if len(scores) != 4 || s.Count != "3 of 4 items" {
 		t.Errorf("score filter: judgements %q, count %q; want 4 rank-1 judgements in 3 of 4 items", scores, s.Count)
 	}
+	if badges != len(scores) {
+		t.Errorf("%d judgements shown, %d with the mock's badge; want every one", len(scores), badges)
+	}
 	for _, j := range scores {
-		if !strings.HasSuffix(j, "score 1") {
+		if j != "score 1" {
 			t.Errorf("score filter 1..1 shows %q", j)
 		}
 	}

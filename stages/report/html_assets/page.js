@@ -72,8 +72,14 @@
         if (!scoreOK(j, f.lo, f.hi)) return;
         var jd = el("div", "judgement");
         var head = j.stage + (j.label ? " · " + j.label : "") + (j.judge ? " · judge " + j.judge : "");
-        if (j.score !== undefined && j.score !== null) head += " · score " + j.score;
         var jh = el("div", "judge", head);
+        if (j.score !== undefined && j.score !== null) {
+          // The score in an element of its own: the badges after it are
+          // not part of it, and a reader (or a test) finds it by class.
+          jd.setAttribute("data-score", String(j.score));
+          jh.appendChild(document.createTextNode(" · "));
+          jh.appendChild(el("span", "score", "score " + j.score));
+        }
         if (j.synthetic) {
           jh.appendChild(document.createTextNode(" "));
           jh.appendChild(el("span", "badge synthetic", "made up by the mock"));
