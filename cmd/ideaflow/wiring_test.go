@@ -74,7 +74,7 @@ func wiringTargets(t *testing.T, dir string, n, withIdea int) {
 		var refs []map[string]any
 		for r := 0; r < 3; r++ {
 			refs = append(refs, map[string]any{"id": fmt.Sprintf("r%d-%d", i, r), "title": fmt.Sprintf("Reference %d of target %d", r, i),
-				"abstract": fmt.Sprintf("Reference %d of target %d reports trial %d of microbe strain %d.", r, i, r*7+i, i*3+r),
+				"abstract":  fmt.Sprintf("Reference %d of target %d reports trial %d of microbe strain %d.", r, i, r*7+i, i*3+r),
 				"citations": 50, "types": []string{"JournalArticle"}, "intents": []string{"background"}})
 		}
 		rec["references"] = refs
