@@ -230,3 +230,50 @@ stage "similarity" "upper_limit" {
 		t.Fatalf("run with extract_idea: exit %d, upper limit %+v, extract %+v\n%s", code, c, sum.Stages["stage.extract_idea.targets"], stderr)
 	}
 }
+
+// IdeaBench's generated ideas reviewed by ScholarEval's reviewer: the
+// review rows name whose ideas were reviewed (the generator, from
+// upstream) and who reviewed them (the model that answered, from the
+// records), never the reviewer as the ideas' generator.
+func TestReviewsOfGeneratedIdeasNameTheirGenerator(t *testing.T) {
+	dir := t.TempDir()
+	wiringTargets(t, dir, 4, 0)
+	cacheDir := filepath.Join(dir, "cache")
+	writeWiring(t, dir, `
+stage "llm_review" "b" {
+  ideas = stage.generate_ideas.g
+  model = model.j1
+}
+`)
+	// One idea an item: a review reads one idea (n = 3 is refused at ideas).
+	src, err := os.ReadFile(filepath.Join(dir, "main.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(strings.Replace(string(src), "n          = 3", "n          = 1", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sumPath := filepath.Join(dir, "summary.json")
+	code, _, stderr := cli(t, "run", dir, "--cache-dir", cacheDir, "--out", filepath.Join(dir, "out"), "--summary-json", sumPath, "-var", "mode=independent")
+	sum := readSummary(t, sumPath)
+	if c := sum.Stages["stage.llm_review.b"]; code != 0 || c.Total != 4 || c.LLMCalls != 4 {
+		t.Fatalf("run: exit %d, llm_review %+v\n%s", code, c, stderr)
+	}
+	code, stdout, stderr := cli(t, "export", "stage.llm_review.b", dir, "--cache-dir", cacheDir, "--format", "jsonl", "-var", "mode=independent")
+	if code != 0 || strings.Count(stdout, "\n") != 4 {
+		t.Fatalf("export: exit %d, %d rows (want 4)\n%s\n%s", code, strings.Count(stdout, "\n"), stdout, stderr)
+	}
+	for _, row := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(row), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r["generator"] != "mock-gen" || r["model"] != "mock-j1" {
+			t.Errorf("review row names generator %v and model %v; want the ideas' generator mock-gen and the reviewer mock-j1:\n%s", r["generator"], r["model"], row)
+		}
+	}
+	code, stdout, _ = cli(t, "show", "stage.llm_review.b", dir, "--cache-dir", cacheDir, "-var", "mode=independent")
+	if code != 0 || !strings.Contains(stdout, "mock-gen") {
+		t.Errorf("show: exit %d; want the ideas' generator named:\n%s", code, stdout)
+	}
+}

@@ -31,7 +31,7 @@ func (methodsType) Version() string { return "1" }
 func (methodsType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "ideas", Kind: stages.Input, Required: true, Doc: "the ideas to review, one per item: a dataset of format scholarideas (or any records with id, idea and cutoff), or a stage that gives one idea an item (IdeaBench's generate_ideas with n = 1, generate_from_keyword with ideas_per_keyword = 1)"},
-		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that extracts the methods (the reviewer)"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Doc: "the model that extracts the methods (the reviewer)"},
 		{Name: "max_methods", Kind: stages.Int, Default: 10, Min: 1, Max: maxMethods, Doc: "extract at most this many methods per idea (the paper sets no cap; the answer decides how many)"},
 		{Name: "queries_per_method", Kind: stages.Int, Default: 1, Min: 1, Max: maxQueriesPerMethod, Doc: "literature queries per method (the paper: 1 snippet query per method)"},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultMethodsPrompt, Doc: "the extraction prompt (data: .Idea .MaxMethods .QueriesPerMethod)"},
@@ -299,7 +299,7 @@ func (evidenceType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "methods", Kind: stages.Input, Required: true, Accepts: []string{"soundness_methods"}, Doc: "the extracted methods"},
 		{Name: "search", Kind: stages.Input, Required: true, Accepts: []string{"literature_search"}, Doc: "the literature search of those methods' queries"},
-		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that extracts each paper's evidence"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Doc: "the model that extracts each paper's evidence"},
 		{Name: "max_papers", Kind: stages.Int, Default: 1000, Min: 1, Max: 100000, Doc: "at most this many (method, paper) pairs per idea; an idea past it fails, naming the count"},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultEvidencePrompt, Doc: "the evidence prompt (data: .Method .Title .PaperID .Passages)"},
 	}
@@ -436,7 +436,7 @@ func (synthesisType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "methods", Kind: stages.Input, Required: true, Accepts: []string{"soundness_methods"}, Doc: "the extracted methods"},
 		{Name: "evidence", Kind: stages.Input, Required: true, Accepts: []string{"soundness_evidence"}, Doc: "the evidence extracted for them"},
-		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that reviews each method"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Doc: "the model that reviews each method"},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultSynthesisPrompt, Doc: "the per-method review prompt (data: .Idea .Method .Evidence, each .PaperID .Title .Evidence)"},
 	}
 }
@@ -533,7 +533,7 @@ func (soundnessType) Version() string { return "1" }
 func (soundnessType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "synthesis", Kind: stages.Input, Required: true, Accepts: []string{"soundness_synthesis"}, Doc: "the per-method reviews"},
-		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that writes the meta-review"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Doc: "the model that writes the meta-review"},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultSoundnessPrompt, Doc: "the meta-review prompt (data: .Idea .Methods, each .Method .Score .Synthesis)"},
 	}
 }
