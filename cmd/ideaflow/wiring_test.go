@@ -277,3 +277,94 @@ stage "llm_review" "b" {
 		t.Errorf("show: exit %d; want the ideas' generator named:\n%s", code, stdout)
 	}
 }
+
+// A soundness review of generated ideas over targets that carry an idea of
+// their own (an IdeaBench target's): the meta-review shows the generated
+// idea its methods were extracted from, never the target's (it did until
+// the review read its idea from the methods rather than the dataset
+// record).
+func TestSoundnessReviewOfGeneratedIdeasShowsThem(t *testing.T) {
+	dir := t.TempDir()
+	wiringTargets(t, dir, 3, 3) // every target has an idea: "Soil microbes raise drought tolerance N."
+	corpus, err := filepath.Abs("../../experiments/scholareval/data/corpus.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := filepath.Join(dir, "cache")
+	writeWiring(t, dir, fmt.Sprintf(`
+provider "papers" {
+  kind = "corpus"
+  path = %q
+}
+model "literature" {
+  provider = provider.papers
+  name     = "corpus"
+}
+stage "soundness_methods" "se" {
+  ideas       = stage.generate_ideas.g
+  model       = model.j1
+  max_methods = 2
+}
+stage "literature_search" "snippets" {
+  queries    = stage.soundness_methods.se
+  literature = model.literature
+  op         = "snippets"
+  as_of      = "2026-12-01"
+  limit      = 2
+}
+stage "soundness_evidence" "se" {
+  methods = stage.soundness_methods.se
+  search  = stage.literature_search.snippets
+  model   = model.j1
+}
+stage "soundness_synthesis" "se" {
+  methods  = stage.soundness_methods.se
+  evidence = stage.soundness_evidence.se
+  model    = model.j1
+}
+stage "soundness_review" "se" {
+  synthesis = stage.soundness_synthesis.se
+  methods   = stage.soundness_methods.se
+  model     = model.j2
+}
+`, corpus))
+	src, err := os.ReadFile(filepath.Join(dir, "main.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(strings.Replace(string(src), "n          = 3", "n          = 1", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vars := []string{"-var", "mode=independent", "--cache-dir", cacheDir}
+	sumPath := filepath.Join(dir, "summary.json")
+	code, _, stderr := cli(t, append([]string{"run", dir, "--out", filepath.Join(dir, "out"), "--summary-json", sumPath}, vars...)...)
+	sum := readSummary(t, sumPath)
+	if c := sum.Stages["stage.soundness_review.se"]; code != 0 || c.Total != 3 || c.LLMCalls != 3 {
+		t.Fatalf("run: exit %d, soundness_review %+v, failures %v\n%s", code, c, sum.Failures, stderr)
+	}
+	code, gens, _ := cli(t, append([]string{"export", "stage.generate_ideas.g", dir, "--format", "jsonl"}, vars...)...)
+	if code != 0 || strings.Count(gens, "\n") != 3 {
+		t.Fatalf("export of the ideas: exit %d\n%s", code, gens)
+	}
+	ideaOf := map[string]string{}
+	for _, row := range strings.Split(strings.TrimSpace(gens), "\n") {
+		var r struct{ Item, Idea string }
+		if err := json.Unmarshal([]byte(row), &r); err != nil {
+			t.Fatal(err)
+		}
+		ideaOf[r.Item] = r.Idea
+	}
+	for i := 0; i < 3; i++ {
+		item := fmt.Sprintf("t%d", i)
+		code, out, stderr := cli(t, append([]string{"show", "stage.soundness_review.se/" + item, dir, "--json"}, vars...)...)
+		if code != 0 {
+			t.Fatalf("show %s: exit %d\n%s", item, code, stderr)
+		}
+		if ideaOf[item] == "" || !strings.Contains(out, jsonString(ideaOf[item])[1:40]) {
+			t.Errorf("%s: the meta-review's request does not show the generated idea %q", item, ideaOf[item])
+		}
+		if strings.Contains(out, "Soil microbes raise drought tolerance") {
+			t.Errorf("%s: the meta-review's request shows the target's own idea", item)
+		}
+	}
+}
