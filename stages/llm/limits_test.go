@@ -170,6 +170,73 @@ func TestTokensPerMinute(t *testing.T) {
 	}
 }
 
+// overestimated: a request without max_tokens whose estimate (16 prompt
+// tokens + DefaultCompletionEstimate = 1040) is exactly 5 times what the
+// server reports it used (16 + 192 = 208), as when max_tokens is unset.
+const overestimatedUse = 208
+
+func overestimatedRequest(i int) Request { return userRequest("m1", fmt.Sprintf("%-64d", i)) }
+
+func overestimatedResponder(*openai.ChatCompletionRequest) string { return strings.Repeat("y", 4*192) }
+
+// TestTokensPerMinuteOverestimated: with estimates 5x the real usage and 32
+// calls in flight (50 ms each), tokens_per_minute = 60,000 is used to at
+// least 95% over five minutes and no 60 s window of starts ever holds more
+// than 60,000 reported tokens. Inside a synctest bubble time is virtual, so
+// both hold exactly on every run. (Before settling woke the waiting call,
+// 19-20% was used.)
+func TestTokensPerMinuteOverestimated(t *testing.T) {
+	const tpm, span = 60000, 5 * time.Minute
+	srv := llmtest.New(llmtest.WithLatency(50*time.Millisecond), llmtest.WithResponder(overestimatedResponder))
+	defer srv.Close()
+	synctest.Test(t, func(t *testing.T) {
+		p := testProvider(srv)
+		p.TokensPerMinute = tpm
+		p.MaxConcurrency = 32
+		c, err := New(p, testEnv(map[string]string{"TEST_KEY": testKey}), WithHTTPClient(&http.Client{Transport: srv.Transport()}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if est := EstimateTokens(overestimatedRequest(0)); est != 5*overestimatedUse {
+			t.Fatalf("estimate = %d, want %d", est, 5*overestimatedUse)
+		}
+		start := time.Now()
+		calls := int(1.1 * tpm * span.Minutes() / overestimatedUse) // more than the span can take
+		runCalls(t, c, calls, 64, overestimatedRequest)
+
+		times, used := usageTimes(srv)
+		maxWindow := maxInWindow(times, used, time.Minute)
+		if maxWindow > tpm {
+			t.Errorf("a 60 s window of starts holds %d reported tokens, over tokens_per_minute = %d", maxWindow, tpm)
+		}
+		var inSpan int
+		for i, at := range times {
+			if at.Sub(start) < span {
+				inSpan += used[i]
+			}
+		}
+		share := float64(inSpan) / (tpm * span.Minutes())
+		t.Logf("%d tokens in %v (%.2f%% of the budget); busiest 60 s window %d", inSpan, span, 100*share, maxWindow)
+		if share < 0.95 {
+			t.Errorf("%d tokens used in %v: %.1f%% of tokens_per_minute, want at least 95%%", inSpan, span, 100*share)
+		}
+	})
+}
+
+// usageTimes are the requests' start times, sorted, with the tokens the
+// server reported each used.
+func usageTimes(srv *llmtest.Server) ([]time.Time, []int) {
+	reqs := srv.Requests()
+	sort.Slice(reqs, func(i, j int) bool { return reqs[i].Time.Before(reqs[j].Time) })
+	times := make([]time.Time, len(reqs))
+	used := make([]int, len(reqs))
+	for i, r := range reqs {
+		times[i] = r.Time
+		used[i] = llmtest.Tokens(r.Chat.Messages[0].Content) + llmtest.Tokens(overestimatedResponder(r.Chat))
+	}
+	return times, used
+}
+
 // TestTokenBudgetCorrection: the reported usage settles the estimate taken
 // before the call, which shows in how long the next call waits.
 func TestTokenBudgetCorrection(t *testing.T) {
