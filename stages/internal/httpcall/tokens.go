@@ -5,6 +5,14 @@ import "time"
 // tokenWindow is the span tokens_per_minute is counted over.
 const tokenWindow = time.Minute
 
+// tokenLateSlack is how late a start may go and still count from when it was
+// due, whatever its spacing. Starts of small requests under a large budget
+// are a few ms apart, a quarter of which (lateWake) is less than a wake's
+// lateness on a loaded 2-core machine (5-20 ms at load average 30): there
+// 3-7% of the budget was lost. It admits at most 20 ms of budget early in
+// any window; the ledger still bounds every minute.
+const tokenLateSlack = 20 * time.Millisecond
+
 // tokenBudget is tokens_per_minute: a ledger of the last minute's starts,
 // which no start may push over the budget, and a pacer that spaces starts
 // by what they are expected to use.
@@ -30,8 +38,8 @@ const tokenWindow = time.Minute
 //     the ratio of usage to estimate among the last minute's settled
 //     starts, so starts are spaced by what they really use, not by what they
 //     might, and the budget is spent evenly instead of a minute's worth at
-//     once. tat lags now by at most lateWake of a start's spacing when it
-//     goes: time with nothing to send is lost, not saved up into a burst.
+//     once. tat lags now by at most lateWake of a start's spacing (or
+//     tokenLateSlack) when it goes: time with nothing to send is lost, not saved up into a burst.
 //
 // Settling wakes the attempt waiting for budget (Limiter.pace), which then
 // recomputes its wait. l.mu of the owning Limiter guards every field.
@@ -78,7 +86,10 @@ func (b *tokenBudget) expire(now time.Time) {
 		i++
 	}
 	if i > 0 {
-		b.entries = append(b.entries[:0], b.entries[i:]...)
+		// Reslice rather than copy down: append moves the live entries
+		// when the array is full, so each entry is copied O(1) times
+		// however many starts a minute holds.
+		b.entries = b.entries[i:]
 		b.first += uint64(i)
 	}
 }
@@ -118,10 +129,11 @@ func (b *tokenBudget) take(now time.Time, n int64) (time.Duration, uint64, float
 	b.sum += n
 	pred := b.predict(n)
 	// A start a little late (timer and scheduler latency) is counted from
-	// when it was due, as for requests_per_minute (see lateWake); later than
-	// that, the time is lost.
+	// when it was due, as for requests_per_minute (see lateWake), or up to
+	// tokenLateSlack late when that is more; later than that, the time is
+	// lost.
 	from := now
-	if late := now.Sub(b.tat); late < 0 || (!b.tat.IsZero() && late <= b.seconds(lateWake*pred)) {
+	if late := now.Sub(b.tat); late < 0 || (!b.tat.IsZero() && late <= max(b.seconds(lateWake*pred), tokenLateSlack)) {
 		from = b.tat
 	}
 	b.tat = from.Add(b.seconds(pred))
