@@ -23,7 +23,7 @@ func (a *app) cacheCmd() *cobra.Command {
 		Use:   "cache",
 		Short: "Inspect, share and clean the result cache",
 	}
-	cmd.AddCommand(a.cacheStatsCmd(), a.cacheLsCmd(), a.cacheGCCmd(), a.cacheExportCmd(), a.cacheImportCmd(), a.cacheVerifyCmd(), a.cacheAdoptCmd())
+	cmd.AddCommand(a.cacheStatsCmd(), a.cacheLsCmd(), a.cacheGCCmd(), a.cacheExportCmd(), a.cacheImportCmd(), a.cacheVerifyCmd(), a.cacheAdoptCmd(), a.cacheCompactCmd())
 	return cmd
 }
 
@@ -610,4 +610,22 @@ func shortKey(k string) string {
 		return k[:16]
 	}
 	return k
+}
+
+// cacheCompactCmd runs the compaction a run does when it closes the cache
+// after 20,000 writes or more: for a cache grown by many smaller runs, or
+// one whose compaction at the end of a run was interrupted.
+func (a *app) cacheCompactCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "compact",
+		Short: "Compact the cache's tables into one level, so lookups read one (a run does it itself after 20,000 writes)",
+		Args:  cobra.NoArgs,
+		RunE: a.withCache(cacheExisting, func(store *cache.Badger, _ []string) error {
+			if err := store.Compact(); err != nil {
+				return &exitError{exitFailedNodes, err}
+			}
+			fmt.Fprintln(a.stdout, "compacted")
+			return nil
+		}),
+	}
 }
