@@ -286,7 +286,7 @@ func fullSizePage() *report.Page {
 			g := report.ItemGroup{Model: fmt.Sprintf("model-%02d", m), Ideas: []string{text(100)}}
 			for j := 0; j < 3; j++ {
 				s := float64((k + m + j) % 10)
-				g.Judgements = append(g.Judgements, report.Judgement{Stage: "liveideabench_judge.critique", Judge: fmt.Sprintf("judge-%d", j), Slot: j, Score: &s,
+				g.Judgements = append(g.Judgements, report.Judgement{Dimension: "liveideabench_judge.critique", Judge: fmt.Sprintf("judge-%d", j), Slot: j, Score: &s,
 					Scores: map[string]float64{"originality": s, "feasibility": 10 - s, "clarity": 5}, Rationale: text(50)})
 			}
 			it.Groups = append(it.Groups, g)

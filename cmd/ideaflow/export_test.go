@@ -63,7 +63,7 @@ func TestExportIdeas(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("export: exit %d\n%s", code, stderr)
 	}
-	if stdout != "wrote 12 row(s) to "+out+"\n" || stderr != "note: 3 node(s) belong to dropped targets and have no ideas\n" {
+	if stdout != "wrote 12 row(s) to "+out+"\n" || stderr != "note: 3 node(s) belong to items left out upstream (dropped)\n" {
 		t.Errorf("stdout %q, stderr %q", stdout, stderr)
 	}
 	f, err := os.Open(out)
@@ -234,7 +234,7 @@ func TestExportSimilarity(t *testing.T) {
 		inst, method, note string
 	}{
 		{`stage.similarity.bert["mock-generator-a"]`, "bertscore", ""},
-		{`stage.similarity.emb["mock-generator-a"]`, "embedding", "note: 20 embedding reply node(s) have no rows of their own"},
+		{`stage.similarity.emb["mock-generator-a"]`, "embedding", "note: 20 service reply node(s) have no rows of their own"},
 	} {
 		code, stdout, stderr := cli(t, "export", tc.inst, exp, "--cache-dir", cacheDir)
 		if code != 0 || !strings.Contains(stderr, tc.note) {
