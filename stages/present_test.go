@@ -32,9 +32,9 @@ func (ideaType) Schema(Params) Schema {
 
 type testType struct{}
 
-func (testType) Name() string                    { return "t" }
-func (testType) Version() string                 { return "1" }
-func (testType) Params() []Param                 { return nil }
+func (testType) Name() string                     { return "t" }
+func (testType) Version() string                  { return "1" }
+func (testType) Params() []Param                  { return nil }
 func (testType) Layout(*Instance) ([]Node, error) { return nil, nil }
 
 func TestDefaultPresent(t *testing.T) {
