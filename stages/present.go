@@ -322,40 +322,29 @@ func RoleJudgement(s Schema, obj map[string]json.RawMessage, out *NodeOutput) (J
 	return j, scored
 }
 
-// DecodeOutput decodes a node's output as an object; order lists its
-// members as they come.
+// DecodeOutput decodes a node's output as an object; names lists its
+// members in name order. An output that is no object is one member,
+// "output".
 func DecodeOutput(b []byte) (map[string]json.RawMessage, []string, error) {
 	return decodeObject(b)
 }
 
 func decodeObject(b []byte) (map[string]json.RawMessage, []string, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	tok, err := dec.Token()
-	if err != nil {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '{' {
+		// Not an object: one column holding it.
+		return map[string]json.RawMessage{"output": json.RawMessage(b)}, []string{"output"}, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
 		return nil, nil, fmt.Errorf("decode output: %w", err)
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		// Not an object: one column holding it.
-		return map[string]json.RawMessage{"output": json.RawMessage(bytes.TrimSpace(b))}, []string{"output"}, nil
+	names := make([]string, 0, len(obj))
+	for k := range obj {
+		names = append(names, k)
 	}
-	obj := map[string]json.RawMessage{}
-	var order []string
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return nil, nil, fmt.Errorf("decode output: %w", err)
-		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, nil, fmt.Errorf("decode output: %w", err)
-		}
-		name, _ := k.(string)
-		if _, dup := obj[name]; !dup {
-			order = append(order, name)
-		}
-		obj[name] = raw
-	}
-	return obj, order, nil
+	sort.Strings(names)
+	return obj, names, nil
 }
 
 // ColumnValue is a JSON value as a Column's Value: a string, bool or
