@@ -22,7 +22,7 @@ func (llmReviewType) Version() string { return "1" }
 func (llmReviewType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "ideas", Kind: stages.Input, Required: true, Doc: "the ideas to review, one per item: a dataset of format scholarideas (or any records with id, idea and cutoff), or a stage that gives one idea an item (IdeaBench's generate_ideas with n = 1, generate_from_keyword with ideas_per_keyword = 1)"},
-		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the reviewer, asked without retrieval (the paper's plain-LLM baseline)"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Doc: "the reviewer, asked without retrieval (the paper's plain-LLM baseline)"},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultLLMReviewPrompt, Doc: "the review prompt (data: .Idea); its References section is what resolve_references checks"},
 	}
 }

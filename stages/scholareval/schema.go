@@ -119,7 +119,7 @@ func (soundnessType) Schema(stages.Params) stages.Schema {
 	return stages.Schema{Gives: reviewGives(stages.Field{Name: "score", Type: stages.NumberField, Role: stages.RoleScore, Optional: true, Doc: "the mean method score (0-10); none without a scored method"}),
 		Needs: []stages.Need{
 			{Input: "synthesis", Fields: []string{"synthesis"}, Why: "the per-method reviews"},
-			{Input: "synthesis", Source: true, Fields: stages.IdeaFields, Why: "the idea reviewed"},
+			{Input: "methods", Fields: []string{stages.FieldIdea}, Why: "the idea reviewed"},
 			{Input: "synthesis", Source: true, Fields: []string{"id", "domain", "cutoff", "rubric"}, Optional: true, Why: "the rest of its record"},
 			stages.Whole("synthesis"),
 		}}
