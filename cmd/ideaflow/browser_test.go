@@ -639,6 +639,13 @@ func TestBrowserBenchmarkPages(t *testing.T) {
 				}
 				evalJS[bool](t, tctx, `document.getElementById("page-next").click(); true`)
 			}
+			// The check sees what it looks for: an element wider than the
+			// window, added for the purpose, is reported.
+			evalJS[bool](t, tctx, `(() => { const d = document.createElement("div"); d.id = "too-wide"; d.style.width = "2000px"; document.querySelector("main").appendChild(d); return true; })()`)
+			if wide := evalJS[[]string](t, tctx, overflowScript); len(wide) == 0 {
+				t.Error("the overflow check misses a 2000 px element")
+			}
+			evalJS[bool](t, tctx, `(() => { document.getElementById("too-wide").remove(); return true; })()`)
 			if ideas != wantIdeas || judgements != wantJudgements {
 				t.Errorf("shown over %d page(s): %d ideas, %d judgements; the exports hold %d and %d", pages, ideas, judgements, wantIdeas, wantJudgements)
 			}
