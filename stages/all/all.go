@@ -4,6 +4,7 @@ package all
 
 import (
 	_ "github.com/ideaflow/ideaflow/stages/aggregate"     // aggregate, bootstrap, compare, agreement
+	_ "github.com/ideaflow/ideaflow/stages/expect"        // expect: a published number beside the computed one (ideaflow check)
 	_ "github.com/ideaflow/ideaflow/stages/ideabench"     // filter_references, generate_ideas, rank_ideas, insight_score, ...
 	_ "github.com/ideaflow/ideaflow/stages/literature"    // provider kinds corpus and semantic_scholar, the mock's literature operations, the dataset builder's stages
 	_ "github.com/ideaflow/ideaflow/stages/liveideabench" // generate_from_keyword, judge_panel, fluency, liveideabench_score, leaderboard

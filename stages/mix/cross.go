@@ -14,6 +14,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/stats"
@@ -43,6 +44,7 @@ func (crossType) Params() []stages.Param {
 		ps = append(ps, stages.Param{Name: k.param, Kind: stages.Inputs, Accepts: k.accepts, Doc: k.doc})
 	}
 	return append(ps,
+		stages.Param{Name: "panel_score", Kind: stages.String, Default: "", Doc: `the panel's value of an idea: "" (the mean of each judge's mean over its dimensions) or one dimension ("originality": does what the panel calls original survive a literature check?)`},
 		stages.Param{Name: "resamples", Kind: stages.Int, Default: stats.DefaultResamples, Min: 100, Max: 100000, Doc: "bootstrap resamples of the items (targets or keywords), for every interval"},
 		stages.Param{Name: "seed", Kind: stages.Int, Default: 0, Min: 0, Max: math.MaxInt32, Doc: "seed of the resampling; the same seed gives the same intervals"},
 		stages.Param{Name: "confidence", Kind: stages.Number, Default: stats.DefaultLevel, Doc: "confidence level of the intervals, in (0, 1)"},
@@ -92,12 +94,13 @@ type MeasurePair struct {
 type config struct {
 	measures []string
 	ups      map[string][]*stages.Upstream
+	panelDim string // "" : a judgement's mean
 	opts     stats.Options
 	seed     int
 }
 
 func readConfig(p stages.Params) (*config, error) {
-	c := &config{ups: map[string][]*stages.Upstream{}, seed: p.Int("seed")}
+	c := &config{ups: map[string][]*stages.Upstream{}, seed: p.Int("seed"), panelDim: p.String("panel_score")}
 	for _, k := range kinds {
 		ups := p.Inputs(k.param)
 		if len(ups) == 0 {
@@ -113,6 +116,9 @@ func readConfig(p stages.Params) (*config, error) {
 			}
 			seen[g] = u.Address
 		}
+	}
+	if c.panelDim != "" && len(c.ups["panels"]) == 0 {
+		return nil, stages.ParamErrorf("panel_score", "panel_score = %q names a panel dimension, but panels lists no judge_panel", c.panelDim)
 	}
 	if len(c.measures) < 2 {
 		return nil, stages.ParamErrorf("rankings", "cross_agreement needs at least two of rankings, panels and reviews (got %d): agreement is between measures", len(c.measures))
@@ -187,7 +193,7 @@ func (c *config) compute(measureOf []string, in []stages.In) (*CrossOutput, erro
 			continue // failed or skipped: the unit is missing under this measure
 		}
 		m := measureOf[i]
-		v, ok, err := nodeValue(m, x)
+		v, ok, err := nodeValue(m, c.panelDim, x)
 		if err != nil {
 			return nil, err
 		}
@@ -361,7 +367,7 @@ func pairOf(a, b string, shared int, idx []float64, tau func([]float64) float64,
 // nodeValue reads one node's value under measure m, oriented so that
 // higher is better; ok is false for a dropped idea or a review without a
 // score.
-func nodeValue(m string, x stages.In) (float64, bool, error) {
+func nodeValue(m, panelDim string, x stages.In) (float64, bool, error) {
 	switch m {
 	case "rankings":
 		var r struct {
@@ -391,13 +397,24 @@ func nodeValue(m string, x stages.In) (float64, bool, error) {
 		return -float64(sum) / float64(n), true, nil
 	case "panels":
 		var j struct {
-			Mean    float64 `json:"mean"`
-			Dropped bool    `json:"dropped"`
+			Mean    float64            `json:"mean"`
+			Scores  map[string]float64 `json:"scores"`
+			Dropped bool               `json:"dropped"`
 		}
 		if err := json.Unmarshal(x.Output, &j); err != nil {
 			return 0, false, fmt.Errorf("decode judgement %s: %w", stages.NodeAddress(x), err)
 		}
-		return j.Mean, !j.Dropped, nil
+		if j.Dropped {
+			return 0, false, nil
+		}
+		if panelDim == "" {
+			return j.Mean, true, nil
+		}
+		v, ok := j.Scores[panelDim]
+		if !ok {
+			return 0, false, fmt.Errorf("%s has no %q score (it scores %s): set panel_score to one of the panel's dimensions", stages.NodeAddress(x), panelDim, strings.Join(slices.Sorted(maps.Keys(j.Scores)), ", "))
+		}
+		return v, true, nil
 	case "reviews":
 		var r struct {
 			Score *float64 `json:"score"`

@@ -200,3 +200,35 @@ func TestCrossAgreementMissing(t *testing.T) {
 		t.Errorf("units %v, shared %d, common %d; want 11, 11, 10 and 2", out.Units, out.PerIdea[0].Shared, out.CommonItems)
 	}
 }
+
+// panel_score reads one dimension of each judgement instead of its mean.
+func TestCrossAgreementPanelDimension(t *testing.T) {
+	c := build(t, "rankings", "panels")
+	// Every judgement scores originality at 10 minus its mean: the panel's
+	// order flips, and so does the sign of tau-b.
+	for i := range c.in {
+		if c.in[i].From.Type != "judge_panel" {
+			continue
+		}
+		var j map[string]any
+		if err := json.Unmarshal(c.in[i].Output, &j); err != nil {
+			t.Fatal(err)
+		}
+		j["scores"] = map[string]float64{"originality": 10 - j["mean"].(float64), "clarity": 5}
+		c.in[i].Output, _ = json.Marshal(j)
+	}
+	mean, err := runCross(t, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, err := runCross(t, c, stages.Params{"panel_score": "originality"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mean.PerIdea[0].TauB == nil || orig.PerIdea[0].TauB == nil || math.Abs(*mean.PerIdea[0].TauB+*orig.PerIdea[0].TauB) > 1e-12 {
+		t.Errorf("tau-b with the mean %v, with originality %v; want opposite signs", deref(mean.PerIdea[0].TauB), deref(orig.PerIdea[0].TauB))
+	}
+	if _, err := runCross(t, c, stages.Params{"panel_score": "novelty"}); err == nil || !strings.Contains(err.Error(), `has no "novelty" score (it scores clarity, originality)`) {
+		t.Errorf("unknown dimension: %v", err)
+	}
+}

@@ -5,11 +5,19 @@ import "github.com/ideaflow/ideaflow/stages"
 // Schema: what cross_agreement gives, and what it reads of each evaluator
 // (stages.Schema): a ranking's order and labels, a judgement's mean, a
 // review's score, as nodeValue decodes them.
+// panelField is the judgement field panel_score reads.
+func panelField(p stages.Params) string {
+	if d := p.String("panel_score"); d != "" {
+		return "scores"
+	}
+	return "mean"
+}
+
 func (crossType) Schema(p stages.Params) stages.Schema {
 	var needs []stages.Need
 	reads := map[string]stages.Need{
 		"rankings": {Input: "rankings", Fields: []string{"order", "labels", "n"}, Why: "where the idea stands against the target"},
-		"panels":   {Input: "panels", Fields: []string{"mean"}, Why: "each judge's mean score of the idea"},
+		"panels":   {Input: "panels", Fields: []string{panelField(p)}, Why: "each judge's score of the idea"},
 		"reviews":  {Input: "reviews", Fields: []string{"score"}, Optional: true, Why: "the review's score (the mean method score)"},
 	}
 	for _, k := range kinds {

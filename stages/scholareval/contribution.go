@@ -57,7 +57,8 @@ func (dimensionsType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	max, perStmt := inst.Params.Int("max_statements"), inst.Params.Int("queries_per_statement")
 	return extractLayout(inst,
 		func(text string) any { return dimensionsData{text, max, perStmt} },
-		func(rec *idea, lines []string) any { return parseDimensions(rec, lines, max, perStmt) })
+		func(rec *idea, lines []string) any { return parseDimensions(rec, lines, max, perStmt) },
+		nil) // an idea dropped upstream fails here: the contribution chain does not pass drops on yet
 }
 
 func parseDimensions(rec *idea, lines []string, max, perStmt int) DimensionsOutput {

@@ -52,6 +52,9 @@ type MethodsOutput struct {
 	Methods []Method `json:"methods"`
 	Queries []Query  `json:"queries"` // every method's queries, flat, for literature_search
 	Dropped int      `json:"dropped"` // listed methods dropped as duplicates or past max_methods
+	// DroppedUpstream says the idea was dropped upstream: no methods, no
+	// call, and a review that passes the drop on.
+	DroppedUpstream bool `json:"dropped_upstream,omitempty"`
 }
 
 type methodsData struct {
@@ -63,7 +66,8 @@ func (methodsType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	max, perMethod := inst.Params.Int("max_methods"), inst.Params.Int("queries_per_method")
 	return extractLayout(inst,
 		func(text string) any { return methodsData{text, max, perMethod} },
-		func(rec *idea, lines []string) any { return parseMethods(rec, lines, max, perMethod) })
+		func(rec *idea, lines []string) any { return parseMethods(rec, lines, max, perMethod) },
+		func() any { return MethodsOutput{Methods: []Method{}, Queries: []Query{}, DroppedUpstream: true} })
 }
 
 // queryLabel finds "Query:" / "Queries:" after a method or statement.
@@ -625,6 +629,9 @@ func childReviewNodes(param string, up, methods *stages.Upstream, prepare func(r
 				var mo MethodsOutput
 				if err := json.Unmarshal(ms.Output, &mo); err != nil {
 					return nil, fmt.Errorf("decode methods of item %q: %w", item, err)
+				}
+				if mo.DroppedUpstream {
+					return &stages.Work{Compute: func() ([]byte, error) { return stages.EncodeOutput(droppedReview("soundness")) }}, nil
 				}
 				var rec idea
 				if err := json.Unmarshal(last.Output, &rec); err != nil {
