@@ -404,6 +404,11 @@ type Type interface {
 	Layout(inst *Instance) ([]Node, error)
 }
 
+// A Type may also be an Expander, a ServiceUser, a ParamChecker, a
+// LayoutWarner, a DatasetChecker (below), a Declarer (schema.go) and a
+// Presenter (present.go): how its outputs read to show, export and
+// report.html, which know no stage type.
+
 // Expander is a stage type whose nodes per item depend on upstream outputs
 // (ScholarEval: the methods a model extracted from an idea, then one search
 // per method). Its Layout lays out what is known up front (often nothing);
