@@ -68,7 +68,7 @@ func TestBatchFakeLifecycle(t *testing.T) {
 			wantStates: []string{BatchValidating, BatchInProgress, BatchInProgress, BatchFinalizing, BatchFinalizing, BatchCompleted},
 			wantOK:     []string{"a"}, wantRan: 1},
 		{name: "partial: a status and an error object", lines: []openai.BatchLineItem{chatLine("a", "m", "1"), chatLine("b", "m", "2"), chatLine("c", "m", "3"), chatLine("d", "m", "4")},
-			plan: BatchPlan{Lines: map[string]LineScript{"b": {Fault: Fault{Status: 500}}, "c": {Error: BatchLineTimeout}, "d": {Drop: true}}},
+			plan:       BatchPlan{Lines: map[string]LineScript{"b": {Fault: Fault{Status: 500}}, "c": {Error: BatchLineTimeout}, "d": {Drop: true}}},
 			wantStates: []string{BatchInProgress, BatchFinalizing, BatchCompleted}, wantOK: []string{"a"},
 			wantErr: map[string]string{"b": "status 500", "c": BatchLineTimeout}, wantRan: 3},
 		{name: "expired after one line", lines: []openai.BatchLineItem{chatLine("a", "m", "1"), chatLine("b", "m", "2")},
