@@ -40,6 +40,11 @@ const (
 	DefaultPollMax   = 10 * time.Minute
 )
 
+// DefaultMaxPollErrors is how many polls in a row may fail transiently (no
+// reply, 408, 429, 5xx) before Wait gives up; the batches run on at the
+// provider meanwhile, and the next Wait (or run) picks them up.
+const DefaultMaxPollErrors = 5
+
 // DefaultMaxDownloadBytes caps one output or error file read whole: a full
 // input file's answers (50,000 lines of a few kB each) with room to spare.
 const DefaultMaxDownloadBytes = 2 << 30
@@ -123,6 +128,7 @@ type Options struct {
 	PollFirst        time.Duration
 	PollMax          time.Duration
 	MaxDownloadBytes int64
+	MaxPollErrors    int
 	Clock            llm.Clock     // polling waits (tests: llmtest.FakeClock)
 	NewID            func() string // submission ids (default: random)
 }
@@ -145,6 +151,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxDownloadBytes <= 0 {
 		o.MaxDownloadBytes = DefaultMaxDownloadBytes
+	}
+	if o.MaxPollErrors <= 0 {
+		o.MaxPollErrors = DefaultMaxPollErrors
 	}
 	if o.Clock == nil {
 		o.Clock = llm.RealClock

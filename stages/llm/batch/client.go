@@ -315,6 +315,7 @@ func (c *Client) Wait(ctx context.Context, sink func(Result) error) error {
 		return err
 	}
 	delay := c.o.PollFirst
+	pollErrs := 0 // transient poll failures in a row
 	for {
 		running := 0
 		for _, id := range append([]string(nil), c.order...) {
@@ -329,8 +330,13 @@ func (c *Client) Wait(ctx context.Context, sink func(Result) error) error {
 			}
 			b, err := c.files.RetrieveBatch(ctx, s.BatchID)
 			if err != nil {
-				return fmt.Errorf("batch: poll %s (batch %s): %w", s.ID, s.BatchID, err)
+				if pollErrs++; ctx.Err() != nil || refused(err) || pollErrs > c.o.MaxPollErrors {
+					return fmt.Errorf("batch: poll %s (batch %s): %w", s.ID, s.BatchID, err)
+				}
+				running++ // still running, for all we know
+				continue
 			}
+			pollErrs = 0
 			if !ended(b.Status) {
 				running++
 				continue

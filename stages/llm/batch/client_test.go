@@ -338,3 +338,56 @@ func TestNeedsBatchKind(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// TestPollErrors: polls that fail transiently are waited out with the same
+// back-off, up to MaxPollErrors in a row; one more ends Wait with the
+// error, and the batch, still open in the journal, is collected later.
+func TestPollErrors(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		status  int
+		fails   int
+		wantErr bool
+	}{
+		{"two 503s", 503, 2, false},
+		{"five 502s: the limit", 502, 5, false},
+		{"six 500s: one too many", 500, 6, true},
+		{"a 404 is not transient", 404, 1, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			c1, end1 := f.process(nil)
+			if _, err := c1.Submit(bg, items("m", 2, "a")); err != nil {
+				t.Fatal(err)
+			}
+			end1()
+			fj, err := OpenFile(f.journal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := New(f.llmClient(&flaky{base: f.srv.HTTPClient().Transport, path: "/batches/", status: tt.status, n: tt.fails}), fj, f.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			col := newCollector()
+			err = c.Wait(bg, col.sink)
+			fj.Close()
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Wait: %v", err)
+			}
+			if tt.wantErr {
+				if len(col.got) != 0 {
+					t.Fatalf("results %v", col.got)
+				}
+				c2, end2 := f.process(nil)
+				defer end2()
+				if err := c2.Wait(bg, col.sink); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(col.got) != 2 || f.srv.Counts().Creates != 1 {
+				t.Fatalf("results %d, counts %+v", len(col.got), f.srv.Counts())
+			}
+		})
+	}
+}

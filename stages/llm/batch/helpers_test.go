@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -183,4 +184,29 @@ func appendRaw(path string, b []byte) {
 	}
 	defer f.Close()
 	_, _ = f.Write(b)
+}
+
+// flaky answers the first n requests whose path contains path with status,
+// without passing them on.
+type flaky struct {
+	base   http.RoundTripper
+	path   string
+	status int
+	n      int
+	mu     sync.Mutex
+}
+
+func (f *flaky) RoundTrip(r *http.Request) (*http.Response, error) {
+	f.mu.Lock()
+	hit := f.n > 0 && strings.Contains(r.URL.Path, f.path)
+	if hit {
+		f.n--
+	}
+	f.mu.Unlock()
+	if !hit {
+		return f.base.RoundTrip(r)
+	}
+	body := `{"error":{"message":"upstream hiccup","type":"server_error","code":null}}`
+	return &http.Response{StatusCode: f.status, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Request: r}, nil
 }
