@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ideaflow/ideaflow/stages/llm"
 	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
@@ -96,14 +97,14 @@ func (j killJournal) Record(e Entry) error {
 // fixture is one fake provider and a journal file that outlive the
 // "processes" (Clients) a test starts on them.
 type fixture struct {
-	t       *testing.T
+	t       testing.TB
 	srv     *llmtest.BatchServer
 	journal string
 	clock   *llmtest.FakeClock
 	opts    Options
 }
 
-func newFixture(t *testing.T, opts ...llmtest.BatchOption) *fixture {
+func newFixture(t testing.TB, opts ...llmtest.BatchOption) *fixture {
 	srv := llmtest.NewBatch(llmtest.New(llmtest.WithAPIKey(testKey)), opts...)
 	t.Cleanup(srv.Close)
 	n := 0
@@ -210,3 +211,5 @@ func (f *flaky) RoundTrip(r *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: f.status, Header: http.Header{"Content-Type": {"application/json"}},
 		Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Request: r}, nil
 }
+
+func nowNs() int64 { return time.Now().UnixNano() }
