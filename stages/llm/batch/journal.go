@@ -85,6 +85,8 @@ type FileJournal struct {
 	path    string
 	f       *os.File
 	entries []Entry
+	size    int64 // bytes of whole entries: where the next one goes
+	broken  error // a write that failed and could not be undone: no more entries
 }
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -113,6 +115,7 @@ func OpenFile(path string) (*FileJournal, error) {
 	}
 	j := &FileJournal{path: path, f: f}
 	good, err := j.read()
+	j.size = good
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -182,20 +185,40 @@ func encodeLine(e Entry) ([]byte, error) {
 	return fmt.Appendf(nil, "%08x %s\n", crc32.Checksum(body, crcTable), body), nil
 }
 
-// Record appends e and fsyncs the file before returning.
+// Record appends e and fsyncs the file before returning. A write or fsync
+// that fails (a full disk) is undone by cutting the file back to its last
+// whole entry, so that a later entry never follows a torn one (which would
+// make the journal unreadable, invariant 2); if even that fails, the
+// journal refuses every later entry.
 func (j *FileJournal) Record(e Entry) error {
+	if j.broken != nil {
+		return fmt.Errorf("batch journal %s: an earlier write failed and could not be undone (%v); no more entries are recorded", j.path, j.broken)
+	}
 	line, err := encodeLine(e)
 	if err != nil {
 		return fmt.Errorf("batch journal: encode: %w", err)
 	}
-	if _, err := j.f.Write(line); err != nil {
-		return fmt.Errorf("batch journal %s: %w", j.path, err)
+	_, err = j.f.Write(line)
+	if err == nil {
+		err = j.f.Sync()
 	}
-	if err := j.f.Sync(); err != nil {
-		return fmt.Errorf("batch journal %s: fsync: %w", j.path, err)
+	if err != nil {
+		if terr := j.undo(); terr != nil {
+			j.broken = terr
+		}
+		return fmt.Errorf("batch journal %s: write: %w", j.path, err)
 	}
+	j.size += int64(len(line))
 	j.entries = append(j.entries, e)
 	return nil
+}
+
+func (j *FileJournal) undo() error {
+	if err := j.f.Truncate(j.size); err != nil {
+		return err
+	}
+	_, err := j.f.Seek(j.size, io.SeekStart)
+	return err
 }
 
 // Entries returns the entries read at open and recorded since.

@@ -132,12 +132,11 @@ type fakeFile struct {
 }
 
 type fakeBatch struct {
-	obj       batchObject
-	plan      BatchPlan
-	lines     []inputLine
-	ticks     int
-	invalid   []batchError // validation's findings: the batch fails
-	cancelled bool
+	obj     batchObject
+	plan    BatchPlan
+	lines   []inputLine
+	ticks   int
+	invalid []batchError // validation's findings: the batch fails
 }
 
 type inputLine struct {
@@ -638,7 +637,7 @@ func (s *BatchServer) cancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.now()
-	b.obj.Status, b.obj.CancellingAt, b.cancelled = BatchCancelling, &now, true
+	b.obj.Status, b.obj.CancellingAt = BatchCancelling, &now
 	writeJSON(w, b.obj)
 }
 
