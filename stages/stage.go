@@ -89,6 +89,13 @@ func ParamErrorf(param, format string, args ...any) error {
 type Price struct {
 	InputPerMTok  float64 `json:"input_per_mtok"`
 	OutputPerMTok float64 `json:"output_per_mtok"`
+	// Batch and cached-input prices, nil when the block gives none (then
+	// stages/pricing falls back to the synchronous input and output
+	// prices: a cost is never under-estimated for want of a discount).
+	BatchInputPerMTok       *float64 `json:"batch_input_per_mtok,omitempty"`
+	BatchOutputPerMTok      *float64 `json:"batch_output_per_mtok,omitempty"`
+	CachedInputPerMTok      *float64 `json:"cached_input_per_mtok,omitempty"`       // prompt tokens served from the provider's cache
+	BatchCachedInputPerMTok *float64 `json:"batch_cached_input_per_mtok,omitempty"` // the same, in a batch
 }
 
 // Model is a decoded model block.

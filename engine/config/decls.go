@@ -103,7 +103,8 @@ var blockSchemas = map[string]*hcl.BodySchema{
 	"settings": {Attributes: []hcl.AttributeSchema{{Name: "max_nodes"}, {Name: "name"}}},
 }
 
-var priceSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "input_per_mtok"}, {Name: "output_per_mtok"}}}
+var priceSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "input_per_mtok"}, {Name: "output_per_mtok"},
+	{Name: "batch_input_per_mtok"}, {Name: "batch_output_per_mtok"}, {Name: "cached_input_per_mtok"}, {Name: "batch_cached_input_per_mtok"}}}
 
 // stageSchema is the body schema of a stage type: its params plus for_each.
 func stageSchema(t stages.Type, kind string) *hcl.BodySchema {
