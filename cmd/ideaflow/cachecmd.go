@@ -38,27 +38,69 @@ const (
 	cacheCreate                    // create if missing (run, import)
 )
 
-// openCacheReadOnly is the open for commands that only read the cache (plan).
-func (a *app) openCacheReadOnly() (*cache.Badger, error) {
-	return a.openCacheMode(cacheReadOnly)
+// readStore is a cache opened for reading: the folder's own Badger store,
+// or, while a run holds the folder, a view the run serves.
+type readStore interface {
+	cache.Store
+	Dir() string
+	Recovery() cache.Recovery
+}
+
+// openCacheReadOnly is the open for commands that only read the cache
+// (plan, show, export, report).
+func (a *app) openCacheReadOnly() (readStore, error) {
+	b, err := a.openCacheMode(cacheReadOnly)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // planStore opens the cache read-only for planning (plan, show, export).
-// Before the first run the default cache does not exist yet: then every node
-// is to run, and planning must not create it; note says so in the caller's
-// words. A cache folder named explicitly that does not exist is refused
-// instead: it is likely a typo. close releases the store.
+// A cache that does not exist yet (the folder is missing, or holds no cache
+// files) is planned as an empty one, and nothing is created: before the
+// first run of the default cache that is routine, and note says what it
+// means in the caller's words. A folder named by --cache-dir or $IDEAFLOW_CACHE_DIR
+// that holds no cache may be a typo, so that is said loudly, on stderr and
+// in a.missingCache for the command's own header. close releases the store.
 func (a *app) planStore(note string) (store cache.Store, close func(), err error) {
 	dir := a.cacheDirPath()
-	if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) && a.cacheDir == "" && os.Getenv(cache.EnvDir) == "" {
+	_, serr := os.Stat(dir)
+	var b readStore
+	if !errors.Is(serr, fs.ErrNotExist) {
+		b, err = a.openCacheReadOnly()
+		var ee *exitError
+		if err != nil && !(errors.As(err, &ee) && errors.Is(ee.err, cache.ErrNoCache)) {
+			return nil, nil, err
+		}
+	}
+	if b != nil {
+		return b, func() { b.Close() }, nil
+	}
+	what := "the folder holds no cache"
+	if errors.Is(serr, fs.ErrNotExist) {
+		what = "the folder does not exist"
+	}
+	a.missingCache = what
+	if named := a.namedBy(); named != "" {
+		fmt.Fprintf(a.stderr, "WARNING: no cache at %s (named by %s): %s. Planning as on an empty cache: %s. If you meant an existing cache, check the path for a typo.\n",
+			dir, named, what, note)
+	} else {
 		fmt.Fprintf(a.stderr, "note: no cache at %s yet: %s\n", dir, note)
-		return cache.NewMemory(), func() {}, nil
 	}
-	b, err := a.openCacheReadOnly()
-	if err != nil {
-		return nil, nil, err
+	return cache.NewMemory(), func() {}, nil
+}
+
+// namedBy says what named the cache folder ("--cache-dir" or the
+// environment variable), or "" for the default folder.
+func (a *app) namedBy() string {
+	switch {
+	case a.cacheDir != "":
+		return "--cache-dir"
+	case os.Getenv(cache.EnvDir) != "":
+		return "$" + cache.EnvDir
 	}
-	return b, func() { b.Close() }, nil
+	return ""
 }
 
 // runStore opens the cache for a run. A run that makes no call and writes

@@ -67,6 +67,9 @@ type app struct {
 	vars           []string
 	varFiles       []string
 	confine        bool // --confine: reads stay in the experiment folder and the cache
+	// missingCache is set by planStore when the cache folder holds no cache
+	// yet: what it found ("the folder does not exist"), for plan's header.
+	missingCache string
 	log            zerolog.Logger
 }
 
@@ -284,7 +287,11 @@ func (a *app) planCmd() *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(p.Summary)
 			}
-			fmt.Fprintf(a.stdout, "Plan for %s (cache: %s)\n\n", g.Exp.Name, dir)
+			where := dir
+			if a.missingCache != "" {
+				where += ", which does not exist yet: " + a.missingCache + "; nothing is cached"
+			}
+			fmt.Fprintf(a.stdout, "Plan for %s (cache: %s)\n\n", g.Exp.Name, where)
 			printPlan(a.stdout, g, p.Summary, expArg(args))
 			return nil
 		},
