@@ -49,11 +49,44 @@ type readStore interface {
 // openCacheReadOnly is the open for commands that only read the cache
 // (plan, show, export, report).
 func (a *app) openCacheReadOnly() (readStore, error) {
+	if a.shared != nil {
+		return keepOpen{a.shared}, nil
+	}
 	b, err := a.openCacheMode(cacheReadOnly)
 	if err != nil {
 		return nil, err
 	}
 	return b, nil
+}
+
+// keepOpen is the command's shared store, which Main closes.
+type keepOpen struct{ readStore }
+
+func (keepOpen) Close() error { return nil }
+
+// sharedStore opens the cache read-only once for the command (nil when
+// there is none yet or it cannot be opened: the command's own open then
+// says why), so that loading can read the last run and the command read
+// the same view after it.
+func (a *app) sharedStore() readStore {
+	if a.sharedTried {
+		return a.shared
+	}
+	a.sharedTried = true
+	if _, err := os.Stat(a.cacheDirPath()); err != nil {
+		return nil
+	}
+	if b, err := a.openCacheReadOnly(); err == nil {
+		a.shared = b
+	}
+	return a.shared
+}
+
+func (a *app) closeShared() {
+	if a.shared != nil {
+		a.shared.Close()
+		a.shared = nil
+	}
 }
 
 // planStore opens the cache read-only for planning (plan, show, export).
@@ -260,18 +293,31 @@ func (a *app) cacheLsCmd() *cobra.Command {
 
 // reachable plans each experiment and returns the keys of the cached nodes it reaches.
 func (a *app) reachable(store cache.Store, experiments []string) (map[string]bool, error) {
+	keep, _, err := a.reachableRuns(store, experiments)
+	return keep, err
+}
+
+// reachableRuns is reachable that also returns each experiment's last run
+// (for a bundle to carry its variable values).
+func (a *app) reachableRuns(store cache.Store, experiments []string) (map[string]bool, []*cache.RunRecord, error) {
 	keep := map[string]bool{}
+	var runs []*cache.RunRecord
+	seen := map[string]bool{}
 	for _, path := range experiments {
 		g, err := a.load(path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		p := (&engine.Engine{Store: store, Log: a.log}).Plan(g)
 		for k := range p.Keys() {
 			keep[k] = true
 		}
+		if r := lastRun(store, g); r != nil && !seen[r.ID] {
+			seen[r.ID] = true
+			runs = append(runs, r)
+		}
 	}
-	return keep, nil
+	return keep, runs, nil
 }
 
 func (a *app) cacheGCCmd() *cobra.Command {
@@ -474,9 +520,10 @@ func (a *app) cacheExportCmd() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: a.withCache(cacheReadOnly, func(store *cache.Badger, args []string) error {
 			var keys map[string]bool
+			var runs []*cache.RunRecord // with the variable values they ran with
 			if len(experiments) > 0 {
 				var err error
-				if keys, err = a.reachable(store, experiments); err != nil {
+				if keys, runs, err = a.reachableRuns(store, experiments); err != nil {
 					return err
 				}
 			}
@@ -484,7 +531,12 @@ func (a *app) cacheExportCmd() *cobra.Command {
 			if err != nil {
 				return &exitError{exitBadInput, fmt.Errorf("create bundle: %w", err)}
 			}
-			res, err := store.Export(f, keys)
+			var res cache.ExportResult
+			if keys == nil {
+				res, err = store.Export(f, nil) // every record, every run
+			} else {
+				res, err = store.ExportRuns(f, keys, runs)
+			}
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}

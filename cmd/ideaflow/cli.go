@@ -70,7 +70,14 @@ type app struct {
 	// missingCache is set by planStore when the cache folder holds no cache
 	// yet: what it found ("the folder does not exist"), for plan's header.
 	missingCache string
-	log            zerolog.Logger
+	// lastRunVars: this command describes what was run, so load defaults
+	// the variables to the last run's (show, export, report).
+	lastRunVars bool
+	// shared is the read-only cache load opened to find the last run; the
+	// command's own open reuses it, and Main closes it.
+	shared      readStore
+	sharedTried bool
+	log         zerolog.Logger
 }
 
 // Main runs the CLI with args and returns the exit code. A panic on its
@@ -89,6 +96,7 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.Execute()
+	a.closeShared()
 	if err == nil {
 		return exitOK
 	}
@@ -125,6 +133,10 @@ func (a *app) rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			switch cmd.Name() {
+			case "show", "export", "report":
+				a.lastRunVars = cmd.Parent() == cmd.Root() // not `cache export`
+			}
 			return a.setupLogging()
 		},
 	}
@@ -179,9 +191,19 @@ func (a *app) openCache() (*cache.Badger, error) {
 	return a.openCacheMode(cacheCreate)
 }
 
-// load decodes and lays out an experiment, printing diagnostics.
+// load decodes and lays out an experiment, printing diagnostics. For the
+// commands that describe what was run (show, export, report), variables not
+// given take the last run's values (runvars.go).
 func (a *app) load(path string) (*engine.Graph, error) {
-	opts := config.Options{Vars: a.vars, VarFiles: a.varFiles}
+	if a.lastRunVars {
+		return a.loadLastRun(path)
+	}
+	return a.loadWith(path, a.vars, a.varFiles)
+}
+
+// loadWith is load with these -var and -var-file values.
+func (a *app) loadWith(path string, vars, varFiles []string) (*engine.Graph, error) {
+	opts := config.Options{Vars: vars, VarFiles: varFiles}
 	if a.confine {
 		// The data folder holds the authors' files authors_file() finds.
 		opts.Confine, opts.ConfineAlso = true, []string{a.cacheDirPath(), datafetch.DefaultDir(filepath.Dir(path))}
@@ -488,8 +510,9 @@ func (a *app) runCmd() *cobra.Command {
 				// The cache cut a damaged log on opening: trust no memo
 				// unread, so every lost record is recomputed in this run.
 				CheckRecords: recovery.RecordsUnreadable > 0}
+			vars := variablesOf(g, a.vars, a.varFiles)
 			opts := engine.RunOptions{Offline: offline, MaxCost: maxCost, AllowUnpriced: allowUnpriced, ReportDir: outDir,
-				Variables: variableStrings(g), GitCommit: gitCommit(g.Exp.Dir),
+				Variables: vars.Strings, VarValues: vars.Values, VarFiles: vars.Files, GitCommit: gitCommit(g.Exp.Dir),
 				Started: processStart, LoadSeconds: time.Since(processStart).Seconds(), Version: versionString()}
 			if isTerminal(a.stderr) {
 				opts.OnProgress = progress(a.stderr)
@@ -665,12 +688,10 @@ func servedModelNotes(served map[string]map[string]int) []string {
 	return out
 }
 
+// variableStrings are the experiment's variable values as reports and
+// records show them, a value that holds a secret withheld (runvars.go).
 func variableStrings(g *engine.Graph) map[string]string {
-	out := map[string]string{}
-	for k, v := range g.Exp.Variables {
-		out[k] = config.ValueString(v)
-	}
-	return out
+	return variablesOf(g, nil, nil).Strings
 }
 
 func gitCommit(dir string) string {
