@@ -33,7 +33,10 @@ func (a *app) cacheCmd() *cobra.Command {
 type cacheMode int
 
 const (
-	cacheReadOnly cacheMode = iota // existing cache, no writes (plan, stats, ls, verify, export, gc --dry-run, run --offline/--verify)
+	cacheReadOnly cacheMode = iota // existing cache, no writes (verify, run --offline/--verify)
+	// cacheReadView is cacheReadOnly, or, while a run holds the cache, the
+	// view the run serves (plan, show, export, report, stats, ls, cache export, gc --dry-run).
+	cacheReadView
 	cacheExisting                  // existing cache, read-write (gc, verify --repair)
 	cacheCreate                    // create if missing (run, import)
 )
@@ -44,6 +47,7 @@ type readStore interface {
 	cache.Store
 	Dir() string
 	Recovery() cache.Recovery
+	ExportRuns(w io.Writer, keys map[string]bool, runs []*cache.RunRecord) (cache.ExportResult, error)
 }
 
 // openCacheReadOnly is the open for commands that only read the cache
@@ -53,6 +57,17 @@ func (a *app) openCacheReadOnly() (readStore, error) {
 		return keepOpen{a.shared}, nil
 	}
 	b, err := a.openCacheMode(cacheReadOnly)
+	var ee *exitError
+	if err != nil && errors.As(err, &ee) && errors.Is(ee.err, cache.ErrLocked) {
+		// A run holds the cache: read the view it serves (cache/serve.go).
+		served, derr := cache.DialServed(a.cacheDirPath())
+		if derr != nil {
+			return nil, &exitError{exitBadInput, fmt.Errorf("%w\n  the run serves no reads at %s (an ideaflow from before runs served them, or a run that was killed): %v",
+				ee.err, cache.SocketPath(a.cacheDirPath()), derr)}
+		}
+		fmt.Fprintf(a.stderr, "note: a run holds the cache; reading the view it serves at %s, as of now\n", served.Socket())
+		return served, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +168,7 @@ func (a *app) runStore(readOnly bool) (cache.Store, cache.Recovery, error) {
 		fmt.Fprintf(a.stderr, "note: no cache at %s: nothing is cached\n", dir)
 		return cache.NewMemory(), cache.Recovery{}, nil
 	}
-	b, err := a.openCacheReadOnly()
+	b, err := a.openCacheMode(cacheReadOnly)
 	if err != nil {
 		return nil, cache.Recovery{}, err
 	}
@@ -171,7 +186,7 @@ func (a *app) openCacheMode(mode cacheMode) (*cache.Badger, error) {
 	var st *cache.Badger
 	var err error
 	switch mode {
-	case cacheReadOnly:
+	case cacheReadOnly, cacheReadView: // the served view: openCacheReadOnly
 		st, err = cache.OpenReadOnly(dir, opts...)
 	case cacheExisting:
 		st, err = cache.Open(dir, opts...)
@@ -218,11 +233,21 @@ func cacheOpenError(err error) error {
 
 // withCache makes a command body that needs the cache: the cache is open
 // for the length of the body.
-func (a *app) withCache(mode cacheMode, body func(store *cache.Badger, args []string) error) func(*cobra.Command, []string) error {
+func (a *app) withCache(mode cacheMode, body func(store readStore, args []string) error) func(*cobra.Command, []string) error {
 	return func(_ *cobra.Command, args []string) error {
-		store, err := a.openCacheMode(mode)
-		if err != nil {
-			return err
+		var store readStore
+		if mode == cacheReadView {
+			s, err := a.openCacheReadOnly()
+			if err != nil {
+				return err
+			}
+			store = s
+		} else {
+			b, err := a.openCacheMode(mode)
+			if err != nil {
+				return err
+			}
+			store = b
 		}
 		defer store.Close()
 		return body(store, args)
@@ -235,7 +260,7 @@ func (a *app) cacheStatsCmd() *cobra.Command {
 		Use:   "stats",
 		Short: "Count records, bytes, and what the stored results cost to compute",
 		Args:  cobra.NoArgs,
-		RunE: a.withCache(cacheReadOnly, func(store *cache.Badger, _ []string) error {
+		RunE: a.withCache(cacheReadView, func(store readStore, _ []string) error {
 			s, err := store.Stats()
 			if err != nil {
 				return &exitError{exitFailedNodes, err}
@@ -261,7 +286,7 @@ func (a *app) cacheLsCmd() *cobra.Command {
 		Use:   "ls",
 		Short: "List cached records (key, stage, node address, size)",
 		Args:  cobra.NoArgs,
-		RunE: a.withCache(cacheReadOnly, func(store *cache.Badger, _ []string) error {
+		RunE: a.withCache(cacheReadView, func(store readStore, _ []string) error {
 			enc := json.NewEncoder(a.stdout)
 			damaged := 0
 			err := store.List(func(e cache.Entry) error {
@@ -322,7 +347,7 @@ func (a *app) reachableRuns(store cache.Store, experiments []string) (map[string
 
 func (a *app) cacheGCCmd() *cobra.Command {
 	var dryRun, yes bool
-	body := func(store *cache.Badger, args []string) error {
+	body := func(store readStore, args []string) error {
 		keep, err := a.reachable(store, args)
 		if err != nil {
 			return err
@@ -361,7 +386,7 @@ func (a *app) cacheGCCmd() *cobra.Command {
 			// A dry run only reads: it must leave the cache as it was.
 			mode := cacheExisting
 			if dryRun {
-				mode = cacheReadOnly
+				mode = cacheReadView
 			}
 			return a.withCache(mode, body)(c, args)
 		},
@@ -392,7 +417,7 @@ answers are real, nor a real one for the mock. --dry-run says what it would
 adopt and writes nothing. Run it before ` + "`cache gc`" + `, which deletes records no
 experiment reaches.`,
 		Args: cobra.ExactArgs(1),
-		RunE: a.withCache(cacheExisting, func(store *cache.Badger, args []string) error {
+		RunE: a.withCache(cacheExisting, func(store readStore, args []string) error {
 			if provider == "" {
 				return &exitError{exitBadInput, errors.New("name the provider whose answers these are: --provider NAME")}
 			}
@@ -518,7 +543,7 @@ func (a *app) cacheExportCmd() *cobra.Command {
 		Use:   "export FILE",
 		Short: "Write a portable cache bundle (all records, or only what --experiment reaches)",
 		Args:  cobra.ExactArgs(1),
-		RunE: a.withCache(cacheReadOnly, func(store *cache.Badger, args []string) error {
+		RunE: a.withCache(cacheReadView, func(store readStore, args []string) error {
 			var keys map[string]bool
 			var runs []*cache.RunRecord // with the variable values they ran with
 			if len(experiments) > 0 {
@@ -628,7 +653,7 @@ func (a *app) cacheVerifyCmd() *cobra.Command {
 			if repair {
 				mode = cacheExisting
 			}
-			return a.withCache(mode, func(store *cache.Badger, _ []string) error {
+			return a.withCache(mode, func(store readStore, _ []string) error {
 				if rec := store.Recovery(); repair && (rec.Restored > 0 || rec.Repaired.Dropped() > 0) {
 					for _, d := range rec.Damage {
 						fmt.Fprintf(a.stdout, "damaged: %s\n", d)

@@ -503,6 +503,15 @@ func (a *app) runCmd() *cobra.Command {
 				return a.verify(g, store)
 			}
 			fmt.Fprintf(a.stdout, "Running %s (cache: %s)\n", g.Exp.Name, a.cacheDirPath())
+			if b, ok := store.(*cache.Badger); ok && !offline {
+				// Closed before the store (deferred after it).
+				if srv, err := b.Serve(); err != nil {
+					a.log.Debug().Err(err).Msg("cache not served to readers")
+				} else {
+					defer srv.Close()
+					fmt.Fprintf(a.stdout, "While it runs, plan, show, export, report and cache stats read the cache through %s.\n", srv.Path())
+				}
+			}
 			printRecovery(a.stdout, recovery)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
