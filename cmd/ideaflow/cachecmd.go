@@ -37,8 +37,8 @@ const (
 	// cacheReadView is cacheReadOnly, or, while a run holds the cache, the
 	// view the run serves (plan, show, export, report, stats, ls, cache export, gc --dry-run).
 	cacheReadView
-	cacheExisting                  // existing cache, read-write (gc, verify --repair)
-	cacheCreate                    // create if missing (run, import)
+	cacheExisting // existing cache, read-write (gc, verify --repair)
+	cacheCreate   // create if missing (run, import)
 )
 
 // readStore is a cache opened for reading: the folder's own Badger store,
