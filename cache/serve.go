@@ -62,10 +62,11 @@ func SocketPath(dir string) string {
 
 // Tuning of the server. A session holds a snapshot; one left idle this long
 // is closed, so a reader that hangs cannot pin old versions for the rest of
-// a run. At most maxSessions read at once; more wait to be accepted, which
+// a run (long enough for a reader loading a large experiment between two
+// reads). At most maxSessions read at once; more wait to be accepted, which
 // costs the reader time, never the run.
 const (
-	sessionIdle  = 30 * time.Second
+	sessionIdle  = 5 * time.Minute
 	maxSessions  = 4
 	scanPageKeys = 512
 	scanPageSize = 1 << 20 // bytes of values per scan page
