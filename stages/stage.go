@@ -45,10 +45,13 @@ type Param struct {
 	Default  any      // Go value of Kind's type; nil: zero value
 	Accepts  []string // Input: stage types (or "dataset") it may point at; empty: any
 	Doc      string   // one line, used in error hints
-	// Generator marks a ModelRef param whose model produces the instance's
-	// outputs (generate_ideas' model, not rank_ideas' judge). Downstream
-	// stages see it as Upstream.Generator; an instance without one inherits
-	// its first input's.
+	// Generator marks a ModelRef param whose model produces the ideas the
+	// instance's outputs are (generate_ideas' model). A model that judges,
+	// reviews or extracts from ideas is not one (rank_ideas' judge,
+	// ScholarEval's reviewer): its instance inherits its first input's
+	// generator, so whose ideas a score is about stays known downstream,
+	// and who answered is read from the records. Downstream stages see it
+	// as Upstream.Generator.
 	Generator bool
 	// Service marks a ModelRef param whose model serves service calls
 	// (embeddings, literature search), not chat: before the nodes can be
@@ -161,8 +164,8 @@ type Upstream struct {
 	// Source is the dataset the items come from (itself for a dataset), so a stage
 	// can reach an item's original record without another parameter.
 	Source *Upstream
-	// Generator is the model whose answers the instance's outputs derive
-	// from: its own Generator param, else its first input's (nil for a
+	// Generator is the model whose ideas the instance's outputs are, or are
+	// about: its own Generator param, else its first input's (nil for a
 	// dataset, or when nothing upstream generates). A judge stage reads it to
 	// keep judges independent of the generator and its family.
 	Generator *Model

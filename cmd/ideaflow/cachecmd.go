@@ -202,7 +202,11 @@ func (a *app) openCacheMode(mode cacheMode) (*cache.Badger, error) {
 		}
 	}
 	if err != nil {
-		return nil, &exitError{exitBadInput, cacheOpenError(err)}
+		code := exitBadInput
+		if errors.Is(err, cache.ErrDiskFull) {
+			code = exitEnvironment
+		}
+		return nil, &exitError{code, cacheOpenError(err)}
 	}
 	return st, nil
 }
@@ -622,7 +626,7 @@ func (a *app) cacheImportCmd() *cobra.Command {
 			n, err := store.ImportExpect(f, digest)
 			if errors.Is(err, cache.ErrDiskFull) {
 				// The bundle was sound; the disk filled part-way.
-				return &exitError{exitFailedNodes, fmt.Errorf("import %s: %w; %d record(s) were imported before it (they are kept): free some space and import again", args[0], err, n)}
+				return &exitError{exitEnvironment, fmt.Errorf("import %s: %w; %d record(s) were imported before it (they are kept): free some space and import again", args[0], err, n)}
 			}
 			if err != nil {
 				return &exitError{exitBadInput, fmt.Errorf("import %s: %w (nothing was imported)", args[0], err)}

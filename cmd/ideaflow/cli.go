@@ -36,6 +36,10 @@ const (
 	exitFailedNodes = 1
 	exitBadInput    = 2
 	exitBudget      = 3 // --max-cost stopped the run: what was paid for is cached
+	// exitEnvironment is a failure of the machine, not of the experiment
+	// nor of a model: the disk holding the cache is full. 74 is sysexits'
+	// EX_IOERR. What was reported saved is saved; free space and re-run.
+	exitEnvironment = 74
 	exitInterrupted = 130
 	// exitInternal is a bug: a panic or a Go fatal error (crash.go). 70 is
 	// sysexits' EX_SOFTWARE: not 2 (bad input, which Go's runtime would
@@ -562,7 +566,7 @@ func (a *app) runCmd() *cobra.Command {
 			}
 			switch {
 			case err != nil && errors.Is(err, cache.ErrDiskFull) && sum != nil:
-				return &exitError{exitFailedNodes, diskFullError(a.cacheDirPath(), sum)}
+				return &exitError{exitEnvironment, diskFullError(a.cacheDirPath(), sum)}
 			case err != nil:
 				return &exitError{exitFailedNodes, err}
 			case sum.Interrupted:
