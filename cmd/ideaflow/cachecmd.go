@@ -66,6 +66,7 @@ func (a *app) openCacheReadOnly() (readStore, error) {
 				ee.err, cache.SocketPath(a.cacheDirPath()), derr)}
 		}
 		fmt.Fprintf(a.stderr, "note: a run holds the cache; reading the view it serves at %s, as of now\n", served.Socket())
+		yieldToRun()
 		return served, nil
 	}
 	if err != nil {
