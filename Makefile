@@ -50,6 +50,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'Throughput' -benchtime 20000x ./stages/llm/
 	$(GO) test -run '^$$' -bench 'Throttled' -benchtime 1x -timeout 30m ./stages/llm/
 	$(GO) test -run '^$$' -bench 'ColdEqualWork' -benchtime 1x ./cmd/ideaflow/
+	$(GO) test -run '^$$' -bench 'RunWithReaders' -benchtime 3x ./cmd/ideaflow/
 	$(GO) test -run '^$$' -bench 'Scale' -benchtime 1x -timeout 60m ./cmd/ideaflow/
 	$(GO) test -run '^$$' -bench 'HTMLFullSize' -benchtime 3x ./stages/report/
 	$(GO) test -run '^$$' -bench 'BrowserFullSize|HTMLPageCollect' -benchtime 3x ./cmd/ideaflow/

@@ -19,9 +19,14 @@ import (
 
 // A bundle is one gzip member holding, uncompressed:
 //
-//	header   "ideaflow-cache-bundle" + version byte (1)
+//	header   "ideaflow-cache-bundle" + version byte (1, or 2 with runs)
 //	records  'R' + uint32 BE length + JSON Record (with Parts), in key order
+//	runs     'U' + uint32 BE length + JSON RunRecord, oldest first (version 2 only)
 //	trailer  'T' + uint64 BE record count + SHA-256 of every byte before the digest
+//
+// Runs carry the variable values each run used, so that show, export and
+// report on the importing side describe the configuration that was run. A
+// bundle without runs is version 1, byte for byte as before runs were added.
 //
 // JSON keeps bundles readable by other tools; records are checked against
 // their OutputDigest on import, and the trailer catches dropped, reordered or
@@ -42,8 +47,11 @@ import (
 const (
 	bundleMagic   = "ideaflow-cache-bundle"
 	bundleVersion = 1
-	frameRecord   = 'R'
-	frameTrailer  = 'T'
+	// bundleVersionRuns is the version of a bundle that holds run frames.
+	bundleVersionRuns = 2
+	frameRecord       = 'R'
+	frameRun          = 'U'
+	frameTrailer      = 'T'
 	// maxBundleRecord refuses absurd lengths from a damaged length field
 	// before allocating for them.
 	maxBundleRecord = 256 << 20
@@ -67,11 +75,15 @@ type bundleWriter struct {
 }
 
 func newBundleWriter(w io.Writer) (*bundleWriter, error) {
+	return newBundleWriterVersion(w, bundleVersion)
+}
+
+func newBundleWriterVersion(w io.Writer, version byte) (*bundleWriter, error) {
 	// The gzip header keeps its zero ModTime so equal contents give equal bundles.
 	gz := gzip.NewWriter(w)
 	bw := &bundleWriter{gz: gz, h: sha256.New()}
 	bw.out = io.MultiWriter(gz, bw.h)
-	if _, err := bw.out.Write(append([]byte(bundleMagic), bundleVersion)); err != nil {
+	if _, err := bw.out.Write(append([]byte(bundleMagic), version)); err != nil {
 		return nil, fmt.Errorf("write bundle header: %w", err)
 	}
 	return bw, nil
@@ -89,6 +101,21 @@ func (bw *bundleWriter) write(rec *Record) error {
 		return fmt.Errorf("write record %s: %w", rec.Key, err)
 	}
 	bw.count++
+	return nil
+}
+
+// writeRun writes a run frame (version 2 bundles only).
+func (bw *bundleWriter) writeRun(r *RunRecord) error {
+	payload, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode run %s: %w", r.ID, err)
+	}
+	frame := make([]byte, 5, 5+len(payload))
+	frame[0] = frameRun
+	binary.BigEndian.PutUint32(frame[1:], uint32(len(payload)))
+	if _, err := bw.out.Write(append(frame, payload...)); err != nil {
+		return fmt.Errorf("write run %s: %w", r.ID, err)
+	}
 	return nil
 }
 
@@ -127,6 +154,12 @@ func normDigest(d string) string {
 // When expect is not empty, a bundle with another digest is refused after the
 // first pass, before fn sees any record.
 func readBundle(r io.Reader, expect string, fn func(*Record) error) error {
+	return readBundleRuns(r, expect, fn, nil)
+}
+
+// readBundleRuns is readBundle that also hands each run frame to runFn (when
+// not nil), on the second pass.
+func readBundleRuns(r io.Reader, expect string, fn func(*Record) error, runFn func(*RunRecord) error) error {
 	replay, cleanup, err := replayable(r)
 	if err != nil {
 		return err
@@ -147,7 +180,7 @@ func readBundle(r io.Reader, expect string, fn func(*Record) error) error {
 	if err != nil {
 		return err
 	}
-	again, err := scanBundle(second, fn)
+	again, err := scanBundleRuns(second, fn, runFn)
 	if err == nil && again != digest {
 		// A spooled copy cannot change, but a seekable file can between passes.
 		err = fmt.Errorf("%w: bundle changed while it was read", ErrBundleCorrupt)
@@ -231,6 +264,11 @@ func classifyRead(err error, where string) error {
 // fn (when fn is not nil), and returns the bundle's digest (hex). Records are
 // numbered from 1 in errors.
 func scanBundle(src io.Reader, fn func(*Record) error) (string, error) {
+	return scanBundleRuns(src, fn, nil)
+}
+
+// scanBundleRuns is scanBundle that also hands each run frame to runFn.
+func scanBundleRuns(src io.Reader, fn func(*Record) error, runFn func(*RunRecord) error) (string, error) {
 	// gzip reads a bufio.Reader without buffering it again, so after the gzip
 	// member ends, raw holds exactly the bytes that follow it.
 	raw := bufio.NewReader(src)
@@ -252,14 +290,16 @@ func scanBundle(src io.Reader, fn func(*Record) error) (string, error) {
 	if string(header[:len(bundleMagic)]) != bundleMagic {
 		return "", fmt.Errorf("%w: not an ideaflow cache bundle (header %q)", ErrBundleCorrupt, header[:len(bundleMagic)])
 	}
-	if v := header[len(bundleMagic)]; v != bundleVersion {
+	if v := header[len(bundleMagic)]; v != bundleVersion && v != bundleVersionRuns {
 		// Damage can garble the version byte too; only a stream that passes
 		// gzip's CRC is reported as a newer format.
 		if _, err := io.Copy(io.Discard, br.r); err != nil {
 			return "", classifyRead(err, "after the header")
 		}
-		return "", fmt.Errorf("bundle format version %d is not supported (this ideaflow reads version %d)", v, bundleVersion)
+		return "", fmt.Errorf("bundle format version %d is not supported (this ideaflow reads versions %d and %d)", v, bundleVersion, bundleVersionRuns)
 	}
+	withRuns := header[len(bundleMagic)] == bundleVersionRuns
+	runs := 0
 	tag := make([]byte, 1)
 	for {
 		next := br.records + 1
@@ -275,6 +315,20 @@ func scanBundle(src io.Reader, fn func(*Record) error) (string, error) {
 			br.records++
 			if fn != nil {
 				if err := fn(rec); err != nil {
+					return "", err
+				}
+			}
+		case frameRun:
+			if !withRuns {
+				return "", fmt.Errorf("%w: run frame in a version %d bundle after record %d", ErrBundleCorrupt, bundleVersion, br.records)
+			}
+			runs++
+			run, err := br.run(runs)
+			if err != nil {
+				return "", err
+			}
+			if runFn != nil {
+				if err := runFn(run); err != nil {
 					return "", err
 				}
 			}
@@ -312,6 +366,30 @@ func (br *bundleReader) record(n int) (*Record, error) {
 		return nil, fmt.Errorf("%w: record %d (key %s) output digest mismatch", ErrBundleCorrupt, n, rec.Key)
 	}
 	return &rec, nil
+}
+
+func (br *bundleReader) run(n int) (*RunRecord, error) {
+	where := fmt.Sprintf("inside run %d", n)
+	var size [4]byte
+	if err := br.read(size[:], where); err != nil {
+		return nil, err
+	}
+	length := binary.BigEndian.Uint32(size[:])
+	if length > maxBundleRecord {
+		return nil, fmt.Errorf("%w: run %d claims %d bytes (limit %d)", ErrBundleCorrupt, n, length, maxBundleRecord)
+	}
+	payload := make([]byte, length)
+	if err := br.read(payload, where); err != nil {
+		return nil, err
+	}
+	var r RunRecord
+	if err := json.Unmarshal(payload, &r); err != nil {
+		return nil, fmt.Errorf("%w: run %d does not decode: %v", ErrBundleCorrupt, n, err)
+	}
+	if err := checkID("run id", r.ID); err != nil {
+		return nil, fmt.Errorf("%w: run %d: %v", ErrBundleCorrupt, n, err)
+	}
+	return &r, nil
 }
 
 func (br *bundleReader) trailer() (string, error) {

@@ -167,6 +167,19 @@ type RunRecord struct {
 	ExperimentPath string   `json:"experiment_path,omitempty"`
 	LatestPrefix   string   `json:"latest_prefix,omitempty"`
 	Blocks         []string `json:"blocks,omitempty"`
+	// VarValues are Variables as HCL literals, which read back as exactly
+	// the value (a string "5" stays a string), so that show, export and
+	// report can describe the run again; VarFiles the -var-file files the
+	// values were read from. A variable whose value holds a secret is in
+	// neither: Variables says it was withheld. Empty in older runs.
+	VarValues map[string]string `json:"var_values,omitempty"`
+	VarFiles  []VarFile         `json:"var_files,omitempty"`
+}
+
+// VarFile is a -var-file a run read: where it was and what it held.
+type VarFile struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256,omitempty"` // of its bytes; empty when it could not be read again
 }
 
 // Entry is one line of `cache ls`.

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,9 +20,44 @@ type ExportResult struct {
 	WithoutParts []string `json:"without_parts,omitempty"`
 }
 
+// Export writes every run record with the records when keys is nil (the
+// whole cache); ExportRuns names the runs.
 func (s *store) Export(w io.Writer, keys map[string]bool) (ExportResult, error) {
+	var runs []*RunRecord
+	if keys == nil {
+		runs = s.soundRuns()
+	}
+	return s.ExportRuns(w, keys, runs)
+}
+
+// soundRuns is every run record that decodes, oldest first: a damaged run
+// record (history, not a result) must not stop an export.
+func (s *store) soundRuns() []*RunRecord {
+	if runs, err := s.Runs(); err == nil {
+		return runs
+	}
+	var runs []*RunRecord
+	_ = s.b.scan(prefixRun, false, func(_, v []byte) error {
+		var r RunRecord
+		if json.Unmarshal(v, &r) == nil {
+			runs = append(runs, &r)
+		}
+		return nil
+	})
+	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Started.Before(runs[j].Started) })
+	return runs
+}
+
+// ExportRuns is Export that writes runs after the records, so the bundle
+// says with which variable values they were computed (a bundle with runs is
+// format version 2).
+func (s *store) ExportRuns(w io.Writer, keys map[string]bool, runs []*RunRecord) (ExportResult, error) {
 	var res ExportResult
-	bw, err := newBundleWriter(w)
+	version := byte(bundleVersion)
+	if len(runs) > 0 {
+		version = bundleVersionRuns
+	}
+	bw, err := newBundleWriterVersion(w, version)
 	if err != nil {
 		return res, fmt.Errorf("export: %w", err)
 	}
@@ -62,6 +98,12 @@ func (s *store) Export(w io.Writer, keys map[string]bool) (ExportResult, error) 
 			}
 		}
 	}
+	for _, r := range runs {
+		if err != nil {
+			break
+		}
+		err = bw.writeRun(r)
+	}
 	res.Written = bw.count
 	if err != nil {
 		return res, fmt.Errorf("export: %w", err)
@@ -100,7 +142,19 @@ func (s *store) ImportExpect(r io.Reader, expect string) (int, error) {
 		return nil
 	}
 	seen := map[string]bool{}
-	err := readBundle(r, expect, func(rec *Record) error {
+	var runUnits [][]op
+	runFn := func(run *RunRecord) error {
+		if has, err := s.b.has([]byte(prefixRun + run.ID)); err == nil && has {
+			return nil // runs are history: the local copy stays
+		}
+		v, err := json.Marshal(run)
+		if err != nil {
+			return fmt.Errorf("encode run %s: %w", run.ID, err)
+		}
+		runUnits = append(runUnits, []op{setOp(prefixRun+run.ID, v)})
+		return nil
+	}
+	err := readBundleRuns(r, expect, func(rec *Record) error {
 		if seen[rec.Key] {
 			return nil
 		}
@@ -113,9 +167,13 @@ func (s *store) ImportExpect(r io.Reader, expect string) (int, error) {
 			return flush()
 		}
 		return nil
-	})
+	}, runFn)
 	if err == nil {
 		err = flush()
+	}
+	if err == nil && len(runUnits) > 0 {
+		// After the records, so a run is never imported without them.
+		err = s.apply(runUnits...)
 	}
 	if err != nil {
 		return imported, fmt.Errorf("import: %w", err)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/stages"
 )
 
@@ -27,6 +28,7 @@ type Provenance struct {
 	ExperimentDigest string            `json:"experiment_digest"`
 	GitCommit        string            `json:"git_commit,omitempty"`
 	Variables        map[string]string `json:"variables,omitempty"`
+	VarFiles         []cache.VarFile   `json:"var_files,omitempty"` // the -var-file files Variables were read from
 	// Models maps each requested model name to the names the endpoint said
 	// answered (with counts), cached and new answers alike: of the calls
 	// the report rests on.
@@ -49,7 +51,7 @@ type Provenance struct {
 func provenanceOf(g *Graph, sum *Summary, opts RunOptions) *Provenance {
 	p := &Provenance{
 		Ideaflow: opts.Version, Experiment: g.Exp.Name, ExperimentDigest: g.Exp.Source, GitCommit: opts.GitCommit,
-		Variables: opts.Variables, Models: sum.ServedModels, Answered: sum.Answered, Datasets: map[string]string{}, Synthetic: sum.Synthetic,
+		Variables: opts.Variables, VarFiles: opts.VarFiles, Models: sum.ServedModels, Answered: sum.Answered, Datasets: map[string]string{}, Synthetic: sum.Synthetic,
 		Written: time.Now().UTC(),
 	}
 	if p.Ideaflow == "" {

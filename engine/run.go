@@ -106,6 +106,10 @@ type RunOptions struct {
 	OnProgress func(total int) (report func(address string, status Status), grow func(added int))
 	Variables  map[string]string
 	GitCommit  string
+	// VarValues and VarFiles go to the run record (and VarFiles to the
+	// reports' provenance): see cache.RunRecord.
+	VarValues map[string]string
+	VarFiles  []cache.VarFile
 	// Started is when the process started (for the whole wall time) and
 	// LoadSeconds how long loading the experiment, its datasets and the
 	// cache took; zero values leave them out.
@@ -356,6 +360,7 @@ func (e *Engine) recordRun(g *Graph, w *walker, sum *Summary, start time.Time, o
 		ExperimentDigest: g.Exp.Source, Variables: opts.Variables, GitCommit: opts.GitCommit,
 		Started: start.UTC(), Finished: time.Now().UTC(), Summary: b,
 		ExperimentID: g.Exp.ID, ExperimentPath: g.Exp.Path, LatestPrefix: w.expKey, Blocks: g.Exp.Blocks,
+		VarValues: opts.VarValues, VarFiles: opts.VarFiles,
 	}
 	if err := e.Store.PutRun(rec); errors.Is(err, cache.ErrReadOnly) {
 		e.Log.Debug().Err(err).Msg("run record not written")

@@ -33,32 +33,123 @@ func (a *app) cacheCmd() *cobra.Command {
 type cacheMode int
 
 const (
-	cacheReadOnly cacheMode = iota // existing cache, no writes (plan, stats, ls, verify, export, gc --dry-run, run --offline/--verify)
-	cacheExisting                  // existing cache, read-write (gc, verify --repair)
-	cacheCreate                    // create if missing (run, import)
+	cacheReadOnly cacheMode = iota // existing cache, no writes (verify, run --offline/--verify)
+	// cacheReadView is cacheReadOnly, or, while a run holds the cache, the
+	// view the run serves (plan, show, export, report, stats, ls, cache export, gc --dry-run).
+	cacheReadView
+	cacheExisting // existing cache, read-write (gc, verify --repair)
+	cacheCreate   // create if missing (run, import)
 )
 
-// openCacheReadOnly is the open for commands that only read the cache (plan).
-func (a *app) openCacheReadOnly() (*cache.Badger, error) {
-	return a.openCacheMode(cacheReadOnly)
+// readStore is a cache opened for reading: the folder's own Badger store,
+// or, while a run holds the folder, a view the run serves.
+type readStore interface {
+	cache.Store
+	Dir() string
+	Recovery() cache.Recovery
+	ExportRuns(w io.Writer, keys map[string]bool, runs []*cache.RunRecord) (cache.ExportResult, error)
+}
+
+// openCacheReadOnly is the open for commands that only read the cache
+// (plan, show, export, report).
+func (a *app) openCacheReadOnly() (readStore, error) {
+	if a.shared != nil {
+		return keepOpen{a.shared}, nil
+	}
+	b, err := a.openCacheMode(cacheReadOnly)
+	var ee *exitError
+	if err != nil && errors.As(err, &ee) && errors.Is(ee.err, cache.ErrLocked) {
+		// A run holds the cache: read the view it serves (cache/serve.go).
+		served, derr := cache.DialServed(a.cacheDirPath())
+		if derr != nil {
+			return nil, &exitError{exitBadInput, fmt.Errorf("%w\n  the run serves no reads at %s (an ideaflow from before runs served them, or a run that was killed): %v",
+				ee.err, cache.SocketPath(a.cacheDirPath()), derr)}
+		}
+		fmt.Fprintf(a.stderr, "note: a run holds the cache; reading the view it serves at %s, as of now\n", served.Socket())
+		yieldToRun()
+		return served, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// keepOpen is the command's shared store, which Main closes.
+type keepOpen struct{ readStore }
+
+func (keepOpen) Close() error { return nil }
+
+// sharedStore opens the cache read-only once for the command (nil when
+// there is none yet or it cannot be opened: the command's own open then
+// says why), so that loading can read the last run and the command read
+// the same view after it.
+func (a *app) sharedStore() readStore {
+	if a.sharedTried {
+		return a.shared
+	}
+	a.sharedTried = true
+	if _, err := os.Stat(a.cacheDirPath()); err != nil {
+		return nil
+	}
+	if b, err := a.openCacheReadOnly(); err == nil {
+		a.shared = b
+	}
+	return a.shared
+}
+
+func (a *app) closeShared() {
+	if a.shared != nil {
+		a.shared.Close()
+		a.shared = nil
+	}
 }
 
 // planStore opens the cache read-only for planning (plan, show, export).
-// Before the first run the default cache does not exist yet: then every node
-// is to run, and planning must not create it; note says so in the caller's
-// words. A cache folder named explicitly that does not exist is refused
-// instead: it is likely a typo. close releases the store.
+// A cache that does not exist yet (the folder is missing, or holds no cache
+// files) is planned as an empty one, and nothing is created: before the
+// first run of the default cache that is routine, and note says what it
+// means in the caller's words. A folder named by --cache-dir or $IDEAFLOW_CACHE_DIR
+// that holds no cache may be a typo, so that is said loudly, on stderr and
+// in a.missingCache for the command's own header. close releases the store.
 func (a *app) planStore(note string) (store cache.Store, close func(), err error) {
 	dir := a.cacheDirPath()
-	if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) && a.cacheDir == "" && os.Getenv(cache.EnvDir) == "" {
+	_, serr := os.Stat(dir)
+	var b readStore
+	if !errors.Is(serr, fs.ErrNotExist) {
+		b, err = a.openCacheReadOnly()
+		var ee *exitError
+		if err != nil && !(errors.As(err, &ee) && errors.Is(ee.err, cache.ErrNoCache)) {
+			return nil, nil, err
+		}
+	}
+	if b != nil {
+		return b, func() { b.Close() }, nil
+	}
+	what := "the folder holds no cache"
+	if errors.Is(serr, fs.ErrNotExist) {
+		what = "the folder does not exist"
+	}
+	a.missingCache = what
+	if named := a.namedBy(); named != "" {
+		fmt.Fprintf(a.stderr, "WARNING: no cache at %s (named by %s): %s. Planning as on an empty cache: %s. If you meant an existing cache, check the path for a typo.\n",
+			dir, named, what, note)
+	} else {
 		fmt.Fprintf(a.stderr, "note: no cache at %s yet: %s\n", dir, note)
-		return cache.NewMemory(), func() {}, nil
 	}
-	b, err := a.openCacheReadOnly()
-	if err != nil {
-		return nil, nil, err
+	return cache.NewMemory(), func() {}, nil
+}
+
+// namedBy says what named the cache folder ("--cache-dir" or the
+// environment variable), or "" for the default folder.
+func (a *app) namedBy() string {
+	switch {
+	case a.cacheDir != "":
+		return "--cache-dir"
+	case os.Getenv(cache.EnvDir) != "":
+		return "$" + cache.EnvDir
 	}
-	return b, func() { b.Close() }, nil
+	return ""
 }
 
 // runStore opens the cache for a run. A run that makes no call and writes
@@ -78,7 +169,7 @@ func (a *app) runStore(readOnly bool) (cache.Store, cache.Recovery, error) {
 		fmt.Fprintf(a.stderr, "note: no cache at %s: nothing is cached\n", dir)
 		return cache.NewMemory(), cache.Recovery{}, nil
 	}
-	b, err := a.openCacheReadOnly()
+	b, err := a.openCacheMode(cacheReadOnly)
 	if err != nil {
 		return nil, cache.Recovery{}, err
 	}
@@ -96,7 +187,7 @@ func (a *app) openCacheMode(mode cacheMode) (*cache.Badger, error) {
 	var st *cache.Badger
 	var err error
 	switch mode {
-	case cacheReadOnly:
+	case cacheReadOnly, cacheReadView: // the served view: openCacheReadOnly
 		st, err = cache.OpenReadOnly(dir, opts...)
 	case cacheExisting:
 		st, err = cache.Open(dir, opts...)
@@ -147,11 +238,21 @@ func cacheOpenError(err error) error {
 
 // withCache makes a command body that needs the cache: the cache is open
 // for the length of the body.
-func (a *app) withCache(mode cacheMode, body func(store *cache.Badger, args []string) error) func(*cobra.Command, []string) error {
+func (a *app) withCache(mode cacheMode, body func(store readStore, args []string) error) func(*cobra.Command, []string) error {
 	return func(_ *cobra.Command, args []string) error {
-		store, err := a.openCacheMode(mode)
-		if err != nil {
-			return err
+		var store readStore
+		if mode == cacheReadView {
+			s, err := a.openCacheReadOnly()
+			if err != nil {
+				return err
+			}
+			store = s
+		} else {
+			b, err := a.openCacheMode(mode)
+			if err != nil {
+				return err
+			}
+			store = b
 		}
 		defer store.Close()
 		return body(store, args)
@@ -164,7 +265,7 @@ func (a *app) cacheStatsCmd() *cobra.Command {
 		Use:   "stats",
 		Short: "Count records, bytes, and what the stored results cost to compute",
 		Args:  cobra.NoArgs,
-		RunE: a.withCache(cacheReadOnly, func(store *cache.Badger, _ []string) error {
+		RunE: a.withCache(cacheReadView, func(store readStore, _ []string) error {
 			s, err := store.Stats()
 			if err != nil {
 				return &exitError{exitFailedNodes, err}
@@ -190,7 +291,7 @@ func (a *app) cacheLsCmd() *cobra.Command {
 		Use:   "ls",
 		Short: "List cached records (key, stage, node address, size)",
 		Args:  cobra.NoArgs,
-		RunE: a.withCache(cacheReadOnly, func(store *cache.Badger, _ []string) error {
+		RunE: a.withCache(cacheReadView, func(store readStore, _ []string) error {
 			enc := json.NewEncoder(a.stdout)
 			damaged := 0
 			err := store.List(func(e cache.Entry) error {
@@ -222,23 +323,36 @@ func (a *app) cacheLsCmd() *cobra.Command {
 
 // reachable plans each experiment and returns the keys of the cached nodes it reaches.
 func (a *app) reachable(store cache.Store, experiments []string) (map[string]bool, error) {
+	keep, _, err := a.reachableRuns(store, experiments)
+	return keep, err
+}
+
+// reachableRuns is reachable that also returns each experiment's last run
+// (for a bundle to carry its variable values).
+func (a *app) reachableRuns(store cache.Store, experiments []string) (map[string]bool, []*cache.RunRecord, error) {
 	keep := map[string]bool{}
+	var runs []*cache.RunRecord
+	seen := map[string]bool{}
 	for _, path := range experiments {
 		g, err := a.load(path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		p := (&engine.Engine{Store: store, Log: a.log}).Plan(g)
 		for k := range p.Keys() {
 			keep[k] = true
 		}
+		if r := lastRun(store, g); r != nil && !seen[r.ID] {
+			seen[r.ID] = true
+			runs = append(runs, r)
+		}
 	}
-	return keep, nil
+	return keep, runs, nil
 }
 
 func (a *app) cacheGCCmd() *cobra.Command {
 	var dryRun, yes bool
-	body := func(store *cache.Badger, args []string) error {
+	body := func(store readStore, args []string) error {
 		keep, err := a.reachable(store, args)
 		if err != nil {
 			return err
@@ -277,7 +391,7 @@ func (a *app) cacheGCCmd() *cobra.Command {
 			// A dry run only reads: it must leave the cache as it was.
 			mode := cacheExisting
 			if dryRun {
-				mode = cacheReadOnly
+				mode = cacheReadView
 			}
 			return a.withCache(mode, body)(c, args)
 		},
@@ -308,7 +422,7 @@ answers are real, nor a real one for the mock. --dry-run says what it would
 adopt and writes nothing. Run it before ` + "`cache gc`" + `, which deletes records no
 experiment reaches.`,
 		Args: cobra.ExactArgs(1),
-		RunE: a.withCache(cacheExisting, func(store *cache.Badger, args []string) error {
+		RunE: a.withCache(cacheExisting, func(store readStore, args []string) error {
 			if provider == "" {
 				return &exitError{exitBadInput, errors.New("name the provider whose answers these are: --provider NAME")}
 			}
@@ -434,11 +548,12 @@ func (a *app) cacheExportCmd() *cobra.Command {
 		Use:   "export FILE",
 		Short: "Write a portable cache bundle (all records, or only what --experiment reaches)",
 		Args:  cobra.ExactArgs(1),
-		RunE: a.withCache(cacheReadOnly, func(store *cache.Badger, args []string) error {
+		RunE: a.withCache(cacheReadView, func(store readStore, args []string) error {
 			var keys map[string]bool
+			var runs []*cache.RunRecord // with the variable values they ran with
 			if len(experiments) > 0 {
 				var err error
-				if keys, err = a.reachable(store, experiments); err != nil {
+				if keys, runs, err = a.reachableRuns(store, experiments); err != nil {
 					return err
 				}
 			}
@@ -446,7 +561,12 @@ func (a *app) cacheExportCmd() *cobra.Command {
 			if err != nil {
 				return &exitError{exitBadInput, fmt.Errorf("create bundle: %w", err)}
 			}
-			res, err := store.Export(f, keys)
+			var res cache.ExportResult
+			if keys == nil {
+				res, err = store.Export(f, nil) // every record, every run
+			} else {
+				res, err = store.ExportRuns(f, keys, runs)
+			}
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}
@@ -538,7 +658,7 @@ func (a *app) cacheVerifyCmd() *cobra.Command {
 			if repair {
 				mode = cacheExisting
 			}
-			return a.withCache(mode, func(store *cache.Badger, _ []string) error {
+			return a.withCache(mode, func(store readStore, _ []string) error {
 				if rec := store.Recovery(); repair && (rec.Restored > 0 || rec.Repaired.Dropped() > 0) {
 					for _, d := range rec.Damage {
 						fmt.Fprintf(a.stdout, "damaged: %s\n", d)

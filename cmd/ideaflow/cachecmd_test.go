@@ -156,12 +156,14 @@ func treeDigest(t *testing.T, dir string) string {
 
 // TestNoCommandButRunCreatesACache: a typo in --cache-dir used to become an
 // empty cache that "verified"; now every reading command says there is none.
+// (plan prices the run as on an empty cache instead, loudly:
+// TestPlanOnANamedCacheThatDoesNotExistYet.)
 func TestNoCommandButRunCreatesACache(t *testing.T) {
 	_, exp, _, _ := newScenario(t)
 	typo := filepath.Join(t.TempDir(), "a", "typo")
 	for _, args := range [][]string{
 		{"cache", "verify"}, {"cache", "verify", "--repair"}, {"cache", "stats"}, {"cache", "ls"},
-		{"cache", "export", filepath.Join(t.TempDir(), "b.bundle")}, {"cache", "gc", exp}, {"plan", exp},
+		{"cache", "export", filepath.Join(t.TempDir(), "b.bundle")}, {"cache", "gc", exp},
 	} {
 		code, _, stderr := cli(t, append(args, "--cache-dir", typo)...)
 		if code != exitBadInput || !strings.Contains(stderr, "no cache at "+typo) || !strings.Contains(stderr, "what to do:") {

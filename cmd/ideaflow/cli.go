@@ -71,7 +71,17 @@ type app struct {
 	vars           []string
 	varFiles       []string
 	confine        bool // --confine: reads stay in the experiment folder and the cache
-	log            zerolog.Logger
+	// missingCache is set by planStore when the cache folder holds no cache
+	// yet: what it found ("the folder does not exist"), for plan's header.
+	missingCache string
+	// lastRunVars: this command describes what was run, so load defaults
+	// the variables to the last run's (show, export, report).
+	lastRunVars bool
+	// shared is the read-only cache load opened to find the last run; the
+	// command's own open reuses it, and Main closes it.
+	shared      readStore
+	sharedTried bool
+	log         zerolog.Logger
 }
 
 // Main runs the CLI with args and returns the exit code. A panic on its
@@ -90,6 +100,7 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.Execute()
+	a.closeShared()
 	if err == nil {
 		return exitOK
 	}
@@ -126,6 +137,10 @@ func (a *app) rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			switch cmd.Name() {
+			case "show", "export", "report":
+				a.lastRunVars = cmd.Parent() == cmd.Root() // not `cache export`
+			}
 			return a.setupLogging()
 		},
 	}
@@ -180,9 +195,19 @@ func (a *app) openCache() (*cache.Badger, error) {
 	return a.openCacheMode(cacheCreate)
 }
 
-// load decodes and lays out an experiment, printing diagnostics.
+// load decodes and lays out an experiment, printing diagnostics. For the
+// commands that describe what was run (show, export, report), variables not
+// given take the last run's values (runvars.go).
 func (a *app) load(path string) (*engine.Graph, error) {
-	opts := config.Options{Vars: a.vars, VarFiles: a.varFiles}
+	if a.lastRunVars {
+		return a.loadLastRun(path)
+	}
+	return a.loadWith(path, a.vars, a.varFiles)
+}
+
+// loadWith is load with these -var and -var-file values.
+func (a *app) loadWith(path string, vars, varFiles []string) (*engine.Graph, error) {
+	opts := config.Options{Vars: vars, VarFiles: varFiles}
 	if a.confine {
 		// The data folder holds the authors' files authors_file() finds.
 		opts.Confine, opts.ConfineAlso = true, []string{a.cacheDirPath(), datafetch.DefaultDir(filepath.Dir(path))}
@@ -288,7 +313,11 @@ func (a *app) planCmd() *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(p.Summary)
 			}
-			fmt.Fprintf(a.stdout, "Plan for %s (cache: %s)\n\n", g.Exp.Name, dir)
+			where := dir
+			if a.missingCache != "" {
+				where += ", which does not exist yet: " + a.missingCache + "; nothing is cached"
+			}
+			fmt.Fprintf(a.stdout, "Plan for %s (cache: %s)\n\n", g.Exp.Name, where)
 			printPlan(a.stdout, g, p.Summary, expArg(args))
 			return nil
 		},
@@ -478,6 +507,15 @@ func (a *app) runCmd() *cobra.Command {
 				return a.verify(g, store)
 			}
 			fmt.Fprintf(a.stdout, "Running %s (cache: %s)\n", g.Exp.Name, a.cacheDirPath())
+			if b, ok := store.(*cache.Badger); ok && !offline {
+				// Closed before the store (deferred after it).
+				if srv, err := b.Serve(); err != nil {
+					a.log.Debug().Err(err).Msg("cache not served to readers")
+				} else {
+					defer srv.Close()
+					fmt.Fprintf(a.stdout, "While it runs, plan, show, export, report and cache stats read the cache through %s.\n", srv.Path())
+				}
+			}
 			printRecovery(a.stdout, recovery)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -485,8 +523,9 @@ func (a *app) runCmd() *cobra.Command {
 				// The cache cut a damaged log on opening: trust no memo
 				// unread, so every lost record is recomputed in this run.
 				CheckRecords: recovery.RecordsUnreadable > 0}
+			vars := variablesOf(g, a.vars, a.varFiles)
 			opts := engine.RunOptions{Offline: offline, MaxCost: maxCost, AllowUnpriced: allowUnpriced, ReportDir: outDir,
-				Variables: variableStrings(g), GitCommit: gitCommit(g.Exp.Dir),
+				Variables: vars.Strings, VarValues: vars.Values, VarFiles: vars.Files, GitCommit: gitCommit(g.Exp.Dir),
 				Started: processStart, LoadSeconds: time.Since(processStart).Seconds(), Version: versionString()}
 			if isTerminal(a.stderr) {
 				opts.OnProgress = progress(a.stderr)
@@ -662,12 +701,10 @@ func servedModelNotes(served map[string]map[string]int) []string {
 	return out
 }
 
+// variableStrings are the experiment's variable values as reports and
+// records show them, a value that holds a secret withheld (runvars.go).
 func variableStrings(g *engine.Graph) map[string]string {
-	out := map[string]string{}
-	for k, v := range g.Exp.Variables {
-		out[k] = config.ValueString(v)
-	}
-	return out
+	return variablesOf(g, nil, nil).Strings
 }
 
 func gitCommit(dir string) string {
