@@ -740,8 +740,12 @@ func (a *app) cacheCompactCmd() *cobra.Command {
 		Use:   "compact",
 		Short: "Compact the cache's tables into one level, so lookups read one (a run does it itself after 20,000 writes)",
 		Args:  cobra.NoArgs,
-		RunE: a.withCache(cacheExisting, func(store *cache.Badger, _ []string) error {
-			if err := store.Compact(); err != nil {
+		RunE: a.withCache(cacheExisting, func(store readStore, _ []string) error {
+			b, ok := store.(*cache.Badger)
+			if !ok {
+				return &exitError{exitBadInput, errors.New("cache compact needs the cache folder itself, opened for writing")}
+			}
+			if err := b.Compact(); err != nil {
 				return &exitError{exitFailedNodes, err}
 			}
 			fmt.Fprintln(a.stdout, "compacted")
