@@ -13,6 +13,7 @@ import (
 	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/engine"
 	"github.com/ideaflow/ideaflow/engine/config"
+	"github.com/ideaflow/ideaflow/internal/shareddata"
 )
 
 const ibExperiments = "../../experiments/ideabench/"
@@ -154,13 +155,7 @@ func TestAblationNReusesSamples(t *testing.T) {
 // loading says so at the filter's dataset and names where references come
 // from.
 func TestRealTargetsWithoutReferencesCannotRun(t *testing.T) {
-	csv, err := filepath.Abs("../../../shared/data/ideabench/data/dataset/ablation_target_papers.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(csv); err != nil {
-		t.Skipf("shared fixture not available: %v", err)
-	}
+	csv := shareddata.Path(t, "ideabench/data/dataset/ablation_target_papers.csv")
 	dir := t.TempDir()
 	hcl := `dataset "targets" {
   format = "ideabench-targets-csv"

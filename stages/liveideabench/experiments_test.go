@@ -15,30 +15,19 @@ import (
 	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/engine"
 	"github.com/ideaflow/ideaflow/engine/config"
+	"github.com/ideaflow/ideaflow/internal/shareddata"
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/format"
 	"github.com/ideaflow/ideaflow/stages/liveideabench"
 )
 
-const (
-	experiments = "../../experiments/liveideabench/"
-	shared      = "../../../shared/data/liveideabench/"
-)
+const experiments = "../../experiments/liveideabench/"
 
 // paperVars points leaderboard.hcl at the authors' files in the shared
 // data folder (tests may read it; the project never ships it).
 func paperVars(t testing.TB, extra ...string) []string {
 	t.Helper()
-	abs := func(p string) string {
-		a, err := filepath.Abs(shared + p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := os.Stat(a); err != nil {
-			t.Skipf("the LiveIdeaBench data is not available: %v", err)
-		}
-		return a
-	}
+	abs := func(p string) string { return shareddata.Path(t, "liveideabench", p) }
 	return append([]string{"keywords=" + abs("csvs/kws.csv"), "categories=" + abs("csvs/keyword_classifications.csv"),
 		"published=" + abs("results/LiveIdeaBench-202412.csv")}, extra...)
 }
