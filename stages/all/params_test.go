@@ -72,36 +72,64 @@ func TestStagesReadOnlyDeclaredParams(t *testing.T) {
 		if filepath.ToSlash(rel) == "stages" && (f.Name.Name != "stages" || strings.HasSuffix(path, "params.go") || strings.HasSuffix(path, "stage.go")) {
 			return nil // the accessors themselves
 		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok || len(call.Args) != 1 {
-				return true
-			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
-			kinds, isAccessor := stages.AccessorKinds[sel.Sel.Name]
-			lit, ok := call.Args[0].(*ast.BasicLit)
-			if !isAccessor || !ok || lit.Kind != token.STRING {
-				return true
-			}
-			if id, ok := sel.X.(*ast.Ident); ok && (id.Name == "strings" || id.Name == "strconv" || id.Name == "fmt") {
-				return true
-			}
-			name, err := strconv.Unquote(lit.Value)
-			if err != nil {
-				return true
-			}
+		check := func(pos token.Pos, accessor, name string) {
 			checked++
-			at := fset.Position(call.Pos())
+			at := fset.Position(pos)
 			at.Filename, _ = filepath.Rel(root, at.Filename)
+			kinds := stages.AccessorKinds[accessor]
 			got, ok := declared[name]
 			switch {
 			case !ok:
-				t.Errorf("%s: %s(%q) reads a param no stage type of the package declares", at, sel.Sel.Name, name)
+				t.Errorf("%s: %s(%q) reads a param no stage type of the package declares", at, accessor, name)
 			case kinds != nil && !slices.ContainsFunc(got, func(k stages.Kind) bool { return slices.Contains(kinds, k) }):
-				t.Errorf("%s: %s(%q) reads a param declared as %v, which %s does not read", at, sel.Sel.Name, name, got, sel.Sel.Name)
+				t.Errorf("%s: %s(%q) reads a param declared as %v, which %s does not read", at, accessor, name, got, accessor)
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				if accessor, _, ok := accessorCall(n); ok {
+					if lit, ok := stringLit(n.Args[0]); ok {
+						check(n.Pos(), accessor, lit)
+					}
+				}
+				// Helpers that read the param their second argument names.
+				if fn := funcName(n.Fun); helperReads[fn] != "" && len(n.Args) >= 2 {
+					if lit, ok := stringLit(n.Args[1]); ok {
+						check(n.Pos(), helperReads[fn], lit)
+					}
+				}
+			case *ast.RangeStmt:
+				// for _, name := range []string{"a", "b"} { p.Input(name) }:
+				// every listed name is read.
+				v, ok := n.Value.(*ast.Ident)
+				lits, isList := stringList(n.X)
+				if !ok || !isList {
+					return true
+				}
+				ast.Inspect(n.Body, func(m ast.Node) bool {
+					call, ok := m.(*ast.CallExpr)
+					if !ok {
+						return true
+					}
+					accessor, _, isAcc := accessorCall(call)
+					fn := funcName(call.Fun)
+					var arg ast.Expr
+					switch {
+					case isAcc:
+						arg = call.Args[0]
+					case helperReads[fn] != "" && len(call.Args) >= 2:
+						accessor, arg = helperReads[fn], call.Args[1]
+					default:
+						return true
+					}
+					if id, ok := arg.(*ast.Ident); ok && id.Name == v.Name {
+						for _, l := range lits {
+							check(call.Pos(), accessor, l)
+						}
+					}
+					return true
+				})
 			}
 			return true
 		})
@@ -113,4 +141,66 @@ func TestStagesReadOnlyDeclaredParams(t *testing.T) {
 	if checked < 100 {
 		t.Errorf("only %d accessor calls found: the scan missed the stage packages", checked)
 	}
+}
+
+// helperReads are the stage packages' helpers that read the param named by
+// their second argument, with the accessor each reads it through.
+var helperReads = map[string]string{"RequireInput": "Input", "requireModel": "Model", "scoreNeed": "Has"}
+
+// accessorCall reports a call of a Params accessor with one argument.
+func accessorCall(call *ast.CallExpr) (accessor string, recv ast.Expr, ok bool) {
+	sel, isSel := call.Fun.(*ast.SelectorExpr)
+	if !isSel || len(call.Args) != 1 {
+		return "", nil, false
+	}
+	if _, isAcc := stages.AccessorKinds[sel.Sel.Name]; !isAcc {
+		return "", nil, false
+	}
+	if id, isID := sel.X.(*ast.Ident); isID && (id.Name == "strings" || id.Name == "strconv" || id.Name == "fmt" || id.Name == "sort") {
+		return "", nil, false
+	}
+	return sel.Sel.Name, sel.X, true
+}
+
+func funcName(fun ast.Expr) string {
+	switch f := fun.(type) {
+	case *ast.Ident:
+		return f.Name
+	case *ast.SelectorExpr:
+		return f.Sel.Name
+	}
+	return ""
+}
+
+func stringLit(e ast.Expr) (string, bool) {
+	lit, ok := e.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return "", false
+	}
+	s, err := strconv.Unquote(lit.Value)
+	return s, err == nil
+}
+
+// stringList reads a []string{"a", "b"} literal.
+func stringList(e ast.Expr) ([]string, bool) {
+	cl, ok := e.(*ast.CompositeLit)
+	if !ok {
+		return nil, false
+	}
+	at, ok := cl.Type.(*ast.ArrayType)
+	if !ok {
+		return nil, false
+	}
+	if id, ok := at.Elt.(*ast.Ident); !ok || id.Name != "string" {
+		return nil, false
+	}
+	var out []string
+	for _, el := range cl.Elts {
+		s, ok := stringLit(el)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
 }
