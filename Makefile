@@ -38,7 +38,7 @@ browser:
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null && chromium --version; fi
 
-# Benchmarks; figures go into README.md. Run on a quiet machine: they measure
+# Benchmarks; figures go into docs/BENCHMARKS.md (cmd/ideaflow/docs_test.go checks each is named there). Run on a quiet machine: they measure
 # rates and ratios, and the 2-core machine shares its cores with everything.
 bench: deps
 	$(GO) test -run '^$$' -bench 'Get|Put' -benchmem ./cache/

@@ -1,5 +1,5 @@
 # coverage.ideaflow.hcl: coverage.hcl's pipeline with ideaflow's earlier choices in
-# place of the authors' protocol, to measure what they change (README,
+# place of the authors' protocol, to measure what they change (FIDELITY.md,
 # "ScholarEval"; FIDELITY.md, "ScholarEval"). Every difference from
 # coverage.hcl:
 #   - the coverage judge: ideaflow's prompt (prompts/coverage_ideaflow.tmpl:
@@ -187,6 +187,7 @@ stage "soundness_synthesis" "se" {
 
 stage "soundness_review" "se" {
   synthesis = stage.soundness_synthesis.se
+  methods   = stage.soundness_methods.se
   model     = model.reviewer
 }
 

@@ -1,5 +1,5 @@
 # quick.ideaflow.hcl: quick.hcl's pipeline with ideaflow's earlier choices in
-# place of the authors' protocol, to measure what they change (README,
+# place of the authors' protocol, to measure what they change (FIDELITY.md,
 # "ScholarEval"; FIDELITY.md, "ScholarEval"). Every difference from
 # quick.hcl:
 #   - the coverage judge: ideaflow's prompt (prompts/coverage_ideaflow.tmpl:
@@ -189,6 +189,7 @@ stage "soundness_synthesis" "se" {
 
 stage "soundness_review" "se" {
   synthesis = stage.soundness_synthesis.se
+  methods   = stage.soundness_methods.se
   model     = model.reviewer
 }
 

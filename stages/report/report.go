@@ -37,7 +37,8 @@ func (reportType) Name() string { return "report" }
 // CIs and count footnotes changed every format's layout. Version 3:
 // synthetic cells are marked one by one, from their inputs' records
 // (CSV and JSON gained per-cell synthetic fields).
-func (reportType) Version() string { return "3" }
+// Version 4: the output carries the table for the page beside the files.
+func (reportType) Version() string { return "4" }
 
 func (reportType) Params() []stages.Param {
 	return []stages.Param{
@@ -76,7 +77,11 @@ func (reportType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 				if err != nil {
 					return nil, err
 				}
-				b, err := json.Marshal(out)
+				table, err := t.pageTable(scores)
+				if err != nil {
+					return nil, err
+				}
+				b, err := json.Marshal(reportOutput{Files: out, Table: table})
 				if err != nil {
 					return nil, fmt.Errorf("encode report: %w", err)
 				}
@@ -84,6 +89,26 @@ func (reportType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 			}}, nil
 		},
 	}}, nil
+}
+
+// reportOutput is the report node's output: the files it writes, and
+// beside them its table as the JSON format lays it out (whatever formats
+// the block asks for), which report.html shows (present.go): a page never
+// reads a table back from its Markdown.
+type reportOutput struct {
+	*stages.Files
+	Table json.RawMessage `json:"table"`
+}
+
+// pageTable is the table in the JSON format, rendered alone.
+func (t *table) pageTable(scores map[string]*stages.In) (json.RawMessage, error) {
+	only := *t
+	only.formats = []string{"json"}
+	f, err := only.render(scores)
+	if err != nil {
+		return nil, err
+	}
+	return json.RawMessage(f.Files[t.name+extensions["json"]]), nil
 }
 
 // index maps each column instance's address to its input, by In.From: the
