@@ -28,7 +28,7 @@ func (a *app) docCmd() *cobra.Command {
 		Short: "Print the reference of blocks, stage types, dataset formats and provider kinds (Markdown)",
 		Long: `Print the reference, generated from the decoder and the registries: every
 block kind (variable, locals, provider, model, dataset, quality, stage,
-report, settings) and its attributes; every stage type's parameters with
+report, expect, settings) and its attributes; every stage type's parameters with
 kinds, defaults (full default prompts included) and docs; dataset formats
 and their fields; provider kinds and their settings.
 

@@ -80,6 +80,9 @@ var blockDocs = map[string]blockDoc{
 	"report": {
 		about: "`report \"NAME\" { ... }` writes tables and figures from stage outputs, read as `report.NAME`; its attributes are the `report` stage type's parameters.",
 	},
+	"expect": {
+		about: "`expect \"NAME\" { ... }` sets a published number beside the one a run computed, with the tolerance within which it counts as reproduced (`ideaflow check` prints each verdict), read as `expect.NAME`; its attributes are the `expect` stage type's parameters.",
+	},
 	"settings": {
 		about: "`settings { ... }` holds experiment-wide limits; at most one per experiment.",
 		attrs: map[string]string{
@@ -91,8 +94,12 @@ var blockDocs = map[string]blockDoc{
 
 // priceDocs documents a model's price block.
 var priceDocs = map[string]string{
-	"input_per_mtok":  "US dollars per million input tokens",
-	"output_per_mtok": "US dollars per million output tokens",
+	"input_per_mtok":              "US dollars per million input tokens",
+	"output_per_mtok":             "US dollars per million output tokens",
+	"batch_input_per_mtok":        "the same in a batch (unset: input_per_mtok, so a cost is never under-estimated)",
+	"batch_output_per_mtok":       "the same in a batch (unset: output_per_mtok)",
+	"cached_input_per_mtok":       "per million prompt tokens served from the provider's cache (unset: input_per_mtok)",
+	"batch_cached_input_per_mtok": "the same, in a batch (unset: the batch input price)",
 }
 
 func writeBlocks(w io.Writer) {
