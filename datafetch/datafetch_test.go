@@ -12,18 +12,16 @@ import (
 	"strings"
 	"sync"
 	"testing"
-)
 
-// shared is the verbatim copies of the authors' files (tests may read it;
-// the project never ships it).
-const shared = "../../shared/data/"
+	"github.com/ideaflow/ideaflow/internal/shareddata"
+)
 
 // The manifest pins exactly the verbatim copies: every file of each set,
 // with its size and sha256, and no other.
 func TestManifestMatchesSharedCopies(t *testing.T) {
-	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("the shared data is not available: %v", err)
-	}
+	// The verbatim copies of the authors' files (tests may read them; the
+	// project never ships them).
+	shared := shareddata.Dir(t)
 	for _, s := range Sets() {
 		if len(s.Files) == 0 || len(s.Commit) != 40 || !strings.Contains(s.Repo, "/") {
 			t.Fatalf("%s: %d files, commit %q, repo %q", s.Name, len(s.Files), s.Commit, s.Repo)
@@ -225,9 +223,9 @@ func TestFind(t *testing.T) {
 		t.Errorf("changed: %v", err)
 	}
 	// The verbatim copy is found.
-	src, err := os.ReadFile(shared + "liveideabench/csvs/kws.csv")
+	src, err := os.ReadFile(shareddata.Path(t, "liveideabench/csvs/kws.csv"))
 	if err != nil {
-		t.Skipf("the shared data is not available: %v", err)
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(local, src, 0o644); err != nil {
 		t.Fatal(err)

@@ -250,7 +250,7 @@ func TestReportsCarryProvenance(t *testing.T) {
 	}
 	for _, want := range []string{"Produced by ideaflow from experiment quickstart (files sha256:", "Variables: n = 2.",
 		"Models: mock-generator-a; mock-generator-b; mock-judge.", "Datasets: targets sha256:",
-		"Dropped by stage.filter_references.low: 1 item(s): N of N references kept, fewer than min_references = 3."} {
+		"Dropped by stage.filter_references.low: 1 item(s): 2 of 5 references kept, fewer than min_references = 3."} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("table1.md lacks %q:\n%s", want, md)
 		}

@@ -54,7 +54,7 @@ func (d *Drops) add(st *nodeState) {
 	if d.DropReasons == nil {
 		d.DropReasons = map[string]int{}
 	}
-	d.DropReasons[why]++
+	addDropReason(d.DropReasons, why)
 }
 
 // Tokens are token totals.

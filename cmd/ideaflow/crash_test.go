@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,35 +18,46 @@ import (
 // and checks that every node completed before the kill is served from the
 // cache (the server never sees its request again) and that the final
 // outputs equal those of an uninterrupted run.
+//
+// Nothing in it waits for time to pass. The server is the synchronisation:
+// it answers until the first ranking request arrives, which the walker sends
+// only once that target's generations are durable (a call settles after its
+// record is synced), and holds that request and every later one until the
+// client goes away. The kill therefore always lands part-way, with at least
+// one target's generations stored and no ranking answered. Each phase sends
+// its own API key, so a request of the killed child that reaches the server
+// late is never counted as the resume's.
 func TestKilledRunLosesOnlyInFlightCalls(t *testing.T) {
 	const totalRequests = 32 // 2 generators x (4 targets x 3 samples + 4 rankings)
-	srv := llmtest.New(llmtest.WithResponder(responder), llmtest.WithLatency(25*time.Millisecond))
+	srv := llmtest.New(llmtest.WithResponder(responder))
 	defer srv.Close()
-	t.Setenv("CRASH_API_KEY", "sk-crash")
+	gate := newRankingGate()
+	srv.SetHook(gate.hook)
 	dir := t.TempDir()
 	exp := filepath.Join(dir, "exp")
 	writeExperiment(t, exp, scenario{BaseURL: srv.URL, KeyEnv: "CRASH_API_KEY", Generators: []string{"gen-a", "gen-b"}, N: 3, Limit: 5, MaxConcurrency: 2})
 	killedCache := filepath.Join(dir, "killed-cache")
 
 	child := exec.Command(os.Args[0], "-test.run=^$")
-	child.Env = append(os.Environ(), "IDEAFLOW_TEST_AS_CLI=1",
+	child.Env = append(os.Environ(), "IDEAFLOW_TEST_AS_CLI=1", "CRASH_API_KEY=sk-killed",
 		"IDEAFLOW_TEST_ARGS="+strings.Join([]string{"run", exp, "--cache-dir", killedCache, "--out", filepath.Join(dir, "killed-results")}, "\x1f"))
+	var childOut strings.Builder
+	child.Stdout, child.Stderr = &childOut, &childOut
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for answered(srv) < 12 {
-		if time.Now().After(deadline) {
-			child.Process.Kill()
-			t.Fatalf("child made only %d requests in 30 s", srv.Count())
-		}
-		time.Sleep(2 * time.Millisecond)
+	exited := make(chan error, 1)
+	go func() { exited <- child.Wait() }()
+	select {
+	case <-gate.closed:
+	case err := <-exited:
+		t.Fatalf("the child ended (%v) before it asked for a ranking:\n%s", err, childOut.String())
 	}
 	if err := child.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_ = child.Wait()
-	beforeKill := settledCount(srv)
+	<-exited
+	srv.SetHook(nil) // the phases below are answered in full
 
 	store, err := cache.Open(killedCache)
 	if err != nil {
@@ -66,22 +78,27 @@ func TestKilledRunLosesOnlyInFlightCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if completedCalls == 0 || completedCalls >= totalRequests {
-		t.Fatalf("the kill was not part-way: %d of %d model nodes completed", completedCalls, totalRequests)
+	if completedCalls < 3 || completedCalls >= totalRequests {
+		t.Fatalf("the kill was not part-way: %d of %d model nodes completed, want at least one target's 3 generations and no ranking", completedCalls, totalRequests)
 	}
 
+	t.Setenv("CRASH_API_KEY", "sk-resume")
 	code, stdout, stderr := cli(t, "run", exp, "--cache-dir", killedCache, "--out", filepath.Join(dir, "resumed"))
 	if code != 0 {
 		t.Fatalf("resume: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if got := srv.Count() - beforeKill; got != totalRequests-completedCalls {
+	if got := sentWithKey(srv, "sk-resume"); got != totalRequests-completedCalls {
 		t.Errorf("resume sent %d requests; want %d (%d total - %d completed before the kill)",
 			got, totalRequests-completedCalls, totalRequests, completedCalls)
 	}
 
+	t.Setenv("CRASH_API_KEY", "sk-clean")
 	code, stdout, stderr = cli(t, "run", exp, "--cache-dir", filepath.Join(dir, "clean-cache"), "--out", filepath.Join(dir, "clean"))
 	if code != 0 {
 		t.Fatalf("clean run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if got := sentWithKey(srv, "sk-clean"); got != totalRequests {
+		t.Errorf("the uninterrupted run sent %d requests, want %d", got, totalRequests)
 	}
 	for _, f := range []string{"table1.md", "table1.csv"} {
 		resumed, err1 := os.ReadFile(filepath.Join(dir, "resumed", f))
@@ -95,6 +112,41 @@ func TestKilledRunLosesOnlyInFlightCalls(t *testing.T) {
 	}
 }
 
+// rankingGate is a server hook that answers requests until the first ranking
+// request arrives, then holds that one and every later one until its client
+// goes away (a Delay far beyond any test; the server cuts it short when the
+// connection closes). closed is closed when the first ranking arrives.
+type rankingGate struct {
+	once   sync.Once
+	shut   bool // read and written under the server's lock (the hook runs under it)
+	closed chan struct{}
+}
+
+func newRankingGate() *rankingGate { return &rankingGate{closed: make(chan struct{})} }
+
+func (g *rankingGate) hook(r *llmtest.Request) (llmtest.Fault, bool) {
+	if !g.shut && r.Chat != nil && len(r.Chat.Messages) > 0 &&
+		rankInstruction.MatchString(r.Chat.Messages[len(r.Chat.Messages)-1].Content) {
+		g.shut = true
+		g.once.Do(func() { close(g.closed) })
+	}
+	if g.shut {
+		return llmtest.Fault{Delay: 24 * time.Hour}, true
+	}
+	return llmtest.Fault{}, false
+}
+
+// sentWithKey counts the requests the server received with API key key.
+func sentWithKey(s *llmtest.Server, key string) int {
+	n := 0
+	for _, r := range s.Requests() {
+		if r.Header.Get("Authorization") == "Bearer "+key {
+			n++
+		}
+	}
+	return n
+}
+
 func answered(s *llmtest.Server) int {
 	n := 0
 	for _, r := range s.Requests() {
@@ -106,37 +158,41 @@ func answered(s *llmtest.Server) int {
 }
 
 // TestSIGINTStopsCleanly interrupts a run with SIGINT: it stops dispatching,
-// exits 130, and a re-run asks only for what was not completed.
+// exits 130, and a re-run asks only for what was not completed. As in
+// TestKilledRunLosesOnlyInFlightCalls, the server holds every request from
+// the first ranking on, so the interrupt lands part-way whatever the
+// machine's speed, and the re-run's requests are told apart by their key.
 func TestSIGINTStopsCleanly(t *testing.T) {
 	const totalRequests = 32
-	srv := llmtest.New(llmtest.WithResponder(responder), llmtest.WithLatency(25*time.Millisecond))
+	srv := llmtest.New(llmtest.WithResponder(responder))
 	defer srv.Close()
-	t.Setenv("SIGINT_API_KEY", "sk-sigint")
+	gate := newRankingGate()
+	srv.SetHook(gate.hook)
 	dir := t.TempDir()
 	exp := filepath.Join(dir, "exp")
 	writeExperiment(t, exp, scenario{BaseURL: srv.URL, KeyEnv: "SIGINT_API_KEY", Generators: []string{"gen-a", "gen-b"}, N: 3, Limit: 5, MaxConcurrency: 2})
 	cacheDir := filepath.Join(dir, "cache")
 
 	child := exec.Command(os.Args[0], "-test.run=^$")
-	child.Env = append(os.Environ(), "IDEAFLOW_TEST_AS_CLI=1",
+	child.Env = append(os.Environ(), "IDEAFLOW_TEST_AS_CLI=1", "SIGINT_API_KEY=sk-interrupted",
 		"IDEAFLOW_TEST_ARGS="+strings.Join([]string{"run", exp, "--cache-dir", cacheDir, "--log-level", "warn"}, "\x1f"))
 	var out strings.Builder
 	child.Stdout, child.Stderr = &out, &out
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for answered(srv) < 8 {
-		if time.Now().After(deadline) {
-			child.Process.Kill()
-			t.Fatal("the child made too few requests")
-		}
-		time.Sleep(2 * time.Millisecond)
+	exited := make(chan error, 1)
+	go func() { exited <- child.Wait() }()
+	select {
+	case <-gate.closed:
+	case err := <-exited:
+		t.Fatalf("the child ended (%v) before it asked for a ranking:\n%s", err, out.String())
 	}
 	if err := child.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	err := child.Wait()
+	err := <-exited
+	srv.SetHook(nil)
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
 		t.Fatalf("exit: %v, want %d\n%s", err, exitInterrupted, out.String())
@@ -156,14 +212,14 @@ func TestSIGINTStopsCleanly(t *testing.T) {
 		return nil
 	})
 	store.Close()
-	if completed == 0 || completed >= totalRequests {
+	if completed < 3 || completed >= totalRequests {
 		t.Fatalf("not interrupted part-way: %d of %d model nodes completed", completed, totalRequests)
 	}
-	before := settledCount(srv)
+	t.Setenv("SIGINT_API_KEY", "sk-rerun")
 	if code, stdout, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
 		t.Fatalf("re-run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if got := srv.Count() - before; got != totalRequests-completed {
+	if got := sentWithKey(srv, "sk-rerun"); got != totalRequests-completed {
 		t.Errorf("re-run sent %d requests, want %d", got, totalRequests-completed)
 	}
 }

@@ -10,12 +10,14 @@ import (
 	"testing"
 
 	"github.com/ideaflow/ideaflow/datafetch"
+	"github.com/ideaflow/ideaflow/internal/shareddata"
 )
 
 // fakeGitHub serves the verbatim copies of the authors' files of the sets
 // at /<owner>/<repo>/<commit>/<path>, as the raw-file host does, and counts
 // the requests. Files may be overridden (a tampered copy).
 type fakeGitHub struct {
+	root     string // the authors' data folder it serves from
 	mu       sync.Mutex
 	override map[string][]byte
 	requests int
@@ -33,7 +35,7 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, s := range datafetch.Sets() {
 		prefix := "/" + s.Repo + "/" + s.Commit + "/"
 		if p, ok := strings.CutPrefix(r.URL.Path, prefix); ok {
-			b, err := os.ReadFile(filepath.Join("../../../shared/data", s.Name, filepath.FromSlash(p)))
+			b, err := os.ReadFile(filepath.Join(f.root, s.Name, filepath.FromSlash(p)))
 			if err != nil {
 				http.NotFound(w, r)
 				return
@@ -53,10 +55,8 @@ func (f *fakeGitHub) count() int {
 
 func newFakeGitHub(t *testing.T) (*fakeGitHub, *httptest.Server) {
 	t.Helper()
-	if _, err := os.Stat("../../../shared/data/liveideabench"); err != nil {
-		t.Skipf("the authors' files are not available: %v", err)
-	}
-	fg := &fakeGitHub{override: map[string][]byte{}}
+	shareddata.Path(t, "liveideabench")
+	fg := &fakeGitHub{root: shareddata.Dir(t), override: map[string][]byte{}}
 	srv := httptest.NewServer(fg)
 	t.Cleanup(srv.Close)
 	return fg, srv
@@ -182,9 +182,9 @@ func authorsDataDir(t *testing.T, sets ...string) string {
 			t.Fatal(err)
 		}
 		for _, f := range s.Files {
-			b, err := os.ReadFile(filepath.Join("../../../shared/data", name, filepath.FromSlash(f.Path)))
+			b, err := os.ReadFile(shareddata.Path(t, name, f.Path))
 			if err != nil {
-				t.Skipf("the authors' files are not available: %v", err)
+				t.Fatal(err)
 			}
 			local := s.LocalPath(dir, f.Path)
 			if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ideaflow/ideaflow/engine/config"
 )
 
 // docs/REFERENCE.md is `ideaflow doc`: a stage, dataset format or provider
@@ -55,6 +57,13 @@ func TestDocTopics(t *testing.T) {
 		{"provider", 0, []string{"## Provider kinds", "### `openai`", "| `api_key_env` | string | yes |"}, []string{"## Stage types"}},
 		{"mock", 0, []string{"### `mock`", "Synthetic:"}, []string{"### `openai`"}},
 		{"ideabench", 0, []string{"### `ideabench`", "| `references[].citations` |"}, []string{"### `jsonl`"}},
+		{"model", 0, []string{"### `model`", "| `seed` |  | sent with each call; sample s", "| `input_per_mtok` |"}, []string{"### `quality`", "## Stage types"}},
+		{"quality", 0, []string{"### `quality`", "| `definition` |"}, []string{"### `model`"}},
+		{"variable", 0, []string{"### `variable`", "| `default` |"}, []string{"### `model`"}},
+		{"settings", 0, []string{"### `settings`", "| `max_nodes` |"}, []string{"### `model`"}},
+		{"locals", 0, []string{"### `locals`"}, []string{"### `model`"}},
+		{"report", 0, []string{"`report \"NAME\" { ... }`", "| parameter | kind |"}, []string{"### `model`"}},
+		{"blocks", 0, []string{"## Blocks", "### `variable`", "### `settings`"}, []string{"## Stage types"}},
 	}
 	for _, tc := range tests {
 		code, stdout, stderr := cli(t, "doc", tc.topic)
@@ -73,10 +82,53 @@ func TestDocTopics(t *testing.T) {
 		}
 	}
 	code, _, stderr := cli(t, "doc", "nope")
-	if code != exitBadInput || !strings.Contains(stderr, `no topic "nope": use stages, datasets, providers, a stage type (`) || !strings.Contains(stderr, "filter_references, ") || !strings.Contains(stderr, "generate_ideas, ") {
+	if code != exitBadInput || !strings.Contains(stderr, `no topic "nope": use stages, datasets, providers, blocks, a block kind (variable, locals, provider, model, dataset, quality, stage, report, expect, settings), a stage type (`) || !strings.Contains(stderr, "filter_references, ") || !strings.Contains(stderr, "generate_ideas, ") {
 		t.Errorf("doc nope: exit %d\n%s", code, stderr)
 	}
 	if code, _, stderr := cli(t, "doc", "--format", "html"); code != exitBadInput || !strings.Contains(stderr, `--format "html": only markdown is supported`) {
 		t.Errorf("doc --format html: exit %d\n%s", code, stderr)
+	}
+}
+
+// Every block kind and attribute the experiment decoder knows has its doc
+// (cmd/ideaflow/docblocks.go), and no doc names one it does not know.
+func TestBlockDocsCoverTheDecoder(t *testing.T) {
+	known := map[string]bool{}
+	for _, k := range config.BlockKinds() {
+		known[k.Type] = true
+		d, ok := blockDocs[k.Type]
+		if !ok || strings.TrimSpace(d.about) == "" {
+			t.Errorf("block %s has no doc", k.Type)
+			continue
+		}
+		attrs := map[string]bool{}
+		for _, a := range k.Attributes {
+			attrs[a.Name] = true
+			if strings.TrimSpace(d.attrs[a.Name]) == "" {
+				t.Errorf("%s { %s } has no doc", k.Type, a.Name)
+			}
+		}
+		for a := range d.attrs {
+			if !attrs[a] {
+				t.Errorf("the doc of %s names %s, which the decoder does not accept", k.Type, a)
+			}
+		}
+	}
+	for typ := range blockDocs {
+		if !known[typ] {
+			t.Errorf("a doc for block %s, which the decoder does not know", typ)
+		}
+	}
+	prices := map[string]bool{}
+	for _, a := range config.PriceAttributes() {
+		prices[a] = true
+		if priceDocs[a] == "" {
+			t.Errorf("price { %s } has no doc", a)
+		}
+	}
+	for a := range priceDocs {
+		if !prices[a] {
+			t.Errorf("the price doc names %s, which the decoder does not accept", a)
+		}
 	}
 }

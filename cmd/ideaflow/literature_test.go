@@ -14,13 +14,18 @@ import (
 
 	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/engine"
+	"github.com/ideaflow/ideaflow/internal/shareddata"
 	"github.com/ideaflow/ideaflow/stages/datasets"
 	"github.com/ideaflow/ideaflow/stages/literature"
 	"github.com/ideaflow/ideaflow/stages/literature/s2fake"
 )
 
-// ablationCSV is IdeaBench's published target list (see ../shared/data/PROVENANCE.txt).
-const ablationCSV = "../../../shared/data/ideabench/data/dataset/ablation_target_papers.csv"
+// ablationCSV is IdeaBench's published target list in the authors' data
+// folder (see its PROVENANCE.txt).
+func ablationCSV(t testing.TB) string {
+	t.Helper()
+	return shareddata.Path(t, "ideabench/data/dataset/ablation_target_papers.csv")
+}
 
 func sp(s string) *string { return &s }
 func ip(n int) *int       { return &n }
@@ -28,9 +33,9 @@ func ip(n int) *int       { return &n }
 // ablationIDs reads the paperId column of the published target list.
 func ablationIDs(t *testing.T) []string {
 	t.Helper()
-	f, err := os.Open(ablationCSV)
+	f, err := os.Open(ablationCSV(t))
 	if err != nil {
-		t.Skipf("IdeaBench data not available: %v", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
@@ -85,7 +90,7 @@ func buildExperiment(name string) string {
 func TestBuildDatasetOnFakeS2(t *testing.T) {
 	ids := ablationIDs(t)
 	if len(ids) != 461 {
-		t.Fatalf("%d targets in %s", len(ids), ablationCSV)
+		t.Fatalf("%d targets in %s", len(ids), ablationCSV(t))
 	}
 	const key = "s2-CANARY-7d1f0c9e"
 	srv := s2fake.New(nil)
@@ -145,7 +150,7 @@ func TestBuildDatasetOnFakeS2(t *testing.T) {
 		t.Fatalf("files written: %v", files)
 	}
 	// The published list joined to the references written: every target and reference.
-	items, err := datasets.Load("ideabench-targets-csv", ablationCSV, datasets.Options{References: refsPath})
+	items, err := datasets.Load("ideabench-targets-csv", ablationCSV(t), datasets.Options{References: refsPath})
 	if err != nil {
 		t.Fatal(err)
 	}

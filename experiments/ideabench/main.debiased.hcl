@@ -65,6 +65,15 @@ variable "rank_seed" {
   default     = 0
 }
 
+variable "gateway_tpm" {
+  description = "the gateway's tokens per minute, estimated before and settled after each call (0: unlimited)"
+  default     = 0
+}
+variable "gateway_max_concurrency" {
+  description = "calls in flight at once on the gateway (lowered adaptively when many are answered 429)"
+  default     = 32
+}
+
 provider "mock" {
   kind = "mock"
   seed = 1
@@ -74,7 +83,8 @@ provider "gateway" {
   base_url            = var.gateway_url
   api_key_env         = "GATEWAY_API_KEY"
   requests_per_minute = var.gateway_rpm
-  max_concurrency     = 32
+  tokens_per_minute   = var.gateway_tpm
+  max_concurrency     = var.gateway_max_concurrency
 }
 provider "bert" {
   kind     = "transformers"

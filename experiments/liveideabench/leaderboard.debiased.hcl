@@ -44,12 +44,34 @@ variable "judges_per_idea" {
   default = 3
 }
 
+variable "router_rpm" {
+  description = "the router's requests per minute (0: unlimited)"
+  default     = 600
+}
+variable "router_tpm" {
+  description = "the router's tokens per minute, estimated before and settled after each call (0: unlimited)"
+  default     = 0
+}
+variable "router_max_concurrency" {
+  description = "calls in flight at once on the router (lowered adaptively when many are answered 429)"
+  default     = 32
+}
+variable "sample_seed" {
+  description = "the seed sent with every call; sample s of a keyword sends sample_seed + s, so a keyword's two ideas are distinct requests that no caching gateway answers alike (the authors sent none: each API's default sampling)"
+  default     = 2024
+}
+variable "panel_seed" {
+  description = "the seed of each idea's draw of judges and of the fluency pairs"
+  default     = 2024
+}
+
 provider "router" {
   kind                = "openai"
   base_url            = var.base_url
   api_key_env         = "OPENROUTER_API_KEY"
-  requests_per_minute = 600
-  max_concurrency     = 32
+  requests_per_minute = var.router_rpm
+  tokens_per_minute   = var.router_tpm
+  max_concurrency     = var.router_max_concurrency
 }
 
 provider "mock" {
@@ -65,120 +87,140 @@ model "gemini_pro_1_5" {
   provider = local.provider
   name     = "google/gemini-pro-1.5"
   family   = "google"
+  seed     = var.sample_seed
 }
 
 model "o1_preview" {
   provider = local.provider
   name     = "o1-preview"
   family   = "openai"
+  seed     = var.sample_seed
 }
 
 model "qwq_32b_preview" {
   provider = local.provider
   name     = "qwen/qwq-32b-preview"
   family   = "qwen"
+  seed     = var.sample_seed
 }
 
 model "claude_3_5_sonnet" {
   provider = local.provider
   name     = "anthropic/claude-3.5-sonnet"
   family   = "anthropic"
+  seed     = var.sample_seed
 }
 
 model "gemini_2_0_flash_exp" {
   provider = local.provider
   name     = "google/gemini-2.0-flash-exp:free"
   family   = "google"
+  seed     = var.sample_seed
 }
 
 model "gpt_4o_2024_11_20" {
   provider = local.provider
   name     = "openai/gpt-4o-2024-11-20"
   family   = "openai"
+  seed     = var.sample_seed
 }
 
 model "mistral_large_2411" {
   provider = local.provider
   name     = "mistralai/mistral-large-2411"
   family   = "mistral"
+  seed     = var.sample_seed
 }
 
 model "nova_pro_v1" {
   provider = local.provider
   name     = "amazon/nova-pro-v1"
   family   = "amazon"
+  seed     = var.sample_seed
 }
 
 model "llama_3_1_nemotron_70b" {
   provider = local.provider
   name     = "nvidia/llama-3.1-nemotron-70b-instruct"
   family   = "meta-llama"
+  seed     = var.sample_seed
 }
 
 model "qwen_2_5_coder_32b" {
   provider = local.provider
   name     = "qwen/qwen-2.5-coder-32b-instruct"
   family   = "qwen"
+  seed     = var.sample_seed
 }
 
 model "llama_3_1_405b" {
   provider = local.provider
   name     = "meta-llama/llama-3.1-405b-instruct"
   family   = "meta-llama"
+  seed     = var.sample_seed
 }
 
 model "qwen2_5_dracarys2_72b" {
   provider = local.provider
   name     = "sammcj/qwen2.5-dracarys2-72b:Q4_K_M"
   family   = "qwen"
+  seed     = var.sample_seed
 }
 
 model "o1_mini" {
   provider = local.provider
   name     = "openai/o1-mini"
   family   = "openai"
+  seed     = var.sample_seed
 }
 
 model "qwen_2_5_72b" {
   provider = local.provider
   name     = "qwen/qwen-2.5-72b-instruct"
   family   = "qwen"
+  seed     = var.sample_seed
 }
 
 model "step_2_16k" {
   provider = local.provider
   name     = "step-2-16k"
   family   = "stepfun"
+  seed     = var.sample_seed
 }
 
 model "claude_3_5_haiku" {
   provider = local.provider
   name     = "anthropic/claude-3.5-haiku"
   family   = "anthropic"
+  seed     = var.sample_seed
 }
 
 model "grok_2_1212" {
   provider = local.provider
   name     = "x-ai/grok-2-1212"
   family   = "xai"
+  seed     = var.sample_seed
 }
 
 model "gpt_4o_mini" {
   provider = local.provider
   name     = "openai/gpt-4o-mini"
   family   = "openai"
+  seed     = var.sample_seed
 }
 
 model "deepseek_chat" {
   provider = local.provider
   name     = "deepseek/deepseek-chat"
   family   = "deepseek"
+  seed     = var.sample_seed
 }
 
 model "llama_3_3_70b" {
   provider = local.provider
   name     = "meta-llama/llama-3.3-70b-instruct"
   family   = "meta-llama"
+  seed     = var.sample_seed
 }
 
 locals {
@@ -253,7 +295,7 @@ stage "judge_panel" "scores" {
   panel           = local.panel
   judges_per_idea = var.judges_per_idea
   protocol        = "v1" # originality and feasibility, "SCORES = {...}"
-  seed            = 2024
+  seed            = var.panel_seed
   exclude         = "family"
   draw            = "shared"
 }
@@ -262,7 +304,7 @@ stage "fluency" "pairs" {
   ideas    = stage.generate_from_keyword.ideas
   panel    = local.panel
   protocol = "v1"
-  seed     = 2024
+  seed     = var.panel_seed
   exclude  = "family"
   draw     = "shared"
 }

@@ -49,12 +49,34 @@ variable "judges_per_idea" {
   default = 3
 }
 
+variable "router_rpm" {
+  description = "the router's requests per minute (0: unlimited)"
+  default     = 600
+}
+variable "router_tpm" {
+  description = "the router's tokens per minute, estimated before and settled after each call (0: unlimited)"
+  default     = 0
+}
+variable "router_max_concurrency" {
+  description = "calls in flight at once on the router (lowered adaptively when many are answered 429)"
+  default     = 32
+}
+variable "sample_seed" {
+  description = "the seed sent with every call; sample s of a keyword sends sample_seed + s, so a keyword's two ideas are distinct requests that no caching gateway answers alike (the authors sent none: each API's default sampling)"
+  default     = 2024
+}
+variable "panel_seed" {
+  description = "the seed of each idea's draw of judges and of the fluency pairs"
+  default     = 2025
+}
+
 provider "router" {
   kind                = "openai"
   base_url            = var.base_url
   api_key_env         = "OPENROUTER_API_KEY"
-  requests_per_minute = 600
-  max_concurrency     = 32
+  requests_per_minute = var.router_rpm
+  tokens_per_minute   = var.router_tpm
+  max_concurrency     = var.router_max_concurrency
 }
 
 provider "mock" {
@@ -72,246 +94,287 @@ model "gemini_2_0_flash_exp_free" {
   provider = local.provider
   name     = "google/gemini-2.0-flash-exp:free"
   family   = "google"
+  seed     = var.sample_seed
 }
 
 model "claude_3_7_sonnet" {
   provider = local.provider
   name     = "anthropic/claude-3.7-sonnet"
   family   = "anthropic"
+  seed     = var.sample_seed
 }
 
 model "o1" {
   provider = local.provider
   name     = "openai/o1"
   family   = "openai"
+  seed     = var.sample_seed
 }
 
 model "o3_mini" {
   provider = local.provider
   name     = "openai/o3-mini"
   family   = "openai"
+  seed     = var.sample_seed
 }
 
 model "o1_mini" {
   provider = local.provider
   name     = "openai/o1-mini"
   family   = "openai"
+  seed     = var.sample_seed
 }
 
 model "step_2_16k_202411" {
   provider = local.provider
   name     = "step-2-16k-202411"
   family   = "stepfun"
+  seed     = var.sample_seed
 }
 
 model "gpt_4o_2024_11_20" {
   provider = local.provider
   name     = "openai/gpt-4o-2024-11-20"
   family   = "openai"
+  seed     = var.sample_seed
 }
 
 model "deepseek_r1_distill_llama_70b" {
   provider = local.provider
   name     = "deepseek/deepseek-r1-distill-llama-70b"
   family   = "deepseek"
+  seed     = var.sample_seed
 }
 
 model "gemini_pro_1_5" {
   provider = local.provider
   name     = "google/gemini-pro-1.5"
   family   = "google"
+  seed     = var.sample_seed
 }
 
 model "grok_2_1212" {
   provider = local.provider
   name     = "x-ai/grok-2-1212"
   family   = "xai"
+  seed     = var.sample_seed
 }
 
 model "gemini_2_0_flash_lite_001" {
   provider = local.provider
   name     = "google/gemini-2.0-flash-lite-001"
   family   = "google"
+  seed     = var.sample_seed
 }
 
 model "qwen2_5_dracarys2_72b_q4_k_m" {
   provider = local.provider
   name     = "sammcj/qwen2.5-dracarys2-72b:Q4_K_M"
   family   = "qwen"
+  seed     = var.sample_seed
 }
 
 model "llama_3_1_405b_instruct" {
   provider = local.provider
   name     = "meta-llama/llama-3.1-405b-instruct"
   family   = "meta-llama"
+  seed     = var.sample_seed
 }
 
 model "qwen_2_5_72b_instruct" {
   provider = local.provider
   name     = "qwen/qwen-2.5-72b-instruct"
   family   = "qwen"
+  seed     = var.sample_seed
 }
 
 model "gpt_4_turbo" {
   provider = local.provider
   name     = "openai/gpt-4-turbo"
   family   = "openai"
+  seed     = var.sample_seed
 }
 
 model "llama_3_3_70b_instruct" {
   provider = local.provider
   name     = "meta-llama/llama-3.3-70b-instruct"
   family   = "meta-llama"
+  seed     = var.sample_seed
 }
 
 model "claude_3_opus" {
   provider = local.provider
   name     = "anthropic/claude-3-opus"
   family   = "anthropic"
+  seed     = var.sample_seed
 }
 
 model "mistral_large_2411" {
   provider = local.provider
   name     = "mistralai/mistral-large-2411"
   family   = "mistral"
+  seed     = var.sample_seed
 }
 
 model "qwen_2_5_coder_32b_instruct" {
   provider = local.provider
   name     = "qwen/qwen-2.5-coder-32b-instruct"
   family   = "qwen"
+  seed     = var.sample_seed
 }
 
 model "deepseek_r1_distill_qwen_32b" {
   provider = local.provider
   name     = "deepseek/deepseek-r1-distill-qwen-32b"
   family   = "deepseek"
+  seed     = var.sample_seed
 }
 
 model "llama_3_1_70b_instruct" {
   provider = local.provider
   name     = "meta-llama/llama-3.1-70b-instruct"
   family   = "meta-llama"
+  seed     = var.sample_seed
 }
 
 model "nova_pro_v1" {
   provider = local.provider
   name     = "amazon/nova-pro-v1"
   family   = "amazon"
+  seed     = var.sample_seed
 }
 
 model "claude_3_5_haiku_20241022" {
   provider = local.provider
   name     = "anthropic/claude-3.5-haiku-20241022"
   family   = "anthropic"
+  seed     = var.sample_seed
 }
 
 model "mistral_small_24b_instruct_2501" {
   provider = local.provider
   name     = "mistralai/mistral-small-24b-instruct-2501"
   family   = "mistral"
+  seed     = var.sample_seed
 }
 
 model "phi_4" {
   provider = local.provider
   name     = "microsoft/phi-4"
   family   = "microsoft"
+  seed     = var.sample_seed
 }
 
 model "gpt_4o_mini" {
   provider = local.provider
   name     = "openai/gpt-4o-mini"
   family   = "openai"
+  seed     = var.sample_seed
 }
 
 model "qwq_32b_preview" {
   provider = local.provider
   name     = "qwen/qwq-32b-preview"
   family   = "qwen"
+  seed     = var.sample_seed
 }
 
 model "nova_lite_v1" {
   provider = local.provider
   name     = "amazon/nova-lite-v1"
   family   = "amazon"
+  seed     = var.sample_seed
 }
 
 model "qwen_2_5_7b_instruct" {
   provider = local.provider
   name     = "qwen/qwen-2.5-7b-instruct"
   family   = "qwen"
+  seed     = var.sample_seed
 }
 
 model "mistral_small" {
   provider = local.provider
   name     = "mistralai/mistral-small"
   family   = "mistral"
+  seed     = var.sample_seed
 }
 
 model "gemma_2_27b_it" {
   provider = local.provider
   name     = "google/gemma-2-27b-it"
   family   = "google"
+  seed     = var.sample_seed
 }
 
 model "claude_3_7_sonnet_thinking" {
   provider = local.provider
   name     = "anthropic/claude-3.7-sonnet:thinking"
   family   = "anthropic"
+  seed     = var.sample_seed
 }
 
 model "o3_mini_high" {
   provider = local.provider
   name     = "openai/o3-mini-high"
   family   = "openai"
+  seed     = var.sample_seed
 }
 
 model "gpt_4_5_preview" {
   provider = local.provider
   name     = "openai/gpt-4.5-preview"
   family   = "openai"
+  seed     = var.sample_seed
 }
 
 model "qwq_32b" {
   provider = local.provider
   name     = "qwen/qwq-32b"
   family   = "qwen"
+  seed     = var.sample_seed
 }
 
 model "deepseek_r1" {
   provider = local.provider
   name     = "deepseek/deepseek-r1"
   family   = "deepseek"
+  seed     = var.sample_seed
 }
 
 model "gemini_2_0_flash_thinking_exp_free" {
   provider = local.provider
   name     = "google/gemini-2.0-flash-thinking-exp:free"
   family   = "google"
+  seed     = var.sample_seed
 }
 
 model "gemini_2_0_pro_exp_02_05_free" {
   provider = local.provider
   name     = "google/gemini-2.0-pro-exp-02-05:free"
   family   = "google"
+  seed     = var.sample_seed
 }
 
 model "qwen_max" {
   provider = local.provider
   name     = "qwen/qwen-max"
   family   = "qwen"
+  seed     = var.sample_seed
 }
 
 model "deepseek_chat" {
   provider = local.provider
   name     = "deepseek/deepseek-chat"
   family   = "deepseek"
+  seed     = var.sample_seed
 }
 
 model "claude_3_5_sonnet" {
   provider = local.provider
   name     = "anthropic/claude-3.5-sonnet"
   family   = "anthropic"
+  seed     = var.sample_seed
 }
 
 locals {
@@ -403,14 +466,14 @@ stage "judge_panel" "scores" {
   ideas           = stage.generate_from_keyword.ideas
   panel           = local.panel
   judges_per_idea = var.judges_per_idea
-  seed            = 2025
+  seed            = var.panel_seed
 }
 
 stage "fluency" "pairs" {
   ideas   = stage.generate_from_keyword.ideas
   panel   = local.panel
   exclude = "none" # hash.py: random.choice(CRITIC_MODELS)
-  seed    = 2025
+  seed    = var.panel_seed
 }
 
 stage "liveideabench_score" "originality" {

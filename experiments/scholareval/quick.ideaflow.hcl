@@ -68,6 +68,19 @@ variable "snippet_limit" {
 }
 
 
+variable "gateway_rpm" {
+  description = "the gateway's requests per minute (0: unlimited)"
+  default     = 500
+}
+variable "gateway_tpm" {
+  description = "the gateway's tokens per minute, estimated before and settled after each call (0: unlimited)"
+  default     = 0
+}
+variable "gateway_max_concurrency" {
+  description = "calls in flight at once on the gateway (lowered adaptively when many are answered 429)"
+  default     = 16
+}
+
 provider "mock" {
   kind = "mock"
   seed = 11
@@ -77,8 +90,9 @@ provider "gateway" {
   kind                = "openai"
   base_url            = var.gateway_url
   api_key_env         = "GATEWAY_API_KEY"
-  requests_per_minute = 500
-  max_concurrency     = 16
+  requests_per_minute = var.gateway_rpm
+  tokens_per_minute   = var.gateway_tpm
+  max_concurrency     = var.gateway_max_concurrency
 }
 
 provider "papers" {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/ideaflow/ideaflow/internal/shareddata"
 )
 
 func read(t *testing.T, format, text string, opts Options) []Item {
@@ -195,13 +197,15 @@ func TestCheckedReaderSplitsRunes(t *testing.T) {
 	}
 }
 
-// The published IdeaBench target list, read in place from the shared fixtures.
-const targetsCSV = "../../../shared/data/ideabench/data/dataset/ablation_target_papers.csv"
+// ideabenchTargets is the published IdeaBench target list, read in place from
+// the authors' data folder.
+func ideabenchTargets(t testing.TB) string {
+	t.Helper()
+	return shareddata.Path(t, "ideabench/data/dataset/ablation_target_papers.csv")
+}
 
 func TestIdeaBenchTargetsCSV(t *testing.T) {
-	if _, err := os.Stat(targetsCSV); err != nil {
-		t.Skipf("shared fixture not available: %v", err)
-	}
+	targetsCSV := ideabenchTargets(t)
 	items, err := Load("ideabench-targets-csv", targetsCSV, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -8,14 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ideaflow/ideaflow/internal/shareddata"
 	"github.com/ideaflow/ideaflow/stages"
-)
-
-// LiveIdeaBench's published keyword list and its domain labels, read in
-// place from the shared fixtures.
-const (
-	kwsCSV        = "../../../shared/data/liveideabench/csvs/kws.csv"
-	kwsCategories = "../../../shared/data/liveideabench/csvs/keyword_classifications.csv"
 )
 
 func keywordOf(t *testing.T, it Item) Keyword {
@@ -28,9 +22,10 @@ func keywordOf(t *testing.T, it Item) Keyword {
 }
 
 func TestLiveIdeaBenchKeywords(t *testing.T) {
-	if _, err := os.Stat(kwsCSV); err != nil {
-		t.Skipf("shared fixture not available: %v", err)
-	}
+	// LiveIdeaBench's published keyword list and its domain labels, read in
+	// place from the authors' data folder.
+	kwsCSV := shareddata.Path(t, "liveideabench/csvs/kws.csv")
+	kwsCategories := shareddata.Path(t, "liveideabench/csvs/keyword_classifications.csv")
 	items, err := Load("liveideabench-keywords", kwsCSV, Options{Categories: kwsCategories})
 	if err != nil {
 		t.Fatal(err)

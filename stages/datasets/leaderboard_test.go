@@ -5,16 +5,17 @@ import (
 	"math"
 	"strings"
 	"testing"
-)
 
-const publishedV1 = "../../../shared/data/liveideabench/results/LiveIdeaBench-202412.csv"
+	"github.com/ideaflow/ideaflow/internal/shareddata"
+)
 
 // The published v1 leaderboard loads, and its Average is the mean of its
 // four dimension columns on every row.
 func TestPublishedLeaderboard(t *testing.T) {
+	publishedV1 := shareddata.Path(t, "liveideabench/results/LiveIdeaBench-202412.csv")
 	items, err := Load("liveideabench-leaderboard", publishedV1, Options{})
 	if err != nil {
-		t.Skipf("published leaderboard not available: %v", err)
+		t.Fatal(err)
 	}
 	if len(items) != 20 {
 		t.Fatalf("%d rows, want 20", len(items))

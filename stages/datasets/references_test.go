@@ -46,9 +46,7 @@ func TestParsePyList(t *testing.T) {
 // The published targets joined to a references file, CSV and JSONL alike:
 // the same records, references in file order, rows of other targets skipped.
 func TestTargetsWithReferences(t *testing.T) {
-	if _, err := os.Stat(targetsCSV); err != nil {
-		t.Skipf("shared fixture not available: %v", err)
-	}
+	targetsCSV := ideabenchTargets(t)
 	const want0 = `{"id":"a5127a1e16b659e65ba8360b719c9f64c08fb12d","title":"Force-triggered`
 	const refs0 = `"references":[{"id":"r1","title":"Mechanochromic luminogens","abstract":"Force changes the colour of emission.","citations":120,"types":["JournalArticle"],"intents":["background","methodology"]},{"id":"r2","title":"A review of AIE","abstract":"Aggregation-induced emission reviewed.","citations":45,"types":["Review","JournalArticle"],"intents":["background"]},{"id":"","title":"Unresolved reference","abstract":"","citations":0}]}`
 	const refs1 = `"references":[{"id":"r9","title":"Neutrophils, a \"review\"","abstract":"Neutrophil diversity in tumours.","citations":3,"types":["JournalArticle"],"intents":["result"]}]}`

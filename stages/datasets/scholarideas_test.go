@@ -6,15 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-const realScholarIdeas = "../../../shared/data/scholareval/ScholarIdeas"
+	"github.com/ideaflow/ideaflow/internal/shareddata"
+)
 
 // The real copy loads with the paper's counts (DESIGN §7).
 func TestScholarIdeasRealCopy(t *testing.T) {
-	if _, err := os.Stat(realScholarIdeas); err != nil {
-		t.Skipf("real ScholarIdeas not present: %v", err)
-	}
+	realScholarIdeas := shareddata.Path(t, "scholareval/ScholarIdeas")
 	items, err := Load("scholarideas", realScholarIdeas, Options{})
 	if err != nil {
 		t.Fatal(err)

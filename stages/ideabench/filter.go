@@ -96,7 +96,8 @@ func decodeFilter(p stages.Params) (*filterSettings, error) {
 	}{
 		{"type_match", []string{"substring", "exact"}}, {"intent_rule", []string{"authors", "none"}}, {"pick", []string{"random", "first"}},
 	} {
-		if err := oneOf(c.param, p.String(c.param), c.allowed...); err != nil {
+		// Read: a name from this list, which the source check cannot see.
+		if err := oneOf(c.param, stages.Read(filterType{}, p).String(c.param), c.allowed...); err != nil {
 			return nil, err
 		}
 	}

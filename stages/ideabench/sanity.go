@@ -53,9 +53,10 @@ func (sanityType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 		names = []string{"shuffled_words", "copy_reference", "target_oracle"}
 	}
 	var deps []stages.Dep
+	declared := stages.Read(sanityType{}, p) // names from a list the source check cannot see
 	for _, name := range names {
-		u, err := stages.RequireInput(p, name)
-		if err != nil {
+		u := declared.Input(name)
+		if u == nil {
 			return nil, stages.ParamErrorf(name, "check = %q needs %s", check, name)
 		}
 		if len(u.Nodes) != 1 || u.Nodes[0].Item != "" {

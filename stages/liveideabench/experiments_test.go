@@ -15,30 +15,20 @@ import (
 	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/engine"
 	"github.com/ideaflow/ideaflow/engine/config"
+	"github.com/ideaflow/ideaflow/internal/shareddata"
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/format"
 	"github.com/ideaflow/ideaflow/stages/liveideabench"
+	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
-const (
-	experiments = "../../experiments/liveideabench/"
-	shared      = "../../../shared/data/liveideabench/"
-)
+const experiments = "../../experiments/liveideabench/"
 
 // paperVars points leaderboard.hcl at the authors' files in the shared
 // data folder (tests may read it; the project never ships it).
 func paperVars(t testing.TB, extra ...string) []string {
 	t.Helper()
-	abs := func(p string) string {
-		a, err := filepath.Abs(shared + p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := os.Stat(a); err != nil {
-			t.Skipf("the LiveIdeaBench data is not available: %v", err)
-		}
-		return a
-	}
+	abs := func(p string) string { return shareddata.Path(t, "liveideabench", p) }
 	return append([]string{"keywords=" + abs("csvs/kws.csv"), "categories=" + abs("csvs/keyword_classifications.csv"),
 		"published=" + abs("results/LiveIdeaBench-202412.csv")}, extra...)
 }
@@ -370,4 +360,38 @@ func TestQuickFlexibilityBothWays(t *testing.T) {
 	}
 	sort.Strings(diffs)
 	t.Logf("flexibility on quick.hcl's mock data:\n%s", strings.Join(diffs, "\n"))
+}
+
+// A keyword's two ideas are two independent samples in the paper. Sent as
+// identical requests, a caching gateway may answer both alike, so every
+// generator of each reproduction sends a seed that differs per sample
+// (sample_seed + s); -var sample_seed moves them all.
+func TestKeywordSamplesAreDistinctRequests(t *testing.T) {
+	for _, file := range []string{"leaderboard.hcl", "leaderboard.debiased.hcl", "leaderboard_v2.hcl", "leaderboard_v2.debiased.hcl"} {
+		t.Run(file, func(t *testing.T) {
+			published := !strings.HasPrefix(file, "leaderboard_v2")
+			for _, tc := range []struct {
+				vars []string
+				seed int
+			}{{nil, 2024}, {[]string{"sample_seed=7"}, 7}} {
+				g := build(t, experiments+file, append(smallVars(t, published), tc.vars...))
+				gens := 0
+				for _, inst := range g.Exp.Stages {
+					if inst.Type.Name() != "generate_from_keyword" {
+						continue
+					}
+					gens++
+					m := inst.Params.Model("model")
+					msgs := []llm.Message{{Role: "user", Content: "keyword"}}
+					r0, r1 := m.Request(msgs, 0, format.Spec{}), m.Request(msgs, 1, format.Spec{})
+					if r0.Seed == nil || r1.Seed == nil || *r0.Seed != tc.seed || *r1.Seed != tc.seed+1 {
+						t.Fatalf("%s (vars %v): samples 0 and 1 send seeds %v and %v, want %d and %d", inst.Address, tc.vars, r0.Seed, r1.Seed, tc.seed, tc.seed+1)
+					}
+				}
+				if gens == 0 {
+					t.Fatal("no generate_from_keyword instance")
+				}
+			}
+		})
+	}
 }

@@ -223,6 +223,7 @@ func (c *openAIClient) Call(ctx context.Context, req ServiceRequest) (*ServiceRe
 // chatRequest maps a Request onto go-openai's, refusing before any network
 // traffic what go-openai itself would refuse.
 func (c *openAIClient) chatRequest(req Request) (openai.ChatCompletionRequest, error) {
+	//lint:ignore SA1019 max_tokens is the field every OpenAI-compatible server accepts (vLLM, OpenRouter, gateways); reasoning models are moved to max_completion_tokens below.
 	cr := openai.ChatCompletionRequest{Model: req.Model, MaxTokens: req.MaxTokens, Stop: req.Stop, Seed: req.Seed,
 		Messages: make([]openai.ChatCompletionMessage, len(req.Messages))}
 	for i, m := range req.Messages {
@@ -244,6 +245,7 @@ func (c *openAIClient) chatRequest(req Request) (openai.ChatCompletionRequest, e
 	v := openai.NewReasoningValidator()
 	if err := v.Validate(cr); errors.Is(err, openai.ErrReasoningModelMaxTokensDeprecated) {
 		// Reasoning models take the completion budget as max_completion_tokens.
+		//lint:ignore SA1019 moving the deprecated field into its replacement is the point of this line.
 		cr.MaxCompletionTokens, cr.MaxTokens = cr.MaxTokens, 0
 	}
 	if err := v.Validate(cr); err != nil {

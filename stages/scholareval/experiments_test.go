@@ -3,8 +3,6 @@ package scholareval_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/engine"
 	"github.com/ideaflow/ideaflow/engine/config"
+	"github.com/ideaflow/ideaflow/internal/shareddata"
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/scholareval"
 )
@@ -34,14 +33,7 @@ func build(t *testing.T, file string, vars ...string) *engine.Graph {
 
 func realIdeas(t *testing.T) string {
 	t.Helper()
-	p, err := filepath.Abs("../../../shared/data/scholareval/ScholarIdeas")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("real ScholarIdeas not present: %v", err)
-	}
-	return p
+	return shareddata.Path(t, "scholareval/ScholarIdeas")
 }
 
 // What a plan on an empty cache lays out: one extraction or review per
