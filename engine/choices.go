@@ -189,6 +189,7 @@ func (e *Engine) dispatchBatch(w *walker, t task) {
 		}
 		return
 	}
+	w.choiceRequests.Add(1)
 	spent := 0.0
 	for k, m := range t.batch {
 		if k >= len(res.Choices) || res.Choices[k] == nil {
@@ -196,6 +197,9 @@ func (e *Engine) dispatchBatch(w *walker, t task) {
 			continue
 		}
 		r := res.Choices[k]
+		// The sample came as a choice of the shared request: the summary
+		// counts it as a sample, not as a request of its own.
+		w.states[m.idx].choice = true
 		out, err := applyOutput(m.work, r)
 		if err != nil {
 			// A choice that did not parse (no Answer) or that the stage

@@ -219,6 +219,13 @@ func (w *walker) lookup(i int32, work *stages.Work, key string, inKey [32]byte) 
 	if w.verify && work.Compute != nil {
 		w.verifyCompute(n, work, rec)
 	}
+	w.rendered.Add(1)
+	if w.memos != nil {
+		// The plan of a run: the run would settle this node from the plan
+		// and never write its memo, so every later warm run would render
+		// it again (after each rebuild, before memos had epochs).
+		w.memos.put(inKey, w.encodeMemo(st))
+	}
 	if !w.plan {
 		w.setMemo(inKey, st)
 		w.markLatest(n, key)
@@ -358,7 +365,7 @@ func (w *walker) complete(i int32, inKey [32]byte, key string, parts []namedPart
 	// Marked before the record can be read: a node that finds it in the
 	// cache from now on counts as ran here (no call of its own), not cached.
 	w.flights.markRan(key)
-	job := &writeJob{idx: i, inKey: inKey, rec: rec, memo: encodeMemo(st), settleAfter: st.isCall || st.isService}
+	job := &writeJob{idx: i, inKey: inKey, rec: rec, memo: w.encodeMemo(st), settleAfter: st.isCall || st.isService}
 	if !job.settleAfter {
 		w.settle(i, rec)
 	}

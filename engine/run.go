@@ -27,6 +27,19 @@ type Engine struct {
 	// on instead of trusting memos: for a cache that lost records on opening
 	// (a damaged log cut by recovery), so each lost record is recomputed.
 	CheckRecords bool
+	// epoch replaces memoEpoch (tests: two builds of other rendering code).
+	epoch string
+}
+
+// newWalker is a walker over g with the engine's store, log and memo epoch.
+func (e *Engine) newWalker(g *Graph, plan bool) *walker {
+	w := newWalker(g, e.Store, plan)
+	w.log = e.Log
+	w.checkRecords = e.CheckRecords
+	if e.epoch != "" {
+		w.epoch = e.epoch
+	}
+	return w
 }
 
 // Plan is the result of planning a graph.
@@ -38,6 +51,8 @@ type Plan struct {
 	g      *Graph
 	states []nodeState
 	provs  *provTable // interns the states' provenance
+	// rendered counts the cached nodes found by rendering (no valid memo).
+	rendered int
 }
 
 // Plan works out, without any model call, which nodes are cached and which
@@ -47,12 +62,15 @@ type Plan struct {
 // inputs are cached (or computed in memory) expands, so its children are
 // planned, kept by gc and exported in bundles; the rest is reported as
 // pending, with an upper-bound estimate.
-func (e *Engine) Plan(g *Graph) *Plan {
-	w := newWalker(g, e.Store, true)
-	w.log = e.Log
-	w.checkRecords = e.CheckRecords
+func (e *Engine) Plan(g *Graph) *Plan { return e.plan(g, nil) }
+
+// plan plans g; memos, when set (the plan of a run), rewrites the memos of
+// the cached nodes it had to render.
+func (e *Engine) plan(g *Graph, memos *memoWriter) *Plan {
+	w := e.newWalker(g, true)
+	w.memos = memos
 	w.walk(e.Resolvers)
-	return &Plan{Summary: w.planSummary(), g: g, states: w.states, provs: w.provs, Diags: w.growDiags}
+	return &Plan{Summary: w.planSummary(), g: g, states: w.states, provs: w.provs, Diags: w.growDiags, rendered: int(w.rendered.Load())}
 }
 
 // Verify recomputes every cached deterministic node of the graph and
@@ -60,8 +78,7 @@ func (e *Engine) Plan(g *Graph) *Plan {
 // ideaflow): a mismatch means a stage changed its outputs without a
 // Version bump. It makes no calls and writes nothing.
 func (e *Engine) Verify(g *Graph) *VerifyReport {
-	w := newWalker(g, e.Store, true)
-	w.log = e.Log
+	w := e.newWalker(g, true)
 	w.verify = true
 	w.walk(e.Resolvers)
 	sort.Slice(w.mismatches, func(i, j int) bool { return w.mismatches[i].Address < w.mismatches[j].Address })
@@ -190,15 +207,19 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	if opts.Started.IsZero() {
 		opts.Started = start
 	}
-	plan := e.Plan(g)
+	memos := newMemoWriter(e.Store)
+	plan := e.plan(g, memos)
 	if plan.Diags.HasErrors() {
+		memos.stop()
 		return nil, &InputError{Diags: plan.Diags}
 	}
 	if err := plan.checkCallable(opts.Offline); err != nil {
+		memos.stop()
 		return nil, err
 	}
 	if opts.MaxCost > 0 && !opts.AllowUnpriced {
 		if err := plan.checkBudgetBinds(opts.MaxCost); err != nil {
+			memos.stop()
 			return nil, err
 		}
 	}
@@ -208,9 +229,7 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 		Int("to_run", ps.Nodes.ToRun).Int("est_llm_calls", ps.Estimate.LLMCalls).Float64("est_cost_usd", ps.Estimate.CostUSD).
 		Msg("run planned")
 
-	w := newWalker(g, e.Store, false)
-	w.log = e.Log
-	w.checkRecords = e.CheckRecords
+	w := e.newWalker(g, false)
 	w.ctx = ctx
 	w.budget = &budget{max: opts.MaxCost}
 	// The run takes over the plan's states: cached nodes stay settled, the
@@ -247,7 +266,9 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 		close(q)
 	}
 	w.stopWriters()
+	memosRewritten := memos.stop()
 	sum := w.summarize()
+	sum.Memo = MemoCounts{Rendered: plan.rendered + int(w.rendered.Load()), Rewritten: memosRewritten}
 	sum.Repaired = w.dmg.fixed
 	sum.Unsaved = int(w.unsaved.Load())
 	sum.Unavailable = w.down
