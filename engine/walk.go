@@ -99,6 +99,9 @@ type walker struct {
 	memos *memoWriter
 	// rendered counts cached nodes found by rendering, not by their memo.
 	rendered atomic.Int64
+	// early, on a run and on its plan, sends calls while planning goes on
+	// (early.go); nil: none.
+	early *early
 	// choiceRequests counts the n-choices requests answered (choices.go).
 	choiceRequests atomic.Int64
 }
