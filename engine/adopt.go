@@ -75,7 +75,7 @@ func (e *Engine) Adopt(g *Graph, provider string, dryRun bool) (*AdoptReport, er
 	if p == nil {
 		return nil, fmt.Errorf("%w %q in %s", ErrNoSuchProvider, provider, g.Exp.Name)
 	}
-	w := newWalker(g, e.Store, true)
+	w := e.newWalker(g, true)
 	w.log = e.Log
 	w.adopt = &adoption{provider: provider, dryRun: dryRun, done: map[string]*cache.Record{}}
 	w.adopt.report = AdoptReport{Provider: provider, Answerer: *cacheAnswerer(p.Answerer), DryRun: dryRun}

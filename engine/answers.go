@@ -48,8 +48,8 @@ func (w *walker) putAnswer(t task, res *Result) error {
 	}
 	who := answeredBy(t.work, res)
 	rec := &cache.Record{Key: st.answerKey, Stage: w.g.Nodes[t.idx].Inst.Address, Address: w.g.Nodes[t.idx].Address + "#answer",
-		Output: out, Usage: res.Usage, ServedModel: res.ServedModel, Fingerprint: res.Fingerprint, Raw: res.Raw,
-		Reasoning: res.Reasoning, Attempts: res.Attempts, Synthetic: who.Synthetic, Answerer: who,
+		Output: out, Usage: usageOf(res.Usage), ServedModel: res.ServedModel, Fingerprint: res.Fingerprint, Raw: res.Raw,
+		Reasoning: res.Reasoning, Attempts: attemptsOf(res.Attempts), Synthetic: who.Synthetic, Answerer: who,
 		CreatedAt: time.Now().UTC()}
 	if tk := t.work.Call; tk != nil {
 		rec.Model = tk.Request.Model

@@ -1,15 +1,13 @@
 package engine
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"sync"
-	"time"
 
 	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/engine/executor"
 	"github.com/ideaflow/ideaflow/stages"
-	"github.com/ideaflow/ideaflow/stages/format"
 	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
@@ -23,12 +21,6 @@ import (
 // fetched is operational, like concurrency. A seeded request is never
 // batched: seed+i is part of sample i's request. Answers the endpoint did
 // not give (it ignored n) or that do not parse are asked for one by one.
-
-// SampleBatcher is an Executor that can send several samples of one prompt
-// as one request (Task.Samples).
-type SampleBatcher interface {
-	BatchesSamples(provider string) bool
-}
 
 // sampleGroup is the to-run call nodes of one instance and item that share
 // their inputs: the samples of one prompt, if their requests agree.
@@ -189,6 +181,7 @@ func (e *Engine) dispatchBatch(w *walker, t task) {
 		}
 		return
 	}
+	w.choiceRequests.Add(1)
 	spent := 0.0
 	for k, m := range t.batch {
 		if k >= len(res.Choices) || res.Choices[k] == nil {
@@ -196,11 +189,14 @@ func (e *Engine) dispatchBatch(w *walker, t task) {
 			continue
 		}
 		r := res.Choices[k]
+		// The sample came as a choice of the shared request: the summary
+		// counts it as a sample, not as a request of its own.
+		w.states[m.idx].choice = true
 		out, err := applyOutput(m.work, r)
 		if err != nil {
 			// A choice that did not parse (no Answer) or that the stage
 			// refused: paid for, then asked alone.
-			w.states[m.idx].refused = r.Usage
+			w.states[m.idx].refused = usageOf(r.Usage)
 			spent += r.Usage.CostUSD
 			e.dispatchOne(w, m)
 			continue
@@ -208,68 +204,17 @@ func (e *Engine) dispatchBatch(w *walker, t task) {
 		spent += r.Usage.CostUSD
 		if err := w.putAnswer(m, r); err != nil {
 			w.setStoreErr(err)
-			w.fail(m.idx, m.key, why(failCache, err.Error()), r.Raw, r.Attempts)
+			w.fail(m.idx, m.key, why(failCache, err.Error()), r.Raw, attemptsOf(r.Attempts))
 			continue
 		}
 		a := answeredBy(m.work, r)
 		w.complete(m.idx, m.inKey, m.key, m.parts, &cache.Record{
-			Output: out, Usage: r.Usage, Model: tk.Chat.Model, ServedModel: r.ServedModel,
-			Fingerprint: r.Fingerprint, Raw: r.Raw, Reasoning: r.Reasoning, Attempts: r.Attempts, Synthetic: a.Synthetic,
+			Output: out, Usage: usageOf(r.Usage), Model: tk.Chat.Model, ServedModel: r.ServedModel,
+			Fingerprint: r.Fingerprint, Raw: r.Raw, Reasoning: r.Reasoning, Attempts: attemptsOf(r.Attempts), Synthetic: a.Synthetic,
 			Answerer: a,
 		})
 	}
 	w.budget.settle(est, spent)
-}
-
-// BatchesSamples reports whether provider's n_choices setting is on and its
-// client can ask for n choices.
-func (e *LocalExecutor) BatchesSamples(provider string) bool {
-	p, ok := e.providers[provider]
-	return ok && nChoices(p)
-}
-
-// nChoices reads a provider's n_choices setting.
-func nChoices(p llm.Provider) bool {
-	v, _ := p.Get("n_choices")
-	on, _ := v.(bool)
-	return on
-}
-
-// chatChoices asks for a task's samples in one request; Result.Choices[i]
-// answers Samples[i]: nil where the endpoint gave no answer, without an
-// Answer (its usage kept) where the answer did not parse.
-func (e *LocalExecutor) chatChoices(ctx context.Context, c llm.Client, t *Task) (*Result, error) {
-	cc, ok := c.(llm.ChoicesClient)
-	if !ok {
-		return &Result{}, nil // every sample is asked alone
-	}
-	start := time.Now()
-	resps, err := cc.CompleteChoices(ctx, *t.Chat, t.Samples)
-	if err != nil {
-		return nil, &ExecError{Err: err}
-	}
-	out := &Result{Choices: make([]*Result, len(t.Samples))}
-	for i, r := range resps {
-		if i >= len(t.Samples) {
-			break
-		}
-		u := cache.Usage{InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens,
-			LatencyMS: time.Since(start).Milliseconds(), Attempts: 1}
-		u.CostUSD = cost(t.Price, u.InputTokens, u.OutputTokens)
-		a, err := format.Parse(t.Chat.Format, r.Text)
-		if err == nil {
-			a.Raw = r.Text // as llm.Ask sets it: stages' compatibility parses read it
-		}
-		if err != nil {
-			// Asked again alone, with repairs; its usage is still counted.
-			out.Choices[i] = &Result{Raw: r.Text, Usage: u, Attempts: []cache.Attempt{{Raw: r.Text, Status: r.Status}}, Synthetic: c.Synthetic()}
-			continue
-		}
-		out.Choices[i] = &Result{Answer: a, Raw: r.Text, Reasoning: r.Reasoning, ServedModel: r.Model,
-			Fingerprint: r.SystemFingerprint, Usage: u, Attempts: []cache.Attempt{{Raw: r.Text, Status: r.Status}},
-			Synthetic: c.Synthetic()}
-	}
-	return out, nil
 }
 
 // notePlanChoice records, for a plan, the sample group of a call node whose
@@ -301,7 +246,7 @@ func (w *walker) batches(provider string) bool {
 	w.batchesOnce.Do(func() {
 		w.batching = map[string]bool{}
 		for name, p := range w.g.Exp.Providers {
-			w.batching[name] = nChoices(p.Provider)
+			w.batching[name] = executor.NChoices(p.Provider)
 		}
 	})
 	return w.batching[provider]

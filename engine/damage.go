@@ -23,6 +23,13 @@ type damage struct {
 	fixed int             // records found damaged (and, in a run, recomputed)
 }
 
+// seen reports whether the walk has met a damaged record.
+func (d *damage) seen() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.fixed > 0 || len(d.nodes) > 0 || len(d.keys) > 0
+}
+
 // isDamaged reports whether err says a record could not be read intact.
 func isDamaged(err error) bool {
 	return errors.Is(err, cache.ErrCorrupt) || errors.Is(err, cache.ErrNotFound)
@@ -44,6 +51,11 @@ func (w *walker) noteDamaged(d int32) {
 }
 
 func (w *walker) distrusted(key string) bool {
+	if w.plan && w.early.sent(key) {
+		// Answered by an early call of this plan (early.go): to the plan
+		// (and the run that takes its states over) it is a node to run.
+		return true
+	}
 	w.dmg.mu.Lock()
 	defer w.dmg.mu.Unlock()
 	return w.dmg.keys[key]

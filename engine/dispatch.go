@@ -148,12 +148,31 @@ func (e *Engine) dispatchOne(w *walker, t task) {
 		w.skip(t.idx, t.key, why(skipBudget, ""))
 		return
 	}
-	res, err := e.Exec.Execute(w.ctx, tk)
+	var res *Result
+	var err error
+	c, first := w.early.take(t.key)
+	switch {
+	case c != nil && c.rec != nil:
+		// The plan sent it (early.go) and its record is durable: this
+		// node's answer, or (another node counted the call) a shared one.
+		if first {
+			w.budget.settle(est, c.rec.Usage.CostUSD)
+		} else {
+			w.budget.settle(est, 0)
+			w.states[t.idx].dedup = true
+		}
+		w.completeDurable(t.idx, t.key, c.rec)
+		return
+	case c != nil && first:
+		res, err = c.res, c.err // answered (or failed) early, not yet stored
+	default:
+		res, err = e.Exec.Execute(w.ctx, tk)
+	}
 	if err != nil {
 		var ee *ExecError
 		isExec := errors.As(err, &ee)
 		if isExec {
-			w.states[t.idx].usage = ee.Usage // what its refused answers cost
+			w.states[t.idx].usage = usageOf(ee.Usage) // what its refused answers cost
 			w.budget.settle(est, ee.Usage.CostUSD)
 		} else {
 			w.budget.settle(est, 0)
@@ -168,7 +187,7 @@ func (e *Engine) dispatchOne(w *walker, t task) {
 			w.markUnavailable(tk.Provider, err.Error())
 		}
 		if isExec {
-			w.fail(t.idx, t.key, why(failCall, err.Error()), ee.Raw, ee.Attempts)
+			w.fail(t.idx, t.key, why(failCall, err.Error()), ee.Raw, attemptsOf(ee.Attempts))
 		} else {
 			w.fail(t.idx, t.key, why(failCall, err.Error()), "", nil)
 		}
@@ -177,30 +196,16 @@ func (e *Engine) dispatchOne(w *walker, t task) {
 	w.budget.settle(est, res.Usage.CostUSD)
 	out, err := applyOutput(t.work, res)
 	if err != nil {
-		w.states[t.idx].usage = res.Usage
-		w.fail(t.idx, t.key, why(failOutput, err.Error()), res.Raw, res.Attempts)
+		w.states[t.idx].usage = usageOf(res.Usage)
+		w.fail(t.idx, t.key, why(failOutput, err.Error()), res.Raw, attemptsOf(res.Attempts))
 		return
 	}
 	if err := w.putAnswer(t, res); err != nil {
 		w.setStoreErr(err)
-		w.fail(t.idx, t.key, why(failCache, err.Error()), res.Raw, res.Attempts)
+		w.fail(t.idx, t.key, why(failCache, err.Error()), res.Raw, attemptsOf(res.Attempts))
 		return
 	}
-	rec := &cache.Record{
-		Output: out, Usage: res.Usage, ServedModel: res.ServedModel,
-		Fingerprint: res.Fingerprint, Raw: res.Raw, Reasoning: res.Reasoning, Attempts: res.Attempts,
-		Answerer: answeredBy(t.work, res),
-	}
-	rec.Synthetic = rec.Answerer.Synthetic
-	if tk.Chat != nil {
-		rec.Model = tk.Chat.Model
-	} else {
-		rec.Model = tk.Service.Model
-		if t.work.Service.Output != nil {
-			rec.Raw = string(res.Body) // the output is derived: keep the reply too
-		}
-	}
-	w.complete(t.idx, t.inKey, t.key, t.parts, rec)
+	w.complete(t.idx, t.inKey, t.key, t.parts, recordOf(t.work, tk, res, out))
 }
 
 // answeredBy is who answered work's call, for its record: the answerer its

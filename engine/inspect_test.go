@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/engine/executor"
 )
 
 // recordingExec remembers every task it was handed, by address, and fails
@@ -28,7 +29,7 @@ func (r *recordingExec) Execute(ctx context.Context, t *Task) (*Result, error) {
 	r.tasks[t.Address] = t
 	r.mu.Unlock()
 	if r.fail[t.Address] {
-		return nil, &ExecError{Err: errors.New("model said no"), Raw: "I cannot.", Attempts: []cache.Attempt{{Error: "model said no", Raw: "I cannot.", Status: 400}}}
+		return nil, &ExecError{Err: errors.New("model said no"), Raw: "I cannot.", Attempts: []executor.Attempt{{Error: "model said no", Raw: "I cannot.", Status: 400}}}
 	}
 	return r.Executor.Execute(ctx, t)
 }

@@ -2,15 +2,14 @@ package engine
 
 import (
 	"bytes"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"io"
-	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
+	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
@@ -73,7 +72,7 @@ func inputKey(n *Node, in keyInputs) [32]byte {
 }
 
 // Memo values: key hex, output digest hex, flags, requested model, served
-// model, build, drop reason, answer key, and who answered (a call or service
+// model, epoch (memoEpoch), drop reason, answer key, and who answered (a call or service
 // node's record's answerer: class, identity).
 const (
 	memoCall      = "c"
@@ -83,7 +82,7 @@ const (
 	memoFields    = 9
 )
 
-func encodeMemo(st *nodeState) []byte {
+func (w *walker) encodeMemo(st *nodeState) []byte {
 	flags := ""
 	if st.isCall {
 		flags += memoCall
@@ -101,38 +100,30 @@ func encodeMemo(st *nodeState) []byte {
 	if st.dropped {
 		flags += memoDropped
 	}
-	return []byte(strings.Join([]string{st.key, hex.EncodeToString(st.digest[:]), flags, st.wantModel, st.servedModel, buildID(), st.dropWhy, st.answerKey, answerer}, "\x00"))
+	return []byte(strings.Join([]string{st.key, hex.EncodeToString(st.digest[:]), flags, st.wantModel, st.servedModel, w.epoch, st.dropWhy, st.answerKey, answerer}, "\x00"))
 }
 
-var (
-	buildOnce sync.Once
-	build     string
-)
+// renderVersion names the rendering code every stage shares: the answer
+// instructions a stage appends (format.Instructions), the repair and re-ask
+// messages, the prompt template helpers. A node's own stage code is named by
+// its type's Version (in memoBase); this names the rest. Bump it when that
+// shared code would render another request for the same inputs:
+// TestRenderVersionPinned fails until you do. It is a variable only so a
+// benchmark can build a binary that says it renders differently
+// (-ldflags -X github.com/ideaflow/ideaflow/engine.renderVersion=...).
+var renderVersion = "1"
 
-// buildID identifies the ideaflow program that wrote a memo: the digest of
-// its executable. A memo skips rendering, so it vouches that the stage code
-// would render the same request; a new build (a changed default prompt or
-// answer instruction, even without a version bump) must render again. Its
-// records stay valid: a re-rendered request that did not change finds them.
-func buildID() string {
-	buildOnce.Do(func() {
-		if exe, err := os.Executable(); err == nil {
-			if f, err := os.Open(exe); err == nil {
-				h := sha256.New()
-				_, err = io.Copy(h, f)
-				f.Close()
-				if err == nil {
-					build = hex.EncodeToString(h.Sum(nil)[:12])
-					return
-				}
-			}
-		}
-		// Unknown build: a per-process value, so no memo is ever trusted.
-		var nonce [12]byte
-		_, _ = rand.Read(nonce[:])
-		build = "unknown-" + hex.EncodeToString(nonce[:])
-	})
-	return build
+// memoEpoch is what a memo vouches for besides its input state: the memo and
+// key schemes and the shared rendering code. It used to be the digest of the
+// executable, so any rebuild (a new version string from make build) made
+// every memo stale, and warm runs slow for good: a plan never rewrote them.
+// What decides a node's output is its stage type's version, the shared
+// rendering code's version and the key scheme, never the binary's bytes.
+var memoEpoch = func() string { return memoEpochOf(memoFormat, keyFormat, "render="+renderVersion) }
+
+func memoEpochOf(parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(h[:12])
 }
 
 // memoHit fills st from the memo of inKey. It does not look the record up:
@@ -146,8 +137,8 @@ func (w *walker) memoHit(st *nodeState, inKey [32]byte) bool {
 		return false
 	}
 	f := splitMemo(v)
-	if f == nil || string(f[5]) != buildID() {
-		return false
+	if f == nil || string(f[5]) != w.epoch {
+		return false // another scheme or rendering code: render again
 	}
 	var d [32]byte
 	if n, err := hex.Decode(d[:], f[1]); err != nil || n != 32 {
@@ -190,7 +181,59 @@ func splitMemo(v []byte) [][]byte {
 }
 
 func (w *walker) setMemo(inKey [32]byte, st *nodeState) {
-	if err := w.store.SetMemo(hex.EncodeToString(inKey[:]), encodeMemo(st)); err != nil {
+	if err := w.store.SetMemo(hex.EncodeToString(inKey[:]), w.encodeMemo(st)); err != nil {
 		w.log.Debug().Err(err).Msg("memo write failed")
 	}
+}
+
+// memoWriters is how many goroutines rewrite the memos a run's plan found
+// stale. The store's group commit shares one sync among the writes waiting,
+// so many writers in flight make a few hundred syncs of 200k memos.
+const memoWriters = 256
+
+// memoWriter rewrites, behind a run's plan, the memos of the cached nodes it
+// found by rendering (no memo, or one of another epoch): the next warm run
+// settles them from the memo again. A plan alone (the plan command) writes
+// nothing. A memo is an index, so a lost write costs a re-render, and the
+// plan does not wait for one.
+type memoWriter struct {
+	store   cache.Store
+	jobs    chan memoJob
+	wg      sync.WaitGroup
+	written atomic.Int64
+}
+
+type memoJob struct {
+	inKey string
+	value []byte
+}
+
+func newMemoWriter(store cache.Store) *memoWriter {
+	m := &memoWriter{store: store, jobs: make(chan memoJob, memoWriters)}
+	for k := 0; k < memoWriters; k++ {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			for j := range m.jobs {
+				if m.store.SetMemo(j.inKey, j.value) == nil {
+					m.written.Add(1)
+				}
+			}
+		}()
+	}
+	return m
+}
+
+func (m *memoWriter) put(inKey [32]byte, value []byte) {
+	m.jobs <- memoJob{inKey: hex.EncodeToString(inKey[:]), value: value}
+}
+
+// stop waits for every queued memo and returns how many were written.
+func (m *memoWriter) stop() int {
+	if m == nil {
+		return 0
+	}
+	close(m.jobs)
+	m.wg.Wait()
+	return int(m.written.Load())
 }

@@ -10,14 +10,14 @@ import (
 	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
-func TestMemoTrustsOnlyThisBuild(t *testing.T) {
+func TestMemoTrustsOnlyItsEpoch(t *testing.T) {
 	store := cache.NewMemory()
 	out := []byte(`{"ideas":["x"]}`)
 	rec := &cache.Record{Key: hex.EncodeToString(bytes.Repeat([]byte{1}, 32)), Output: out}
 	if err := store.Put(rec); err != nil {
 		t.Fatal(err)
 	}
-	w := &walker{store: store, interned: map[string]string{}, provs: newProvTable()}
+	w := &walker{store: store, interned: map[string]string{}, provs: newProvTable(), epoch: memoEpoch()}
 	in := sha256.Sum256([]byte("input state"))
 	who := &llm.Answerer{Class: llm.ClassMock, Identity: "seed 7", Synthetic: true}
 	st := &nodeState{key: rec.Key, digest: sha256.Sum256(out), isCall: true, wantModel: "m", servedModel: "m-2024", answerer: who}
@@ -25,20 +25,21 @@ func TestMemoTrustsOnlyThisBuild(t *testing.T) {
 
 	var got nodeState
 	if !w.memoHit(&got, in) {
-		t.Fatal("a memo written by this build was not used")
+		t.Fatal("a memo written under this epoch was not used")
 	}
 	if got.key != rec.Key || got.digest != st.digest || !got.isCall || got.wantModel != "m" || got.servedModel != "m-2024" || got.status != StatusCached ||
 		got.answerer == nil || *got.answerer != *who {
 		t.Fatalf("memo decoded as %+v", got)
 	}
 
-	// The same memo from another build: stage code may render differently now.
-	other := bytes.Replace(encodeMemo(st), []byte(buildID()), []byte("another-build"), 1)
+	// The same memo under another epoch: shared rendering code or a
+	// scheme changed, so stage code may render differently now.
+	other := bytes.Replace(w.encodeMemo(st), []byte(w.epoch), []byte("another-epoch"), 1)
 	if err := store.SetMemo(hex.EncodeToString(in[:]), other); err != nil {
 		t.Fatal(err)
 	}
 	if w.memoHit(&nodeState{}, in) {
-		t.Fatal("a memo from another build was trusted")
+		t.Fatal("a memo of another epoch was trusted")
 	}
 
 	// gc removes a memo with its record. (A memo left naming a dropped

@@ -73,7 +73,7 @@ func (e *Engine) RenderReports(g *Graph, opts RunOptions) (*Rendered, error) {
 	if opts.Started.IsZero() {
 		opts.Started = start
 	}
-	w := newWalker(g, e.Store, true)
+	w := e.newWalker(g, true)
 	w.log = e.Log
 	w.checkRecords = e.CheckRecords
 	w.reportOnly = true

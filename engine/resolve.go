@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -38,9 +37,7 @@ func (w *walker) resolve(i int32) {
 		st.prov = w.provs.with(in.union, st.answerer)
 		if !w.plan {
 			w.markLatest(n, st.key)
-			if w.flights.ranHere(st.key) {
-				st.status, st.dedup = StatusRan, st.isCall || st.isService
-			}
+			w.ranHereOrEarly(st)
 		}
 		w.finish(i)
 		return
@@ -78,9 +75,32 @@ func (w *walker) resolve(i int32) {
 	}
 	if w.plan {
 		w.planMiss(i, work, key, parts)
+		if w.early != nil && st.status == StatusToRun {
+			w.early.offer(w, i, work, key, parts, inKey)
+		}
 		return
 	}
 	w.runMiss(i, work, key, parts, inKey)
+}
+
+// ranHereOrEarly marks a node a run found in the cache as ran when this run
+// made its record: an early call of the plan's (early.go), counted as this
+// node's call, or another node's call with the same key (no call of its
+// own), as the plan said.
+func (w *walker) ranHereOrEarly(st *nodeState) {
+	if u, first, ok := w.early.claim(st.key); ok {
+		st.status = StatusRan
+		if first {
+			st.usage = u
+		} else {
+			st.dedup = st.isCall || st.isService
+		}
+		w.flights.markRan(st.key)
+		return
+	}
+	if w.flights.ranHere(st.key) {
+		st.status, st.dedup = StatusRan, st.isCall || st.isService
+	}
 }
 
 // inputDigests gathers node i's input digests and provenance. When the
@@ -219,195 +239,20 @@ func (w *walker) lookup(i int32, work *stages.Work, key string, inKey [32]byte) 
 	if w.verify && work.Compute != nil {
 		w.verifyCompute(n, work, rec)
 	}
+	w.rendered.Add(1)
+	if w.memos != nil {
+		// The plan of a run: the run would settle this node from the plan
+		// and never write its memo, so every later warm run would render
+		// it again (after each rebuild, before memos had epochs).
+		w.memos.put(inKey, w.encodeMemo(st))
+	}
 	if !w.plan {
 		w.setMemo(inKey, st)
 		w.markLatest(n, key)
-		if w.flights.ranHere(key) {
-			// Computed by another node in this run: it ran, as the plan
-			// said; a call node made no call of its own.
-			st.status, st.dedup = StatusRan, st.isCall || st.isService
-		}
+		w.ranHereOrEarly(st)
 	}
 	w.finish(i)
 	return true
-}
-
-// planMiss settles a node a plan found missing from the cache.
-func (w *walker) planMiss(i int32, work *stages.Work, key string, parts []namedPart) {
-	n := w.g.Nodes[i]
-	st := &w.states[i]
-	st.status = StatusToRun
-	st.why = w.whyDirty(n, key, parts)
-	if m := workModel(work); m != nil {
-		// Who will be asked: the model's provider (a record will say).
-		st.answerer = w.provs.answerer(m.Answerer)
-		st.prov = w.provs.with(st.prov, st.answerer)
-	}
-	if w.reportOnly && work.Compute == nil && st.why.kind == planFailedLast {
-		st.status, st.why = StatusFailed, why(failCall, st.why.detail)
-		w.finish(i)
-		return
-	}
-	switch {
-	case work.Compute != nil:
-		// Compute nodes are cheap and pure: evaluate them now so the plan
-		// knows their output and can show early cutoff downstream.
-		out, err := work.Compute()
-		if err == nil {
-			st.known, st.output, st.digest = true, out, sha256.Sum256(out)
-			noteDrop(st, out)
-		} else if w.reportOnly {
-			st.status, st.why = StatusFailed, why(failPrepare, prepareError(err))
-		}
-	case work.Call != nil && w.planReuse(i, work):
-		// Its answer is cached under the answer key: the run derives the
-		// output from it, with no call, and so does the plan.
-	case work.Call != nil:
-		var exact bool
-		st.estIn, exact, st.estOut, st.estCost = estimateCallExact(work.Call.Model, work.Call.Request)
-		st.estApprox = !exact
-		w.notePlanChoice(i, work)
-	case work.Service != nil:
-		st.estIn, st.estCost = estimateService(work.Service)
-	}
-	w.finish(i)
-}
-
-// runMiss computes a compute node at once, or hands a call to its
-// provider's queue unless the same key is already in flight, in which case
-// the node waits for that call's result.
-func (w *walker) runMiss(i int32, work *stages.Work, key string, parts []namedPart, inKey [32]byte) {
-	n := w.g.Nodes[i]
-	if work.Compute != nil {
-		start := time.Now()
-		out, err := work.Compute()
-		if err != nil {
-			w.fail(i, key, why(failPrepare, prepareError(err)), "", nil)
-			return
-		}
-		w.complete(i, inKey, key, parts, &cache.Record{Output: out, Usage: cache.Usage{LatencyMS: time.Since(start).Milliseconds(), Attempts: 1}})
-		return
-	}
-	if work.Call == nil && work.Service == nil {
-		w.fail(i, key, why(failPrepare, "stage prepared no work (an internal error in the stage type)"), "", nil)
-		return
-	}
-	if w.runReuse(i, work, key, parts, inKey) || !w.joinAnswer(i, work, key, parts, inKey) {
-		return // derived from a stored answer, or waits for the one in flight
-	}
-	provider := w.states[i].provider
-	q := w.queues[provider]
-	if q == nil {
-		w.fail(i, key, why(failConfig, fmt.Sprintf("%s uses provider %q, which has no client", n.Address, provider)), "", nil)
-		return
-	}
-	j := w.flights.join(key, waiter{idx: i, inKey: inKey}, false)
-	if j == landedHere {
-		if w.lookup(i, work, key, inKey) {
-			w.leaveGroup(i)
-			return // answered by another node since this one looked
-		}
-		j = w.flights.join(key, waiter{idx: i, inKey: inKey}, true)
-	}
-	if j == waitInFlight {
-		w.leaveGroup(i)
-		return // another node with this key is in flight; it settles this one
-	}
-	t := task{idx: i, work: work, key: key, parts: parts, inKey: inKey}
-	if w.joinGroup(t) {
-		return // sent with its sibling samples once they are all prepared
-	}
-	q <- t
-}
-
-// complete stores a fresh result, then settles the node and every node
-// that waited for the same key.
-//
-// A call's result is settled only once its record is durable: a crash must
-// not leave a dependent's record without the answer it was built on (the
-// answer would be asked again, and could differ). A compute node is settled
-// at once and written behind: it is pure and cheap, so if a crash loses its
-// record the next run recomputes the same output, and its dependents' keys
-// (built on output digests) still match. Either way the write leaves the
-// caller's goroutine, so a dispatch slot or a resolver is free at once.
-func (w *walker) complete(i int32, inKey [32]byte, key string, parts []namedPart, rec *cache.Record) {
-	n := w.g.Nodes[i]
-	st := &w.states[i]
-	digest := sha256.Sum256(rec.Output)
-	rec.Key = key
-	rec.Stage = n.Inst.Address
-	rec.Address = n.Address
-	rec.OutputDigest = hex.EncodeToString(digest[:])
-	rec.Parts = cacheParts(append(parts[:len(parts):len(parts)], n.Inst.about...))
-	if rec.CreatedAt.IsZero() {
-		rec.CreatedAt = time.Now().UTC()
-	}
-	st.key, st.digest = key, digest
-	if rec.Answerer != nil {
-		// A call's record says who answered it; its node rests on that
-		// answerer and on what its inputs rest on.
-		st.answerer = w.provs.answerer(llmAnswerer(*rec.Answerer))
-		st.prov = w.provs.with(w.inputProv(i), st.answerer)
-	} else {
-		// A compute record says what fed it, as its inputs' records did.
-		st.prov = w.inputProv(i)
-		rec.Fed, rec.Synthetic = cacheAnswerers(st.prov.answerersOf()), st.prov.synthetic()
-	}
-	st.servedModel = rec.ServedModel
-	noteDrop(st, rec.Output)
-	// Marked before the record can be read: a node that finds it in the
-	// cache from now on counts as ran here (no call of its own), not cached.
-	w.flights.markRan(key)
-	job := &writeJob{idx: i, inKey: inKey, rec: rec, memo: encodeMemo(st), settleAfter: st.isCall || st.isService}
-	if !job.settleAfter {
-		w.settle(i, rec)
-	}
-	if w.writes == nil { // no writer pool: write in place
-		w.write(job)
-		return
-	}
-	w.writes <- job
-}
-
-// keepOutputBytes bounds the outputs a run keeps in memory once their
-// records are durable; see keepOutput.
-const keepOutputBytes = 64 << 10
-
-// keepOutput is what of a node's output the walk keeps in memory. A large
-// output whose record is durable is read back from the cache by the few
-// dependents that need it (outputOf): a run over BERTScore's token vectors,
-// hundreds of KiB a text, held every one of them, past 15 GB at IdeaBench's
-// full size. A plan keeps every output: it writes none.
-func (w *walker) keepOutput(out []byte, durable bool) []byte {
-	if w.plan || !durable || len(out) <= keepOutputBytes {
-		return out
-	}
-	return nil
-}
-
-// settle marks node i ran with rec's output and releases it and the nodes
-// that waited for its key.
-func (w *walker) settle(i int32, rec *cache.Record) {
-	st := &w.states[i]
-	// A call's record is durable before it settles; a compute node's is
-	// written behind and must stay in memory.
-	out := w.keepOutput(rec.Output, st.isCall || st.isService)
-	st.status, st.known, st.output = StatusRan, true, out
-	st.usage = rec.Usage
-	w.flights.markRan(rec.Key)
-	waiters := w.flights.land(rec.Key)
-	w.finish(i)
-	for _, wt := range waiters {
-		ws := &w.states[wt.idx]
-		ws.status, ws.known, ws.dedup = StatusRan, true, true
-		ws.key, ws.digest, ws.output = rec.Key, st.digest, out
-		ws.answerer, ws.servedModel = st.answerer, rec.ServedModel
-		ws.prov = w.provs.with(w.inputProv(wt.idx), st.answerer)
-		ws.dropped, ws.dropWhy = st.dropped, st.dropWhy
-		w.setMemo(wt.inKey, ws)
-		w.markLatest(w.g.Nodes[wt.idx], rec.Key)
-		w.finish(wt.idx)
-	}
 }
 
 // fail settles node i as failed (recording the failure for a later plan)
@@ -473,45 +318,6 @@ func (w *walker) markLatest(n *Node, key string) {
 	}
 }
 
-func (w *walker) whyDirty(n *Node, key string, parts []namedPart) reason {
-	if f, err := w.store.Failure(key); err == nil {
-		return why(planFailedLast, f.Error)
-	}
-	old, ok, err := w.store.Latest(w.expKey + n.Address)
-	if err == nil && !ok {
-		if p := w.priorPrefix(); p != "" {
-			old, ok, err = w.store.Latest(p + n.Address)
-		}
-	}
-	if err == nil && !ok {
-		if p := w.legacyIndex(); p != "" {
-			if k, found, lerr := w.store.Latest(p + n.Address); lerr == nil && found && k == keyOfFormat(keyFormatV1, v1Parts(parts)) {
-				return why(planOldScheme, "")
-			}
-		}
-	}
-	if err != nil || !ok {
-		return why(planNew, "")
-	}
-	if old == key {
-		return why(planEvicted, "")
-	}
-	oldParts, err := w.store.Parts(old)
-	if err != nil {
-		return why(planChanged, "key changed")
-	}
-	switch {
-	case oldScheme(oldParts):
-		return why(planOldScheme, "")
-	case onlyAnswererDiffers(oldParts, parts):
-		// The cached answer would serve, were it the same answerer's.
-		r := why(planAnswerer, explain(oldParts, parts, n.Inst.about))
-		r.from = answererOfParts(oldParts)
-		return r
-	}
-	return why(planChanged, explain(oldParts, parts, n.Inst.about))
-}
-
 // guessWork says what an instance's nodes will likely do before they can be
 // prepared (the stage type cannot say until its inputs exist): an instance
 // with a model param calls it, as a service call when the param says so
@@ -531,25 +337,4 @@ func (g *Graph) guessWork(inst *Instance) (call, service bool) {
 		}
 	}
 	return true, false
-}
-
-// VerifyMismatch is a cached deterministic node whose recomputed output
-// differs from the cache: a stage changed its outputs without a Version bump.
-type VerifyMismatch struct {
-	Address string `json:"address"`
-	Key     string `json:"key"`
-	Error   string `json:"error,omitempty"` // recomputing failed
-}
-
-func (w *walker) verifyCompute(n *Node, work *stages.Work, rec *cache.Record) {
-	out, err := work.Compute()
-	w.errMu.Lock()
-	defer w.errMu.Unlock()
-	w.verified++
-	switch {
-	case err != nil:
-		w.mismatches = append(w.mismatches, VerifyMismatch{Address: n.Address, Key: rec.Key, Error: err.Error()})
-	case !bytes.Equal(out, rec.Output):
-		w.mismatches = append(w.mismatches, VerifyMismatch{Address: n.Address, Key: rec.Key})
-	}
 }

@@ -2,101 +2,16 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
-
-	"github.com/hashicorp/hcl/v2"
-	"github.com/rs/zerolog"
 
 	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/stages"
 )
-
-// Engine plans and runs graphs against a cache.
-type Engine struct {
-	Store cache.Store
-	Exec  Executor
-	Log   zerolog.Logger
-	// Resolvers is how many goroutines resolve nodes (prepare, key, cache
-	// lookup); 0 means GOMAXPROCS.
-	Resolvers int
-	// CheckRecords makes plans and runs read every cached record they rely
-	// on instead of trusting memos: for a cache that lost records on opening
-	// (a damaged log cut by recovery), so each lost record is recomputed.
-	CheckRecords bool
-}
-
-// Plan is the result of planning a graph.
-type Plan struct {
-	Summary *PlanSummary
-	// Diags are layout errors of instances laid out while the plan grew the
-	// graph (downstream of an Expander).
-	Diags  hcl.Diagnostics
-	g      *Graph
-	states []nodeState
-	provs  *provTable // interns the states' provenance
-}
-
-// Plan works out, without any model call, which nodes are cached and which
-// must run, why, and what the calls will cost.
-//
-// A plan grows the graph as far as the cache allows: an Expander item whose
-// inputs are cached (or computed in memory) expands, so its children are
-// planned, kept by gc and exported in bundles; the rest is reported as
-// pending, with an upper-bound estimate.
-func (e *Engine) Plan(g *Graph) *Plan {
-	w := newWalker(g, e.Store, true)
-	w.log = e.Log
-	w.checkRecords = e.CheckRecords
-	w.walk(e.Resolvers)
-	return &Plan{Summary: w.planSummary(), g: g, states: w.states, provs: w.provs, Diags: w.growDiags}
-}
-
-// Verify recomputes every cached deterministic node of the graph and
-// compares the result with the cache (Go's GODEBUG=gocacheverify=1 for
-// ideaflow): a mismatch means a stage changed its outputs without a
-// Version bump. It makes no calls and writes nothing.
-func (e *Engine) Verify(g *Graph) *VerifyReport {
-	w := newWalker(g, e.Store, true)
-	w.log = e.Log
-	w.verify = true
-	w.walk(e.Resolvers)
-	sort.Slice(w.mismatches, func(i, j int) bool { return w.mismatches[i].Address < w.mismatches[j].Address })
-	return &VerifyReport{Verified: w.verified, Mismatches: w.mismatches}
-}
-
-// VerifyReport is the result of Verify.
-type VerifyReport struct {
-	Verified   int              `json:"verified"`
-	Mismatches []VerifyMismatch `json:"mismatches,omitempty"`
-}
-
-// callProviders lists the providers the plan's model nodes to run will call.
-func (p *Plan) callProviders() []string {
-	set := map[string]bool{}
-	for i, n := range p.g.Nodes {
-		st := &p.states[i]
-		if n.Inst.source || st.status == StatusCached || !(st.isCall || st.isService) {
-			continue
-		}
-		if st.provider != "" {
-			set[st.provider] = true
-			continue
-		}
-		for prov := range n.Inst.providers {
-			set[prov] = true
-		}
-	}
-	out := make([]string, 0, len(set))
-	for s := range set {
-		out = append(out, s)
-	}
-	sort.Strings(out)
-	return out
-}
 
 // RunOptions control one run.
 type RunOptions struct {
@@ -123,65 +38,6 @@ type RunOptions struct {
 	AllowUnpriced bool
 }
 
-// checkCallable refuses, before any call, a run that cannot make the calls
-// its plan needs: offline with calls not in the cache, or a provider in use
-// whose key is missing.
-func (p *Plan) checkCallable(offline bool) error {
-	if !offline {
-		if diags := p.g.Exp.MissingKeys(p.callProviders()); diags.HasErrors() {
-			return &InputError{Diags: diags}
-		}
-		return nil
-	}
-	var first FailedNode
-	models, services := 0, 0
-	for i, n := range p.g.Nodes {
-		st := &p.states[i]
-		if n.Inst.source || st.status == StatusCached || !(st.isCall || st.isService) {
-			continue
-		}
-		if models+services == 0 {
-			first = FailedNode{Address: n.Address, Error: st.why.String()}
-		}
-		if st.isService {
-			services++
-		} else {
-			models++
-		}
-	}
-	if models+services == 0 {
-		return nil
-	}
-	what := fmt.Sprintf("%d model node(s)", models)
-	switch {
-	case models == 0:
-		what = fmt.Sprintf("%d service node(s)", services)
-	case services > 0:
-		what += fmt.Sprintf(" and %d service node(s)", services)
-	}
-	msg := fmt.Sprintf("%s are not in the cache, e.g. %s (%s); import a cache bundle that holds them or run without --offline",
-		what, first.Address, first.Error)
-	return &InputError{Err: fmt.Errorf("%w: %s", ErrOffline, msg)}
-}
-
-// ErrOffline is returned when an offline run would need a model call.
-var ErrOffline = errors.New("offline run needs model calls")
-
-// InputError is bad input found before any call (missing API key, offline
-// misses): the CLI exits 2.
-type InputError struct {
-	Diags hcl.Diagnostics
-	Err   error
-}
-
-func (e *InputError) Error() string {
-	if e.Err != nil {
-		return e.Err.Error()
-	}
-	return e.Diags.Error()
-}
-func (e *InputError) Unwrap() error { return e.Err }
-
 // Run plans the graph, checks that every call it needs can be made (API keys
 // present, or --offline satisfied), then runs it. Cached nodes found by the
 // plan are not visited again. Every completed node is in the cache when Run
@@ -194,15 +50,26 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	if opts.Started.IsZero() {
 		opts.Started = start
 	}
-	plan := e.Plan(g)
+	memos := newMemoWriter(e.Store)
+	ahead := e.newEarly(ctx, g, opts)
+	plan := e.plan(g, memos, ahead)
+	if e.planned != nil {
+		e.planned()
+	}
 	if plan.Diags.HasErrors() {
+		ahead.stop()
+		memos.stop()
 		return nil, &InputError{Diags: plan.Diags}
 	}
 	if err := plan.checkCallable(opts.Offline); err != nil {
+		ahead.stop()
+		memos.stop()
 		return nil, err
 	}
 	if opts.MaxCost > 0 && !opts.AllowUnpriced {
 		if err := plan.checkBudgetBinds(opts.MaxCost); err != nil {
+			ahead.stop()
+			memos.stop()
 			return nil, err
 		}
 	}
@@ -212,10 +79,9 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 		Int("to_run", ps.Nodes.ToRun).Int("est_llm_calls", ps.Estimate.LLMCalls).Float64("est_cost_usd", ps.Estimate.CostUSD).
 		Msg("run planned")
 
-	w := newWalker(g, e.Store, false)
-	w.log = e.Log
-	w.checkRecords = e.CheckRecords
+	w := e.newWalker(g, false)
 	w.ctx = ctx
+	w.early = ahead
 	w.budget = &budget{max: opts.MaxCost}
 	// The run takes over the plan's states: cached nodes stay settled, the
 	// rest start afresh (a plan's in-memory results are not cache records).
@@ -250,8 +116,11 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	for _, q := range w.queues {
 		close(q)
 	}
+	ahead.stop()
 	w.stopWriters()
+	memosRewritten := memos.stop()
 	sum := w.summarize()
+	sum.Memo = MemoCounts{Rendered: plan.rendered + int(w.rendered.Load()), Rewritten: memosRewritten}
 	sum.Repaired = w.dmg.fixed
 	sum.Unsaved = int(w.unsaved.Load())
 	sum.Unavailable = w.down
@@ -281,50 +150,6 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 		Float64("wall_s", sum.WallSeconds).Bool("interrupted", sum.Interrupted).Msg("run finished")
 	return sum, nil
 }
-
-// promptOverheadTokens is what a prompt adds around its inputs (instructions,
-// quality definition), assumed for a model node that cannot be rendered yet.
-const promptOverheadTokens = 200
-
-// estimateUnprepared estimates a model node whose inputs are not computed yet:
-// its prompt holds its inputs, which are either known (their size) or will be
-// model answers (at most their max_tokens), plus a fixed overhead.
-func (w *walker) estimateUnprepared(n *Node, st *nodeState) {
-	if !st.isCall {
-		return
-	}
-	m := modelOf(n.Inst)
-	if m == nil {
-		return
-	}
-	st.estIn = w.unpreparedInput(n.Deps)
-	st.estOut = int64(m.MaxTokens)
-	if st.estOut <= 0 {
-		st.estOut = defaultOutputTokens
-	}
-	st.estCost = cost(m.Price, st.estIn, st.estOut)
-}
-
-// unpreparedInput estimates the input tokens of a prompt built from deps:
-// their sizes when known, their estimated answers when they must run, plus
-// a fixed overhead.
-func (w *walker) unpreparedInput(deps []int32) int64 {
-	in := int64(promptOverheadTokens)
-	for _, d := range deps {
-		ds := &w.states[d]
-		switch {
-		case ds.known && ds.output != nil:
-			in += int64(len(ds.output) / 4)
-		case ds.estOut > 0:
-			in += ds.estOut
-		}
-	}
-	return in
-}
-
-// modelOf is the model an instance's calls will likely go to (see
-// Instance.model), nil when it has no model param.
-func modelOf(inst *Instance) *stages.Model { return inst.model }
 
 // incomplete reports whether any node node i depends on, directly or not,
 // was left undone by this run: interrupted, out of budget, stopped or never
@@ -366,5 +191,155 @@ func (e *Engine) recordRun(g *Graph, w *walker, sum *Summary, start time.Time, o
 		e.Log.Debug().Err(err).Msg("run record not written")
 	} else if err != nil {
 		e.Log.Warn().Err(err).Msg("could not write run record")
+	}
+}
+
+// runMiss computes a compute node at once, or hands a call to its
+// provider's queue unless the same key is already in flight, in which case
+// the node waits for that call's result.
+func (w *walker) runMiss(i int32, work *stages.Work, key string, parts []namedPart, inKey [32]byte) {
+	n := w.g.Nodes[i]
+	if work.Compute != nil {
+		start := time.Now()
+		out, err := work.Compute()
+		if err != nil {
+			w.fail(i, key, why(failPrepare, prepareError(err)), "", nil)
+			return
+		}
+		w.complete(i, inKey, key, parts, &cache.Record{Output: out, Usage: cache.Usage{LatencyMS: time.Since(start).Milliseconds(), Attempts: 1}})
+		return
+	}
+	if work.Call == nil && work.Service == nil {
+		w.fail(i, key, why(failPrepare, "stage prepared no work (an internal error in the stage type)"), "", nil)
+		return
+	}
+	if w.runReuse(i, work, key, parts, inKey) || !w.joinAnswer(i, work, key, parts, inKey) {
+		return // derived from a stored answer, or waits for the one in flight
+	}
+	provider := w.states[i].provider
+	q := w.queues[provider]
+	if q == nil {
+		w.fail(i, key, why(failConfig, fmt.Sprintf("%s uses provider %q, which has no client", n.Address, provider)), "", nil)
+		return
+	}
+	j := w.flights.join(key, waiter{idx: i, inKey: inKey}, false)
+	if j == landedHere {
+		if w.lookup(i, work, key, inKey) {
+			w.leaveGroup(i)
+			return // answered by another node since this one looked
+		}
+		j = w.flights.join(key, waiter{idx: i, inKey: inKey}, true)
+	}
+	if j == waitInFlight {
+		w.leaveGroup(i)
+		return // another node with this key is in flight; it settles this one
+	}
+	t := task{idx: i, work: work, key: key, parts: parts, inKey: inKey}
+	if w.joinGroup(t) {
+		return // sent with its sibling samples once they are all prepared
+	}
+	q <- t
+}
+
+// complete stores a fresh result, then settles the node and every node
+// that waited for the same key.
+//
+// A call's result is settled only once its record is durable: a crash must
+// not leave a dependent's record without the answer it was built on (the
+// answer would be asked again, and could differ). A compute node is settled
+// at once and written behind: it is pure and cheap, so if a crash loses its
+// record the next run recomputes the same output, and its dependents' keys
+// (built on output digests) still match. Either way the write leaves the
+// caller's goroutine, so a dispatch slot or a resolver is free at once.
+func (w *walker) complete(i int32, inKey [32]byte, key string, parts []namedPart, rec *cache.Record) {
+	n := w.g.Nodes[i]
+	st := &w.states[i]
+	fillRecord(n, key, parts, rec)
+	w.noteRecord(i, key, rec)
+	// Marked before the record can be read: a node that finds it in the
+	// cache from now on counts as ran here (no call of its own), not cached.
+	w.flights.markRan(key)
+	job := &writeJob{idx: i, inKey: inKey, rec: rec, memo: w.encodeMemo(st), settleAfter: st.isCall || st.isService}
+	if !job.settleAfter {
+		w.settle(i, rec)
+	}
+	if w.writes == nil { // no writer pool: write in place
+		w.write(job)
+		return
+	}
+	w.writes <- job
+}
+
+// completeDurable settles call node i with a record already durable (an
+// early call's, early.go): as complete, without the write.
+func (w *walker) completeDurable(i int32, key string, rec *cache.Record) {
+	w.noteRecord(i, key, rec)
+	w.flights.markRan(key)
+	w.settle(i, rec)
+}
+
+// noteRecord sets node i's state from its fresh record: key, digest, who
+// answered, what it rests on, its drop.
+func (w *walker) noteRecord(i int32, key string, rec *cache.Record) {
+	st := &w.states[i]
+	var digest [32]byte
+	if d, err := hex.DecodeString(rec.OutputDigest); err == nil && len(d) == 32 {
+		copy(digest[:], d)
+	} else {
+		digest = sha256.Sum256(rec.Output)
+	}
+	st.key, st.digest = key, digest
+	if rec.Answerer != nil {
+		// A call's record says who answered it; its node rests on that
+		// answerer and on what its inputs rest on.
+		st.answerer = w.provs.answerer(llmAnswerer(*rec.Answerer))
+		st.prov = w.provs.with(w.inputProv(i), st.answerer)
+	} else {
+		// A compute record says what fed it, as its inputs' records did.
+		st.prov = w.inputProv(i)
+		rec.Fed, rec.Synthetic = cacheAnswerers(st.prov.answerersOf()), st.prov.synthetic()
+	}
+	st.servedModel = rec.ServedModel
+	noteDrop(st, rec.Output)
+}
+
+// keepOutputBytes bounds the outputs a run keeps in memory once their
+// records are durable; see keepOutput.
+const keepOutputBytes = 64 << 10
+
+// keepOutput is what of a node's output the walk keeps in memory. A large
+// output whose record is durable is read back from the cache by the few
+// dependents that need it (outputOf): a run over BERTScore's token vectors,
+// hundreds of KiB a text, held every one of them, past 15 GB at IdeaBench's
+// full size. A plan keeps every output: it writes none.
+func (w *walker) keepOutput(out []byte, durable bool) []byte {
+	if w.plan || !durable || len(out) <= keepOutputBytes {
+		return out
+	}
+	return nil
+}
+
+// settle marks node i ran with rec's output and releases it and the nodes
+// that waited for its key.
+func (w *walker) settle(i int32, rec *cache.Record) {
+	st := &w.states[i]
+	// A call's record is durable before it settles; a compute node's is
+	// written behind and must stay in memory.
+	out := w.keepOutput(rec.Output, st.isCall || st.isService)
+	st.status, st.known, st.output = StatusRan, true, out
+	st.usage = rec.Usage
+	w.flights.markRan(rec.Key)
+	waiters := w.flights.land(rec.Key)
+	w.finish(i)
+	for _, wt := range waiters {
+		ws := &w.states[wt.idx]
+		ws.status, ws.known, ws.dedup = StatusRan, true, true
+		ws.key, ws.digest, ws.output = rec.Key, st.digest, out
+		ws.answerer, ws.servedModel = st.answerer, rec.ServedModel
+		ws.prov = w.provs.with(w.inputProv(wt.idx), st.answerer)
+		ws.dropped, ws.dropWhy = st.dropped, st.dropWhy
+		w.setMemo(wt.inKey, ws)
+		w.markLatest(w.g.Nodes[wt.idx], rec.Key)
+		w.finish(wt.idx)
 	}
 }

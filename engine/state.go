@@ -70,4 +70,7 @@ type nodeState struct {
 	// refused is the usage of the node's choice in an n-choices request
 	// that did not parse (it was then asked alone).
 	refused cache.Usage
+	// choice marks a node answered (or refused) as one choice of an
+	// n-choices request: its sample rode on a request it shares.
+	choice bool
 }

@@ -90,9 +90,24 @@ type FailedNode struct {
 }
 
 // Summary is the result of a run (`run --summary-json`).
+// MemoCounts says how many of a run's cached nodes were found by rendering
+// their work (no memo, or one written under another memo epoch: another
+// key scheme or shared rendering code) and how many of those memos its plan
+// rewrote. A warm run after a rebuild that changed no version renders none;
+// after one that did, the first run renders and rewrites, the next none.
+type MemoCounts struct {
+	Rendered  int `json:"rendered"`
+	Rewritten int `json:"rewritten"`
+}
+
 type Summary struct {
-	Nodes    Counts `json:"nodes"`
-	LLMCalls int    `json:"llm_calls"`
+	Nodes Counts `json:"nodes"`
+	// LLMCalls counts completions asked for (samples), repairs and retries
+	// that got an answer included; Requests counts the requests that went
+	// out for them. They differ when samples go as n choices of one request
+	// (a provider's n_choices): 200 requests, 1,000 samples.
+	LLMCalls int `json:"llm_calls"`
+	Requests int `json:"requests"`
 	// ServiceCalls counts non-chat calls (embeddings, literature search);
 	// Services breaks them down by provider.
 	ServiceCalls int                     `json:"service_calls"`
@@ -113,6 +128,8 @@ type Summary struct {
 	// credentials, exhausted quota, an endpoint that kept failing) and why;
 	// their remaining nodes were skipped.
 	Unavailable map[string]string `json:"unavailable,omitempty"`
+	// Memo says how this run's cached nodes were found (memo.go).
+	Memo MemoCounts `json:"memo"`
 	// Repaired counts cache records found damaged and recomputed.
 	Repaired int                     `json:"repaired,omitempty"`
 	Tokens   Tokens                  `json:"tokens"`
@@ -536,6 +553,7 @@ func (w *walker) summarize() *Summary {
 		ServedModels: map[string]map[string]int{}, Services: map[string]ServiceUsage{}}
 	results := sha256.New()
 	answered := answeredTally{}
+	choiceSamples := 0 // completions that came as choices of a shared request
 	for i, n := range w.g.Nodes {
 		if n.Inst.source {
 			continue
@@ -561,6 +579,9 @@ func (w *walker) summarize() *Summary {
 			// Its n-choices answer did not parse and it was asked alone:
 			// that choice was asked for and paid for too.
 			s.addCalls(&c, st.wantModel, w.modelOfState(n, st), st.refused.Attempts, st.refused)
+			choiceSamples += st.refused.Attempts
+		} else if st.choice && st.isCall && st.status == StatusRan && !st.dedup && !st.reused {
+			choiceSamples++ // its one completion came as a choice
 		}
 		switch st.status {
 		case StatusCached:
@@ -641,6 +662,7 @@ func (w *walker) summarize() *Summary {
 	}
 	s.Answered = answered.list()
 	s.ResultsDigest = "sha256:" + hex.EncodeToString(results.Sum(nil))
+	s.Requests = s.LLMCalls - choiceSamples + int(w.choiceRequests.Load())
 	return s
 }
 

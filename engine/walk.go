@@ -91,11 +91,24 @@ type walker struct {
 	provs *provTable
 	// adopt is set on a plan walk that adopts previous-scheme records (adopt.go).
 	adopt *adoption
+
+	// epoch is the memo epoch this walk trusts and writes (memoEpoch).
+	epoch string
+	// memos, set on the plan of a run, rewrites the memos of cached nodes
+	// found by rendering (memo.go); a run's own walk writes them in place.
+	memos *memoWriter
+	// rendered counts cached nodes found by rendering, not by their memo.
+	rendered atomic.Int64
+	// early, on a run and on its plan, sends calls while planning goes on
+	// (early.go); nil: none.
+	early *early
+	// choiceRequests counts the n-choices requests answered (choices.go).
+	choiceRequests atomic.Int64
 }
 
 func newWalker(g *Graph, store cache.Store, plan bool) *walker {
 	return &walker{
-		g: g, store: store, plan: plan, expKey: latestPrefix(g.Exp),
+		g: g, store: store, plan: plan, expKey: latestPrefix(g.Exp), epoch: memoEpoch(),
 		states:    make([]nodeState, len(g.Nodes)),
 		remaining: make([]int32, len(g.Nodes)),
 		log:       zerolog.Nop(),

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/engine/config"
+	"github.com/ideaflow/ideaflow/engine/executor"
 	"github.com/ideaflow/ideaflow/stages/format"
 	"github.com/ideaflow/ideaflow/stages/stagetest"
 )
@@ -50,7 +51,7 @@ func (f *fakeExec) Execute(ctx context.Context, t *Task) (*Result, error) {
 	if err != nil {
 		return nil, &ExecError{Err: err, Raw: text}
 	}
-	return &Result{Answer: a, Raw: text, ServedModel: t.Chat.Model, Usage: cache.Usage{InputTokens: 10, OutputTokens: 5, Attempts: 1}}, nil
+	return &Result{Answer: a, Raw: text, ServedModel: t.Chat.Model, Usage: executor.Usage{InputTokens: 10, OutputTokens: 5, Attempts: 1}}, nil
 }
 
 func (f *fakeExec) count() int {

@@ -214,3 +214,47 @@ func benchScale(b *testing.B, models, items, n, perms int) {
 	b.ReportMetric(warm.Phases.Plan, "warm-plan-s")
 	b.ReportMetric(float64(planWarm.Nanoseconds())/float64(sum.Nodes.Total)/1e3, "plan-warm-µs/node")
 }
+
+// BenchmarkPlanVsWarm times, as the CLI runs them in processes of their own,
+// `plan` and a warm `run` of the same experiment on the same full cache,
+// interleaved (plan, run, plan, run), and reports the plan over the warm run:
+// a plan must never take longer than the run it describes. Shapes: one model
+// x 100,000 items (issue 23's 17-27 s plan against an 8-12 s warm run), and
+// 20 models x 5,000 items.
+func BenchmarkPlanVsWarm(b *testing.B) {
+	for _, c := range []struct{ models, items, n, perms int }{{1, 100_000, 1, 0}, {20, 5000, 1, 0}} {
+		b.Run(fmt.Sprintf("models=%d/items=%d", c.models, c.items), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				benchPlanVsWarm(b, c.models, c.items, c.n, c.perms)
+			}
+		})
+	}
+}
+
+func benchPlanVsWarm(b *testing.B, models, items, n, perms int) {
+	dir := b.TempDir()
+	exp := filepath.Join(dir, "exp")
+	writeScaleExperiment(b, exp, models, items, n, perms)
+	cacheDir := filepath.Join(dir, "cache")
+	cli := func(args ...string) time.Duration {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "IDEAFLOW_TEST_AS_CLI=1", "IDEAFLOW_TEST_ARGS="+strings.Join(args, "\x1f"))
+		t0 := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		return time.Since(t0)
+	}
+	run := []string{"run", exp, "--cache-dir", cacheDir, "--out", filepath.Join(dir, "results")}
+	plan := []string{"plan", exp, "--cache-dir", cacheDir}
+	cli(run...) // cold
+	cli(run...) // writes the page
+	var p, w time.Duration
+	for r := 0; r < 2; r++ {
+		p += cli(plan...)
+		w += cli(run...)
+	}
+	b.ReportMetric(p.Seconds()/2, "plan-s")
+	b.ReportMetric(w.Seconds()/2, "warm-run-s")
+	b.ReportMetric(p.Seconds()/w.Seconds(), "plan/warm")
+}

@@ -75,8 +75,14 @@ func TestIndependentSamplesAsChoices(t *testing.T) {
 		exp := filepath.Join(dir, "exp")
 		writeChoicesExperiment(t, exp, srv.URL, nChoices)
 		cacheDir := filepath.Join(dir, "cache")
-		if code, stdout, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		code, stdout, stderr := cli(t, "run", exp, "--cache-dir", cacheDir)
+		if code != 0 {
 			t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		// The summary counts requests apart from the samples they carry.
+		want := map[bool]string{false: " 20 model calls,", true: " 4 requests, 20 samples,"}[nChoices]
+		if len(opts) == 0 && !strings.Contains(stdout, want) {
+			t.Fatalf("run summary (n_choices %v) lacks %q:\n%s", nChoices, want, stdout)
 		}
 		return srv, exp, cacheDir
 	}
@@ -91,7 +97,7 @@ func TestIndependentSamplesAsChoices(t *testing.T) {
 	}
 	empty.Close()
 	code, stdout, stderr := cli(t, "plan", planExp, "--cache-dir", filepath.Join(planDir, "cache-unused"))
-	if !strings.Contains(stdout, "Estimate: 4 model calls (+16 samples as extra choices of those calls: n_choices)") {
+	if !strings.Contains(stdout, "Estimate: 4 requests, 20 samples (n_choices: a prompt's samples share one request)") {
 		t.Fatalf("plan with n_choices: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	writeChoicesExperiment(t, planExp, "http://127.0.0.1:1", false)
@@ -168,10 +174,27 @@ func TestRefusedChoiceIsCounted(t *testing.T) {
 	}
 	s := readSummary(t, sumPath)
 	// 4 targets: one request with 5 choices each, then sample 0 alone.
-	if srv.Count() != 8 || s.LLMCalls != 4*5+4 || s.Nodes.Failed != 0 {
-		t.Fatalf("%d requests, llm_calls %d, nodes %+v; want 8 requests and 24 calls", srv.Count(), s.LLMCalls, s.Nodes)
+	if srv.Count() != 8 || s.LLMCalls != 4*5+4 || s.Requests != 8 || s.Nodes.Failed != 0 {
+		t.Fatalf("%d requests, llm_calls %d, requests %d, nodes %+v; want 8 requests and 24 calls", srv.Count(), s.LLMCalls, s.Requests, s.Nodes)
 	}
 	if in := int64(promptTokens(srv.Requests())); s.Tokens.Input != in {
 		t.Errorf("input tokens %d, the server billed %d", s.Tokens.Input, in)
+	}
+}
+
+func TestModelCallsText(t *testing.T) {
+	for _, c := range []struct {
+		requests, samples int
+		want              string
+	}{
+		{0, 0, "0 model calls"},
+		{1000, 1000, "1000 model calls"},
+		{200, 1000, "200 requests, 1,000 samples"},
+		{4, 20, "4 requests, 20 samples"},
+		{12345, 1234567, "12,345 requests, 1,234,567 samples"},
+	} {
+		if got := modelCallsText(c.requests, c.samples); got != c.want {
+			t.Errorf("modelCallsText(%d, %d) = %q, want %q", c.requests, c.samples, got, c.want)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -373,10 +374,10 @@ func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary, exp string) 
 		services = fmt.Sprintf(", %d service calls", e.ServiceCalls)
 	}
 	if e.Choices > 0 {
-		services += fmt.Sprintf(" (+%d samples as extra choices of those calls: n_choices)", e.Choices)
+		services += " (n_choices: a prompt's samples share one request)"
 	}
-	fmt.Fprintf(w, "Estimate: %d model calls%s, ~%d input + ~%d output tokens, %s.\n",
-		e.LLMCalls, services, e.TokensInput, e.TokensOutput, costText(&e))
+	fmt.Fprintf(w, "Estimate: %s%s, ~%d input + ~%d output tokens, %s.\n",
+		modelCallsText(e.LLMCalls, e.LLMCalls+e.Choices), services, e.TokensInput, e.TokensOutput, costText(&e))
 	if e.LLMCalls > 0 {
 		counted := "input counted with the models' tokenizers"
 		if e.ApproxTokens {
@@ -634,6 +635,31 @@ func (a *app) verify(g *engine.Graph, store cache.Store) error {
 	return nil
 }
 
+// modelCallsText says how many model requests go (or went) out and, when
+// samples ride as n choices of a shared request, how many samples they
+// carry: "200 requests, 1,000 samples", never "1000 model calls" for 200
+// requests. One sample per request keeps "N model calls".
+func modelCallsText(requests, samples int) string {
+	if requests == samples {
+		return fmt.Sprintf("%d model calls", samples)
+	}
+	return fmt.Sprintf("%s requests, %s samples", groupThousands(requests), groupThousands(samples))
+}
+
+// groupThousands writes n with commas between groups of three digits.
+func groupThousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
 func printSummary(w io.Writer, order []string, s *engine.Summary) {
 	for _, k := range order {
 		c := s.Stages[k]
@@ -645,9 +671,9 @@ func printSummary(w io.Writer, order []string, s *engine.Summary) {
 		services = fmt.Sprintf(", %d service calls", s.ServiceCalls)
 	}
 	ph := s.Phases
-	fmt.Fprintf(w, "%d nodes: %d cached, %d ran, %d failed, %d skipped. %d model calls%s, %d+%d tokens, %s, %.1fs (load %.1f, plan %.1f, run %.1f, reports %.1f).\n",
+	fmt.Fprintf(w, "%d nodes: %d cached, %d ran, %d failed, %d skipped. %s%s, %d+%d tokens, %s, %.1fs (load %.1f, plan %.1f, run %.1f, reports %.1f).\n",
 		s.Nodes.Total, s.Nodes.Cached, s.Nodes.Ran, s.Nodes.Failed, s.Nodes.Skipped,
-		s.LLMCalls, services, s.Tokens.Input, s.Tokens.Output, costFigure("", s.CostUSD, s.Unpriced), s.WallSeconds, ph.Load, ph.Plan, ph.Run, ph.Reports)
+		modelCallsText(s.Requests, s.LLMCalls), services, s.Tokens.Input, s.Tokens.Output, costFigure("", s.CostUSD, s.Unpriced), s.WallSeconds, ph.Load, ph.Plan, ph.Run, ph.Reports)
 	for _, p := range slices.Sorted(maps.Keys(s.Unavailable)) {
 		fmt.Fprintf(w, "provider %s unavailable: %d node(s) not run (%s)\n", p, s.Skipped["provider unavailable"], s.Unavailable[p])
 	}

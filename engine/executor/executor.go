@@ -1,4 +1,11 @@
-package engine
+// Package executor runs call nodes: a Task (plain data: the request, the
+// provider to send it to, the price to account it at) goes in, a Result
+// (the parsed answer or the service's reply, usage, attempts) comes out. It
+// knows nothing of graphs, experiment files or the cache: it imports neither
+// HCL nor Badger (TestImports), so a worker on another machine needs only
+// this package, the task and the provider settings. The engine (dispatch.go)
+// turns a Result into a node's output and record.
+package executor
 
 import (
 	"context"
@@ -9,7 +16,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/format"
 	"github.com/ideaflow/ideaflow/stages/llm"
@@ -41,8 +47,8 @@ type Result struct {
 	Reasoning   string          `json:"reasoning,omitempty"`
 	ServedModel string          `json:"served_model,omitempty"`
 	Fingerprint string          `json:"fingerprint,omitempty"`
-	Usage       cache.Usage     `json:"usage"`
-	Attempts    []cache.Attempt `json:"attempts,omitempty"`
+	Usage       Usage           `json:"usage"`
+	Attempts    []Attempt       `json:"attempts,omitempty"`
 	Synthetic   bool            `json:"synthetic,omitempty"`
 	// Choices answers a task's Samples, in order; nil where none came.
 	Choices []*Result `json:"choices,omitempty"`
@@ -52,11 +58,11 @@ type Result struct {
 type ExecError struct {
 	Err      error
 	Raw      string
-	Attempts []cache.Attempt
+	Attempts []Attempt
 	// Usage is what the completions that came back before the call failed
 	// cost (refused answers, repair re-asks): paid for, so summed into the
 	// run's tokens, cost and budget like an answer's.
-	Usage cache.Usage
+	Usage Usage
 }
 
 func (e *ExecError) Error() string { return e.Err.Error() }
@@ -136,19 +142,19 @@ func (e *LocalExecutor) chat(ctx context.Context, c llm.Client, t *Task) (*Resul
 	repairs := e.providers[t.Provider].Repairs()
 	start := time.Now()
 	outcome, err := llm.Ask(ctx, c, *t.Chat, nil, repairs)
-	var attempts []cache.Attempt
+	var attempts []Attempt
 	if outcome != nil {
 		attempts = convertAttempts(outcome.Attempts)
 	}
-	var u cache.Usage
+	var u Usage
 	if outcome != nil {
-		u = cache.Usage{
+		u = Usage{
 			InputTokens:  outcome.Usage.InputTokens,
 			OutputTokens: outcome.Usage.OutputTokens,
 			LatencyMS:    time.Since(start).Milliseconds(),
 			Attempts:     len(attempts),
 		}
-		u.CostUSD = cost(t.Price, u.InputTokens, u.OutputTokens)
+		u.CostUSD = Cost(t.Price, u.InputTokens, u.OutputTokens)
 	}
 	if err != nil {
 		raw := ""
@@ -177,19 +183,20 @@ func (e *LocalExecutor) service(ctx context.Context, c llm.Client, t *Task) (*Re
 	// One service call, however many HTTP requests the client made for it
 	// (retries, TEI's tokenize + embed, batch splits): as a model call with
 	// its HTTP retries counts once.
-	u := cache.Usage{InputTokens: resp.Usage.InputTokens, LatencyMS: time.Since(start).Milliseconds(), Attempts: 1}
-	u.CostUSD = cost(t.Price, u.InputTokens, 0)
+	u := Usage{InputTokens: resp.Usage.InputTokens, LatencyMS: time.Since(start).Milliseconds(), Attempts: 1}
+	u.CostUSD = Cost(t.Price, u.InputTokens, 0)
 	return &Result{Body: resp.Body, ServedModel: resp.Model, Usage: u, Synthetic: sc.Synthetic()}, nil
 }
 
-func cost(p stages.Price, in, out int64) float64 {
+// Cost is what in input and out output tokens cost at price p.
+func Cost(p stages.Price, in, out int64) float64 {
 	return float64(in)/1e6*p.InputPerMTok + float64(out)/1e6*p.OutputPerMTok
 }
 
-func convertAttempts(as []llm.Attempt) []cache.Attempt {
-	out := make([]cache.Attempt, len(as))
+func convertAttempts(as []llm.Attempt) []Attempt {
+	out := make([]Attempt, len(as))
 	for i, a := range as {
-		out[i] = cache.Attempt{Error: a.Err, Raw: a.Raw, Status: a.Status, Repair: a.Repair, Duration: a.Latency.Milliseconds()}
+		out[i] = Attempt{Error: a.Err, Raw: a.Raw, Status: a.Status, Repair: a.Repair, Duration: a.Latency.Milliseconds()}
 	}
 	return out
 }
