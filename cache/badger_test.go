@@ -303,7 +303,8 @@ func TestCompactAtClose(t *testing.T) {
 		t.Run(fmt.Sprint(tt.writes), func(t *testing.T) {
 			dir := t.TempDir()
 			var info, trace bytes.Buffer
-			log := zerolog.New(zerolog.MultiLevelWriter(levelWriter{&info, zerolog.InfoLevel}, levelWriter{&trace, zerolog.TraceLevel}))
+			var mu sync.Mutex // held while writing either, and while reading them below
+			log := zerolog.New(zerolog.MultiLevelWriter(levelWriter{&info, zerolog.InfoLevel, &mu}, levelWriter{&trace, zerolog.TraceLevel, &mu}))
 			s, err := Create(dir, WithLogger(log), withFlattenAfter(after), withMemTableSize(256<<10))
 			if err != nil {
 				t.Fatal(err)
@@ -384,18 +385,25 @@ func TestCompactAtClose(t *testing.T) {
 }
 
 // levelWriter keeps the lines at or above a level: a console at that level.
+// Badger logs from its own goroutines (writes, compactors), so the writer
+// is shared: mu serialises them (the race detector caught the bare buffer).
 type levelWriter struct {
 	w   io.Writer
 	min zerolog.Level
+	mu  *sync.Mutex
 }
 
-func (l levelWriter) Write(p []byte) (int, error) { return l.w.Write(p) }
+func (l levelWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
 
 func (l levelWriter) WriteLevel(level zerolog.Level, p []byte) (int, error) {
 	if level < l.min {
 		return len(p), nil
 	}
-	return l.w.Write(p)
+	return l.Write(p)
 }
 
 // GC runs as its own command after runs have written the cache, so the
