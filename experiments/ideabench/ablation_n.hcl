@@ -153,7 +153,7 @@ report "figure6" {
     stage.insight_score.novelty_average_absolute_rank,
     stage.insight_score.feasibility_average_absolute_rank,
   ]
-  formats = ["markdown", "csv"]
+  formats = ["markdown", "csv", "latex"]
 }
 
 # Figure 6 as a figure: n on x, a line each for filtered and unfiltered

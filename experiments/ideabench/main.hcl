@@ -387,5 +387,5 @@ report "parses" {
     "insight_score.feasibility_strict"        = "Feasibility (strict)"
     "insight_score.feasibility_difference"    = "Feasibility difference"
   }
-  formats = ["markdown", "csv"]
+  formats = ["markdown", "csv", "latex"]
 }

@@ -136,5 +136,5 @@ report "position_bias" {
     stage.insight_score.target_first,
     stage.insight_score.shuffle,
   ]
-  formats = ["markdown", "csv", "json"]
+  formats = ["markdown", "csv", "json", "latex"]
 }

@@ -325,7 +325,7 @@ stage "leaderboard" "december_2024" {
 report "leaderboard" {
   rows    = stage.generate_from_keyword.ideas
   columns = [stage.liveideabench_score.originality, stage.liveideabench_score.feasibility, stage.liveideabench_score.fluency, stage.liveideabench_score.flexibility, stage.liveideabench_score.average]
-  formats = ["markdown", "csv"]
+  formats = ["markdown", "csv", "latex"]
 }
 
 # Fig. 5: originality against feasibility, point size the fluency, with the

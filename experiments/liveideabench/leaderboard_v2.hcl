@@ -472,7 +472,7 @@ stage "leaderboard" "v2" {
 report "leaderboard" {
   rows    = stage.generate_from_keyword.ideas
   columns = [stage.liveideabench_score.originality, stage.liveideabench_score.feasibility, stage.liveideabench_score.clarity, stage.liveideabench_score.fluency, stage.liveideabench_score.flexibility, stage.liveideabench_score.average]
-  formats = ["markdown", "csv"]
+  formats = ["markdown", "csv", "latex"]
 }
 
 stage "plot" "pareto" {

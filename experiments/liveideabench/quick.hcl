@@ -151,7 +151,7 @@ report "quick" {
     "liveideabench_score.average"      = "Average"
   }
   better  = { "liveideabench_score.average" = "higher", "bootstrap.originality" = "higher" }
-  formats = ["markdown", "csv"]
+  formats = ["markdown", "csv", "latex"]
 }
 
 # LiveIdeaBench Fig. 5: originality against feasibility, point size the

@@ -37,7 +37,9 @@ func (reportType) Name() string { return "report" }
 // CIs and count footnotes changed every format's layout. Version 3:
 // synthetic cells are marked one by one, from their inputs' records
 // (CSV and JSON gained per-cell synthetic fields).
-func (reportType) Version() string { return "3" }
+// Version 4: LaTeX states its packages, fits a width, breaks long headers;
+// intervals by default, common items, N column, arrows, underlines.
+func (reportType) Version() string { return "4" }
 
 func (reportType) Params() []stages.Param {
 	return []stages.Param{
@@ -53,6 +55,13 @@ func (reportType) Params() []stages.Param {
 		{Name: "better", Kind: stages.StringMap, Doc: `per column stage, "higher" or "lower": the best value of each column is printed bold`},
 		{Name: "digits", Kind: stages.Int, Default: 3, Min: 0, Max: 12, Doc: "decimals of every value (a column's number_format overrides it)"},
 		{Name: "ci_digits", Kind: stages.Int, Default: 2, Min: 0, Max: 12, Doc: "decimals of confidence interval bounds (Score extra ci_low, ci_high), printed as 0.614 [0.58, 0.65]"},
+		{Name: "width", Kind: stages.String, Default: widthColumn, Doc: `what the LaTeX table is fitted to: "\\columnwidth" (one column of a two-column paper), "\\textwidth" (the page, as table*) or "natural"; a tabular wider than that is scaled down to it (graphicx's \resizebox; numbers cannot wrap), a narrower one is left as set`},
+		{Name: "common_items", Kind: stages.Bool, Default: false, Doc: "score every row on the items all rows share: each value whose statistic the report can recompute (a mean or percentile of its stage's per-item values) is recomputed over the items every such cell has, stated once in a note (IdeaBench Table 1: Low rows over 435 targets, High over 461, all over the 435)"},
+		{Name: "item_name", Kind: stages.String, Default: "items", Doc: `what the items are called in notes: "targets", "keywords", "ideas"`},
+		{Name: "excluded_because", Kind: stages.String, Default: "that some rows lack", Doc: `with common_items, why the other items are out, as the note says it: "26 targets without filtered references excluded"`},
+		{Name: "counts", Kind: stages.String, Default: "notes", Doc: `how counts are shown: "notes" (a note per column stage, a footnote on each cell whose count differs) or "column" (an N column per row, footnotes only for cells without a value)`},
+		{Name: "intervals", Kind: stages.Bool, Default: false, Doc: "print a 95% percentile bootstrap interval (1000 resamples over the items, seed 0) beside each value whose stage gave none, when the value is a mean or percentile of its per-item values (every shipped experiment sets it); false: only the stages' own intervals"},
+		{Name: "notes_from", Kind: stages.Inputs, Doc: "aggregate stages (one instance each) whose value is stated in a note under the table rather than as a column (IdeaBench Table 1's upper limit)"},
 		{Name: "number_format", Kind: stages.StringMap, Doc: `per column stage, a printf format for its values and CI bounds with one of the verbs %f %e %g: { "overlap_score.main" = "%.1f" }`},
 	}
 }

@@ -10,7 +10,10 @@ func (reportType) Schema(stages.Params) stages.Schema {
 		// Rows are read for their instance keys and generators only.
 		Needs: []stages.Need{{Input: "columns", Fields: []string{"value"}, Why: "a column's score",
 			Fix: "Give columns aggregate stages (insight_score, similarity_score, aggregate, ...): one score per instance."},
-			{Input: "columns", Fields: stages.ScoreReads, Optional: true, Why: "its counts and interval"}}}
+			{Input: "columns", Fields: stages.ScoreReads, Optional: true, Why: "its counts and interval"},
+			{Input: "notes_from", Fields: []string{"value"}, Why: "the value a note states",
+				Fix: "Give notes_from aggregate stages (similarity_score, insight_score, ...): one score per instance."},
+			{Input: "notes_from", Fields: stages.ScoreReads, Optional: true, Why: "its counts and interval"}}}
 }
 
 func (plotType) Schema(p stages.Params) stages.Schema {
