@@ -183,7 +183,9 @@ report "baselines" {
     stage.overlap_score.idea_overlap,
     stage.insight_score.novelty,
   ]
-  formats = ["markdown", "csv", "latex"]
+  item_name = "targets"
+  intervals = true
+  formats   = ["markdown", "csv", "latex"]
 }
 
 # One row: 1 where the metric or judge passes its check, 0 where it is flagged.

@@ -338,7 +338,23 @@ report "coverage" {
     "coverage_score.review/severity=major"    = "Major"
     "coverage_score.review/severity=minor"    = "Minor"
   }
-  better  = { "coverage_score.review/overall" = "higher" }
+  better = {
+    "coverage_score.review/overall"            = "higher"
+    "coverage_score.review/domain=ai"          = "higher"
+    "coverage_score.review/domain=neuro"       = "higher"
+    "coverage_score.review/domain=biochem"     = "higher"
+    "coverage_score.review/domain=eco"         = "higher"
+    "coverage_score.review/axis=soundness"     = "higher"
+    "coverage_score.review/axis=contribution"  = "higher"
+    "coverage_score.review/type=strength"      = "higher"
+    "coverage_score.review/type=weakness"      = "higher"
+    "coverage_score.review/severity=major"     = "higher"
+    "coverage_score.review/severity=minor"     = "higher"
+    "coverage_score.review/overall"            = "higher"
+  }
+  # 95% bootstrap intervals over the rubrics (each rubric point one item).
+  item_name = "rubrics"
+  intervals = true
   formats = ["markdown", "csv", "latex"]
 }
 
@@ -373,7 +389,9 @@ report "reference_invalidity" {
   }
   better  = { "reference_invalidity.review" = "lower" }
   digits  = 1
-  formats = ["markdown", "csv", "latex"]
+  item_name = "ideas"
+  intervals = true
+  formats   = ["markdown", "csv", "latex"]
 }
 
 # ---- pairwise preference (the paper's Table 3): a judge reads both
@@ -421,5 +439,7 @@ report "preference" {
     "preference_score.pairs/depth=b"            = "Depth: loss"
   }
   digits  = 1
-  formats = ["markdown", "csv", "latex"]
+  item_name = "pairs"
+  intervals = true
+  formats   = ["markdown", "csv", "latex"]
 }

@@ -135,3 +135,17 @@ func singular(noun string) string {
 	}
 	return noun
 }
+
+// constant reports whether every per-item value is the same (then every
+// statistic is that value, and a whole mean is no chance).
+func constant(perItem map[string]float64) bool {
+	first, v0 := true, 0.0
+	for _, v := range perItem {
+		if first {
+			first, v0 = false, v
+		} else if v != v0 {
+			return false
+		}
+	}
+	return true
+}

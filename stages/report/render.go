@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,10 +38,11 @@ func MixedNote(synthetic, values int) string {
 
 // Cell statuses, as the JSON format names them.
 const (
-	statusOK     = "ok"
-	statusFailed = "failed" // the column stage failed or was skipped
-	statusAbsent = "absent" // the column stage has no instance for this row
-	statusNoRow  = "no_row" // no row instance has this row's values at this pivot value
+	statusOK      = "ok"
+	statusFailed  = "failed"   // the column stage failed or was skipped
+	statusAbsent  = "absent"   // the column stage has no instance for this row
+	statusNoRow   = "no_row"   // no row instance has this row's values at this pivot value
+	statusNoExtra = "no_extra" // the score has no such extra value (extra_columns)
 )
 
 type cell struct {
@@ -122,6 +124,9 @@ func keyOf(s *stages.Score) countKey { return countKey{s.Count, int(s.Extra["dro
 
 // fill resolves each cell from scores, the inputs by column instance address.
 func (t *table) fill(scores map[string]*stages.In) (*filled, error) {
+	tc := *t // sort_by reorders the rows of this rendering alone
+	tc.rows = slices.Clone(t.rows)
+	t = &tc
 	f := &filled{table: t, cells: make([][]cell, len(t.rows)), ci: make([]bool, len(t.cols))}
 	for r, row := range t.rows {
 		f.cells[r] = make([]cell, len(t.cols))
@@ -136,6 +141,14 @@ func (t *table) fill(scores map[string]*stages.In) (*filled, error) {
 			default:
 				if err := resolve(cl, scores[addr]); err != nil {
 					return nil, fmt.Errorf("column %s, row %s: %w", t.colLabel(col), row.rowLabel(), err)
+				}
+				if x := t.metrics[col.metric].extra; x != "" && cl.score != nil {
+					// An extra's column: that value alone, over the same items.
+					v, ok := cl.score.Extra[x]
+					cl.score = &stages.Score{Value: v, Count: cl.score.Count, Missing: cl.score.Missing, Extra: map[string]float64{"dropped": cl.score.Extra["dropped"]}}
+					if !ok {
+						cl.status, cl.score = statusNoExtra, nil
+					}
 				}
 			}
 		}
@@ -159,10 +172,44 @@ func (t *table) fill(scores map[string]*stages.In) (*filled, error) {
 			}
 		}
 	}
+	f.sortRows()
 	f.format()
 	f.markBest()
 	f.writeNotes()
 	return f, nil
+}
+
+// sortRows orders the rows by sort_by's column, best first (its better
+// direction; higher without one), rows without a value last, ties as laid
+// out: a leaderboard.
+func (f *filled) sortRows() {
+	if f.sortBy == "" {
+		return
+	}
+	c := slices.IndexFunc(f.cols, func(col column) bool { return f.metrics[col.metric].id == f.sortBy })
+	if c < 0 {
+		return
+	}
+	dir := f.metrics[f.cols[c].metric].better
+	if dir == "" {
+		dir = "higher"
+	}
+	idx := make([]int, len(f.rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		ca, cb := &f.cells[idx[a]][c], &f.cells[idx[b]][c]
+		if ca.shown() != cb.shown() {
+			return ca.shown()
+		}
+		return ca.shown() && better(dir, ca.score.Value, cb.score.Value)
+	})
+	rows, cells := make([]*tableRow, len(idx)), make([][]cell, len(idx))
+	for i, j := range idx {
+		rows[i], cells[i] = f.rows[j], f.cells[j]
+	}
+	f.rows, f.cells = rows, cells
 }
 
 // resolve reads a cell's score from its input.
@@ -222,8 +269,24 @@ func (f *filled) prepareItems() {
 		}
 	}
 	if f.intervals {
-		for _, cl := range known {
-			if !hasCI(cl.score) {
+		// All or nothing per column stage: a column whose values are not
+		// all statistics of their items shows no report interval at all,
+		// rather than brackets on some rows.
+		for m := range f.metrics {
+			var cells []*cell
+			all := true
+			for r := range f.rows {
+				for c, col := range f.cols {
+					if cl := &f.cells[r][c]; col.metric == m && cl.shown() && !hasCI(cl.score) {
+						cells = append(cells, cl)
+						all = all && cl.stat != nil
+					}
+				}
+			}
+			if !all {
+				continue
+			}
+			for _, cl := range cells {
 				cl.ownCI = addInterval(cl.score, cl.stat, 0)
 			}
 		}
@@ -246,13 +309,18 @@ func hasCI(s *stages.Score) bool {
 
 // format prints each value and interval: with the column stage's
 // number_format, else as an integer where every value of the stage is one
-// (an overlap of 8, not 8.000), else to digits decimals.
+// and is not a mean that came out whole by chance (an 80th percentile of
+// 1-10 ratings prints 8, not 8.000; a mean rubric score of 4 prints 4.000
+// beside 3.143; so does a whole value whose interval is not), else to
+// digits decimals.
 func (f *filled) format() {
 	for m, met := range f.metrics {
 		var vals, bounds []float64
+		mean := false
 		for r := range f.rows {
 			for c, col := range f.cols {
 				if cl := &f.cells[r][c]; col.metric == m && cl.shown() {
+					mean = mean || (cl.stat != nil && cl.stat.name == "mean" && !constant(cl.score.PerItem))
 					vals = append(vals, cl.score.Value)
 					if hasCI(cl.score) {
 						bounds = append(bounds, cl.score.Extra["ci_low"], cl.score.Extra["ci_high"])
@@ -261,11 +329,8 @@ func (f *filled) format() {
 			}
 		}
 		digits, ciDigits := f.digits, f.ciDigits
-		if integral(vals) {
-			digits = 0
-			if integral(bounds) {
-				ciDigits = 0
-			}
+		if integral(vals) && !mean && (len(bounds) == 0 || integral(bounds)) {
+			digits, ciDigits = 0, 0
 		}
 		for r := range f.rows {
 			for c, col := range f.cols {
@@ -405,7 +470,7 @@ func (f *filled) writeNotes() {
 			}
 		}
 		usual[m] = u
-		if f.countsColumn || (allRestricted && f.shared > 0) {
+		if f.countsColumn || (allRestricted && f.shared > 0) || met.extra != "" {
 			continue // the N column, or the common-items note, says it
 		}
 		for r := range f.rows {
@@ -567,6 +632,8 @@ func (f *filled) noteText(c *cell, usual countKey) string {
 	switch c.status {
 	case statusAbsent:
 		return "the column's stage has no instance for this row."
+	case statusNoExtra:
+		return "its stage's score has no such value for this row."
 	case statusNoRow:
 		return "no row instance has these values."
 	case statusFailed:

@@ -61,6 +61,8 @@ func (reportType) Params() []stages.Param {
 		{Name: "excluded_because", Kind: stages.String, Default: "that some rows lack", Doc: `with common_items, why the other items are out, as the note says it: "26 targets without filtered references excluded"`},
 		{Name: "counts", Kind: stages.String, Default: "notes", Doc: `how counts are shown: "notes" (a note per column stage, a footnote on each cell whose count differs) or "column" (an N column per row, footnotes only for cells without a value)`},
 		{Name: "intervals", Kind: stages.Bool, Default: false, Doc: "print a 95% percentile bootstrap interval (1000 resamples over the items, seed 0) beside each value whose stage gave none, when the value is a mean or percentile of its per-item values (every shipped experiment sets it); false: only the stages' own intervals"},
+		{Name: "extra_columns", Kind: stages.StringList, Doc: `columns of a Score's named extra values, each "STAGE:EXTRA" after its stage's column: ["position_bias.novelty:p_value", "position_bias.novelty:biased"]; labels, better and number_format take the same names`},
+		{Name: "sort_by", Kind: stages.String, Doc: `a column stage ("liveideabench_score.average") to order the rows by, best first by its better direction (higher when it has none), rows without a value last: a leaderboard; default: row_order`},
 		{Name: "notes_from", Kind: stages.Inputs, Doc: "aggregate stages (one instance each) whose value is stated in a note under the table rather than as a column (IdeaBench Table 1's upper limit)"},
 		{Name: "number_format", Kind: stages.StringMap, Doc: `per column stage, a printf format for its values and CI bounds with one of the verbs %f %e %g: { "overlap_score.main" = "%.1f" }`},
 	}

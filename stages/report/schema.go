@@ -18,8 +18,8 @@ func (reportType) Schema(stages.Params) stages.Schema {
 
 func (plotType) Schema(p stages.Params) stages.Schema {
 	why := "the score plotted"
-	needs := make([]stages.Need, 0, 3)
-	for _, in := range []string{"data", "y", "size"} {
+	needs := make([]stages.Need, 0, 8)
+	for _, in := range []string{"data", "y", "size", "color"} {
 		needs = append(needs, stages.Need{Input: in, Fields: []string{"value"}, Why: why,
 			Fix: "Plot aggregate stages (insight_score, similarity_score, liveideabench_score, ...)."},
 			stages.Need{Input: in, Fields: stages.ScoreReads, Optional: true, Why: "its interval and extra values"})

@@ -29,6 +29,8 @@ type table struct {
 	countsColumn bool
 	// intervals: bootstrap an interval for each value its stage gave none.
 	intervals bool
+	// sortBy is the column stage rows are sorted by, "" for layout order.
+	sortBy string
 	// noteMetrics are the notes_from stages, stated in a note each.
 	noteMetrics []*metric
 
@@ -63,6 +65,9 @@ type metric struct {
 	keys   []string          // instance keys as written, for warnings
 	better string            // "higher", "lower" or ""
 	printf string            // number_format, "" for digits
+	// extra names the Score extra this column shows (extra_columns:
+	// "position_bias.novelty:p_value"), "" for the score's value.
+	extra string
 }
 
 // column is one column of numbers: a metric, at one pivot value.
@@ -138,7 +143,9 @@ func layoutTable(inst *stages.Instance) (*table, []stages.Dep, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	t.metrics = metrics
+	if t.metrics, err = withExtras(metrics, p.Strings("extra_columns")); err != nil {
+		return nil, nil, err
+	}
 	if nf := p.Inputs("notes_from"); len(nf) > 0 {
 		nm, ndeps, err := groupColumns(nf, "notes_from")
 		if err != nil {
@@ -160,6 +167,15 @@ func layoutTable(inst *stages.Instance) (*table, []stages.Dep, error) {
 		return nil, nil, err
 	}
 
+	if sb := p.String("sort_by"); sb != "" {
+		if !slices.ContainsFunc(t.metrics, func(m *metric) bool { return m.id == sb }) {
+			return nil, nil, stages.ParamErrorf("sort_by", "sort_by %q is not a column stage of this report; name one of %s", sb, t.metricIDs())
+		}
+		if p.String("pivot") != "" {
+			return nil, nil, stages.ParamErrorf("sort_by", "sort_by sorts rows by one column; with a pivot a column stage has several, so leave sort_by out or the pivot")
+		}
+		t.sortBy = sb
+	}
 	pivot := -1
 	if pv := p.String("pivot"); pv != "" {
 		for d, name := range dimNames {
@@ -365,6 +381,38 @@ func groupColumns(cols []*stages.Upstream, input string) ([]*metric, []stages.De
 		offset += len(c.Nodes)
 	}
 	return metrics, deps, nil
+}
+
+// withExtras puts after each column stage the columns of its Score
+// extras that extra_columns names ("STAGE:EXTRA", e.g.
+// "position_bias.novelty:p_value"), each read from the same inputs.
+func withExtras(metrics []*metric, extras []string) ([]*metric, error) {
+	if len(extras) == 0 {
+		return metrics, nil
+	}
+	byBase := map[string][]*metric{}
+	for _, e := range extras {
+		base, name, ok := strings.Cut(e, ":")
+		i := slices.IndexFunc(metrics, func(m *metric) bool { return m.id == base })
+		switch {
+		case !ok || name == "":
+			return nil, stages.ParamErrorf("extra_columns", `extra_columns: %q is not "STAGE:EXTRA"; write e.g. "position_bias.novelty:p_value"`, e)
+		case i < 0:
+			ids := make([]string, len(metrics))
+			for j, m := range metrics {
+				ids[j] = m.id
+			}
+			return nil, stages.ParamErrorf("extra_columns", "extra_columns: %q names no column stage of this report (columns: %s)", base, quoteList(ids))
+		}
+		b := metrics[i]
+		byBase[base] = append(byBase[base], &metric{id: e, label: e, byKey: b.byKey, keys: b.keys, extra: name})
+	}
+	var out []*metric
+	for _, m := range metrics {
+		out = append(out, m)
+		out = append(out, byBase[m.id]...)
+	}
+	return out, nil
 }
 
 // checkColumn refuses a column instance that is not aggregates: one node,
