@@ -223,25 +223,30 @@ report "table2" {
 
 # Figure 4 as a figure: the number of references on x, a line each for
 # filtered and unfiltered. Keys are "MODE COUNT".
-stage "plot" "figure4_novelty" {
-  kind      = "line"
-  data      = [stage.insight_score.novelty_insight_score]
-  x         = "key[1]"
-  series    = "key[0]"
-  separator = " "
-  title     = "Figure 4: novelty Insight Score by number of references"
-  x_label   = "references given"
-  y_label   = "novelty Insight Score"
-  intervals = true # 95% bootstrap intervals as error bars where the value is a mean or percentile over items
+stage "plot" "figure4" {
+  kind         = "line"
+  data         = [stage.insight_score.novelty_insight_score, stage.insight_score.feasibility_insight_score]
+  panels       = "stage"
+  panel_titles = { "insight_score.novelty_insight_score" = "Novelty", "insight_score.feasibility_insight_score" = "Feasibility" }
+  x            = "key[1]"
+  series       = "key[0]"
+  separator    = " "
+  title        = "Figure 4: novelty and feasibility Insight Scores by number of filtered and unfiltered references"
+  x_label      = "references given"
+  y_label      = "Insight Score"
+  intervals    = true # 95% bootstrap intervals over the targets as error bars
 }
-stage "plot" "figure4_feasibility" {
-  kind      = "line"
-  data      = [stage.insight_score.feasibility_insight_score]
-  x         = "key[1]"
-  series    = "key[0]"
-  separator = " "
-  title     = "Figure 4: feasibility Insight Score by number of references"
-  x_label   = "references given"
-  y_label   = "feasibility Insight Score"
-  intervals = true # 95% bootstrap intervals as error bars where the value is a mean or percentile over items
+
+# Table 2's measures as a figure, in the same shape.
+stage "plot" "figure4_similarity" {
+  kind         = "line"
+  data         = [stage.similarity_score.similarity, stage.overlap_score.idea_overlap]
+  panels       = "stage"
+  panel_titles = { "similarity_score.similarity" = "Semantic similarity", "overlap_score.idea_overlap" = "Idea overlap" }
+  x            = "key[1]"
+  series       = "key[0]"
+  separator    = " "
+  title        = "Semantic similarity and idea overlap by number of filtered and unfiltered references"
+  x_label      = "references given"
+  intervals    = true
 }

@@ -67,6 +67,8 @@ func (plotType) Params() []stages.Param {
 		{Name: "y_label", Kind: stages.String, Doc: "y axis label"},
 		{Name: "pareto", Kind: stages.Bool, Default: true, Doc: "scatter only: draw the Pareto front (higher is better on both axes)"},
 		{Name: "formats", Kind: stages.StringList, Default: []string{"svg", "png"}, Doc: `files to write: "svg", "png"`},
+		{Name: "panels", Kind: stages.String, Doc: `"stage": one panel per data stage, side by side in one figure with one legend (IdeaBench Fig. 4: novelty and feasibility); default: one panel`},
+		{Name: "panel_titles", Kind: stages.StringMap, Doc: `with panels, each data stage's panel title: { "insight_score.novelty_insight_score" = "Novelty" }; default: the stage's name`},
 		{Name: "intervals", Kind: stages.Bool, Default: false, Doc: "draw a 95% percentile bootstrap interval (1000 resamples over the items, seed 0) as the error bar of each value whose stage gave none, when the value is a mean or percentile of its per-item values, as report's intervals (every shipped figure sets it)"},
 	}
 }
@@ -126,6 +128,8 @@ type plotSpec struct {
 	pareto                bool
 	intervals             bool
 	sizeLabel, colorLabel string
+	panels                bool
+	panelTitles           map[string]string
 	formats               []string
 	inputs                []plotInput // in dep order
 	byRoleKey             map[string]map[string]int
@@ -147,11 +151,10 @@ func (plotType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 				return nil, err
 			}
 			return &stages.Work{Compute: func() ([]byte, error) {
-				fig, err := spec.figure(scores)
+				fig, err := spec.panelled(scores)
 				if err != nil {
 					return nil, err
 				}
-				fig.countSynthetic()
 				out, err := spec.render(fig)
 				if err != nil {
 					return nil, err
@@ -173,7 +176,8 @@ func layoutPlot(inst *stages.Instance) (*plotSpec, []stages.Dep, error) {
 		xLabel: p.String("x_label"), yLabel: p.String("y_label"), value: p.String("value"),
 		sep: p.String("separator"), pareto: p.Bool("pareto"), intervals: p.Bool("intervals"),
 		sizeLabel: p.String("size_label"), colorLabel: p.String("color_label"),
-		formats: p.Strings("formats"), byRoleKey: map[string]map[string]int{},
+		panelTitles: p.StringMap("panel_titles"),
+		formats:     p.Strings("formats"), byRoleKey: map[string]map[string]int{},
 	}
 	if s.title == "" {
 		s.title = s.name
@@ -188,6 +192,16 @@ func layoutPlot(inst *stages.Instance) (*plotSpec, []stages.Dep, error) {
 		if _, ok := plotFormats[f]; !ok {
 			return nil, nil, stages.ParamErrorf("formats", `formats: unknown format %q (known: "png", "svg")`, f)
 		}
+	}
+	switch pn := p.String("panels"); pn {
+	case "":
+	case "stage":
+		if s.kind == "scatter" || s.kind == "heatmap" {
+			return nil, nil, stages.ParamErrorf("panels", "panels is for line and bar plots; a %s is one panel", s.kind)
+		}
+		s.panels = true
+	default:
+		return nil, nil, stages.ParamErrorf("panels", `panels = %q; use "stage" (a panel per data stage) or leave it out`, pn)
 	}
 	if s.sep == "" {
 		return nil, nil, stages.ParamErrorf("separator", "separator is empty; give the text between key parts (\"/\")")
@@ -316,6 +330,9 @@ type Figure struct {
 	ColorLabel string `json:"color_label,omitempty"`
 	// heat is a drawn heatmap's value range (its colour bar), set by drawing.
 	heat *heatRange
+	// Panels are the figure's panels, side by side (panels = "stage"), each
+	// a figure of its own; Series then lists all of theirs.
+	Panels []*Figure `json:"panels,omitempty"`
 	// legend are the legend's entries, as drawing adds them.
 	legend []string
 	// Pareto lists the points (by series 0 index) on the Pareto front of a scatter.
@@ -408,6 +425,51 @@ func (s *plotSpec) why(in plotInput, ps plotScore) string {
 	default:
 		return fmt.Sprintf("%s: the score has no extra value %q", in.address, s.value)
 	}
+}
+
+// panelled is the figure, with a panel per data stage when panels says so:
+// each panel laid out as a figure of that stage's instances alone, the
+// figure's series all the panels' (named "PANEL: SERIES") so a reader of
+// its JSON sees every point.
+func (s *plotSpec) panelled(scores []plotScore) (*Figure, error) {
+	if !s.panels {
+		f, err := s.figure(scores)
+		if err == nil {
+			f.countSynthetic()
+		}
+		return f, err
+	}
+	f := &Figure{Kind: s.kind, Title: s.title, XLabel: s.xLabel, YLabel: s.yLabel, Series: []Series{}}
+	var order []string
+	groups := map[string][]int{}
+	for _, i := range s.dataOrder {
+		st := s.inputs[i].stage
+		if groups[st] == nil {
+			order = append(order, st)
+		}
+		groups[st] = append(groups[st], i)
+	}
+	for _, st := range order {
+		sub := *s
+		sub.dataOrder, sub.panels = groups[st], false
+		sub.title = st
+		if t, ok := s.panelTitles[st]; ok {
+			sub.title = t
+		}
+		pf, err := sub.figure(scores)
+		if err != nil {
+			return nil, fmt.Errorf("panel %s: %w", st, err)
+		}
+		pf.countSynthetic()
+		f.Panels = append(f.Panels, pf)
+		for _, ser := range pf.Series {
+			ser.Name = pf.Title + ": " + ser.Name
+			f.Series = append(f.Series, ser)
+		}
+		f.Omitted = append(f.Omitted, pf.Omitted...)
+	}
+	f.countSynthetic()
+	return f, nil
 }
 
 // figure lays the scores out as series and points.

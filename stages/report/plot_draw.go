@@ -5,6 +5,8 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -26,19 +28,18 @@ const (
 // drawFigure draws f as an SVG (its fonts embedded: the page and the
 // paper show the same glyphs whatever fonts the reader has) or a PNG.
 func drawFigure(w io.Writer, f *Figure, format string) error {
-	p, err := buildPlot(f)
-	if err != nil {
-		return err
-	}
+	var err error
 	switch format {
 	case "svg":
 		c := vgsvg.NewWith(vgsvg.UseWH(figWidth, figHeight), vgsvg.EmbedFonts(true))
-		layout(p, f, draw.New(c))
-		_, err = c.WriteTo(w)
+		if err = drawOn(f, draw.New(c)); err == nil {
+			_, err = c.WriteTo(w)
+		}
 	case "png":
 		c := vgimg.NewWith(vgimg.UseWH(figWidth, figHeight), vgimg.UseDPI(pngDPI))
-		layout(p, f, draw.New(c))
-		_, err = vgimg.PngCanvas{Canvas: c}.WriteTo(w)
+		if err = drawOn(f, draw.New(c)); err == nil {
+			_, err = vgimg.PngCanvas{Canvas: c}.WriteTo(w)
+		}
 	default:
 		err = fmt.Errorf("unknown format %q", format)
 	}
@@ -78,6 +79,16 @@ func buildPlot(f *Figure) (*plot.Plot, error) {
 		pad(&p.Y)
 		if len(f.XNames) == 0 {
 			p.X.Tick.Marker = distinctTicks{}
+			if f.Kind == "line" {
+				if xs := distinctX(f); len(xs) > 0 && len(xs) <= 12 {
+					// Few x values (n = 1, 3, 5, 10): a tick at each, not at 2, 6, 10.
+					ticks := make([]plot.Tick, len(xs))
+					for i, x := range xs {
+						ticks[i] = plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64)}
+					}
+					p.X.Tick.Marker = plot.ConstantTicks(ticks)
+				}
+			}
 		}
 		p.Y.Tick.Marker = distinctTicks{}
 	}
@@ -187,6 +198,20 @@ func pad(a *plot.Axis) {
 		a.Min -= 0.05 * span
 		a.Max += 0.05 * span
 	}
+}
+
+// distinctX lists a figure's x values, ascending, each once.
+func distinctX(f *Figure) []float64 {
+	var xs []float64
+	for _, s := range f.Series {
+		for _, q := range s.Points {
+			if !slices.Contains(xs, q.X) {
+				xs = append(xs, q.X)
+			}
+		}
+	}
+	slices.Sort(xs)
+	return xs
 }
 
 func points(f *Figure) int {
