@@ -339,6 +339,8 @@ report "coverage" {
   item_name = "rubrics"
   intervals = true
   formats = ["markdown", "csv", "latex"]
+  # Eleven columns: the page width (table*).
+  width = "\\textwidth"
 }
 
 # ---- reference invalidity (the paper's Table 2): the share of each system's
