@@ -46,7 +46,7 @@ latex:
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq texlive-latex-base texlive-latex-recommended >/dev/null && pdflatex --version | head -1; fi
 
-# Benchmarks; figures go into README.md. Run on a quiet machine: they measure
+# Benchmarks; figures go into docs/BENCHMARKS.md (cmd/ideaflow/docs_test.go checks each is named there). Run on a quiet machine: they measure
 # rates and ratios, and the 2-core machine shares its cores with everything.
 bench: deps
 	$(GO) test -run '^$$' -bench 'Get|Put' -benchmem ./cache/

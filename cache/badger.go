@@ -84,11 +84,14 @@ type openOptions struct {
 	memTableSize int64
 	closeTimeout time.Duration
 	freeSpace    func(dir string) (int64, error)
+	flattenAfter int64
 }
 
-// WithLogger routes Badger's own logging to l: errors and warnings at their
-// levels, Badger's chatty info at debug. Without it Badger logs nothing. The
-// cache's own warnings (data Badger dropped while recovering) go to l too.
+// WithLogger routes Badger's own logging to l, at debug (its errors and
+// warnings) and trace (the rest): see badgerLogger. Without it Badger logs
+// nothing. The cache's own lines go to l at their levels: warnings (data
+// Badger dropped while recovering) and the progress of the compaction at
+// close (info).
 func WithLogger(l zerolog.Logger) Option {
 	return func(o *openOptions) { o.logger = &l }
 }
@@ -101,6 +104,11 @@ func WithLogger(l zerolog.Logger) Option {
 // changes a file in the folder, so it is safe on damaged or shared caches.
 func ReadOnly() Option {
 	return func(o *openOptions) { o.readOnly = true }
+}
+
+// withFlattenAfter lets tests reach the compaction at close with few writes.
+func withFlattenAfter(n int64) Option {
+	return func(o *openOptions) { o.flattenAfter = n }
 }
 
 // withMemTableSize lets tests reach Badger's transaction size limit (15% of a
@@ -167,7 +175,7 @@ func OpenReadOnly(dir string, opts ...Option) (*Badger, error) {
 const defaultCloseTimeout = 30 * time.Second
 
 func open(dir string, create bool, opts []Option) (*Badger, error) {
-	o := openOptions{memTableSize: defaultMemTableSize, closeTimeout: defaultCloseTimeout, freeSpace: freeBytes}
+	o := openOptions{memTableSize: defaultMemTableSize, closeTimeout: defaultCloseTimeout, freeSpace: freeBytes, flattenAfter: flattenAfter}
 	for _, fn := range opts {
 		fn(&o)
 	}
@@ -289,7 +297,10 @@ func open(dir string, create bool, opts []Option) (*Badger, error) {
 		return nil, fmt.Errorf("%s %s: %w", mode, dir, classifyWriteErr(dir, err))
 	}
 	bb := &badgerBackend{db: db, dir: dir, readOnly: o.readOnly, closeTimeout: o.closeTimeout, freeSpace: o.freeSpace,
-		reserve: diskReserve(o.memTableSize), cleanup: cleanup}
+		reserve: diskReserve(o.memTableSize), cleanup: cleanup, flattenAfter: o.flattenAfter, log: zerolog.Nop()}
+	if o.logger != nil {
+		bb.log = *o.logger
+	}
 	if !o.readOnly {
 		var guard *spaceGuard
 		if o.freeSpace != nil {
@@ -413,6 +424,8 @@ type badgerBackend struct {
 	written      atomic.Int64 // write units applied through this handle
 	closeOnce    sync.Once
 	closeErr     error
+	flattenAfter int64          // writes that make Close compact (flattenAfter, or a test's)
+	log          zerolog.Logger // the cache's own lines (Nop without WithLogger)
 }
 
 // A panic inside Badger while it reads for us is damage the open did not
@@ -507,7 +520,60 @@ func (bb *badgerBackend) apply(units ...[]op) error {
 // run would probe each of them until background compaction caught up: warm
 // runs of 200k nodes varied from 4.4 s to 6.8 s. Compacting once at the end
 // of the writing run makes the next one's lookups hit one level.
+//
+// It stays at Close, where nothing waits on it, rather than at the next
+// open (which would put its 1-70 s on the warm run it exists to speed up)
+// or in the background of the next run (whose lookups it would slow while
+// it rewrites the tables they read). What it must not be is silent: it
+// logs a progress line at info when it starts and when it ends (compact),
+// and `ideaflow cache compact` runs it alone.
 const flattenAfter = 20_000
+
+// Compact flattens the cache's tables into one level, as Close does after a
+// handle made flattenAfter writes: for a cache grown by many smaller runs,
+// or one whose compaction at close was interrupted. It logs the same two
+// lines. It rewrites every table, so it needs their size free.
+func (b *Badger) Compact() error {
+	bb, ok := b.store.b.(*badgerBackend)
+	switch {
+	case !ok:
+		return fmt.Errorf("compact: %w", ErrReadOnly)
+	case bb.closed.Load():
+		return ErrClosed
+	case bb.readOnly:
+		return fmt.Errorf("compact: %w (%s)", ErrReadOnly, bb.dir)
+	}
+	tables := bb.tableBytes()
+	if bb.freeSpace != nil {
+		if free, err := bb.freeSpace(bb.dir); err == nil && free >= 0 && free < tables+bb.reserve {
+			return fmt.Errorf("compact %s: %w: it rewrites %d bytes of tables and %d are free", bb.dir, ErrDiskFull, tables, free)
+		}
+	}
+	return bb.compact(0, tables)
+}
+
+// compact flattens the tree into one level, saying so: writes is what made
+// it worth it (0: asked for), tables the bytes it rewrites.
+func (bb *badgerBackend) compact(writes, tables int64) error {
+	start := time.Now()
+	ev := bb.log.Info().Str("cache", bb.dir).Int64("table_bytes", tables)
+	if writes > 0 {
+		ev = ev.Int64("writes", writes)
+	}
+	ev.Msg("cache: compacting the tables so that the next run's lookups read one level (safe to interrupt; `ideaflow cache compact` does it later)")
+	// Dropping a prefix no key uses first writes out the memtables already
+	// full (see reclaim), so that none lands in level 0 after the flatten.
+	err := bb.db.DropPrefix([]byte(flushMarker))
+	if err == nil {
+		err = bb.db.Flatten(2)
+	}
+	if err != nil {
+		bb.log.Warn().Str("cache", bb.dir).Err(err).Msg("cache: compaction failed; nothing is lost, lookups stay slower until `ideaflow cache compact`")
+		return fmt.Errorf("compact %s: %w", bb.dir, err)
+	}
+	bb.log.Info().Str("cache", bb.dir).Dur("took", time.Since(start)).Msg("cache: compacted")
+	return nil
+}
 
 // flushMarker is written and dropped by reclaim; no other key uses its prefix.
 const flushMarker = "gc-flush/marker"
@@ -645,12 +711,14 @@ func (bb *badgerBackend) close() error {
 				bb.closeErr = bb.errClosedUnflushed(free)
 				return
 			}
-			if bb.written.Load() >= flattenAfter && (free < 0 || free >= bb.tableBytes()+bb.reserve) {
-				// Outside the close timeout: compaction of a large cache
-				// takes its time and is no sign of damage. A failure only
-				// leaves lookups slower; nothing is lost. It rewrites every
-				// table, so it needs their size free.
-				_ = bb.db.Flatten(2)
+			if n := bb.written.Load(); n >= bb.flattenAfter {
+				if tables := bb.tableBytes(); free < 0 || free >= tables+bb.reserve {
+					// Outside the close timeout: compaction of a large cache
+					// takes its time and is no sign of damage. A failure only
+					// leaves lookups slower; nothing is lost. It rewrites every
+					// table, so it needs their size free.
+					_ = bb.compact(n, tables)
+				}
 			}
 		}
 		done := make(chan error, 1)

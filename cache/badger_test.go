@@ -2,8 +2,10 @@ package cache
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -251,24 +253,149 @@ func TestReadOnly(t *testing.T) {
 	}
 }
 
-func TestBadgerLogging(t *testing.T) {
+// TestBadgerLogLevels: every line Badger logs reaches the cache's logger at
+// debug (errors and warnings: its tuning notes such as "Block cache might be
+// too small" and "Unable to fill tables") or trace (the rest, and a
+// checksum failure the cache reports itself as ErrCorrupt), never above:
+// nothing of Badger's reaches a console at info, warn or error.
+func TestBadgerLogLevels(t *testing.T) {
 	tests := []struct {
-		level zerolog.Level
-		want  bool
-	}{{zerolog.InfoLevel, false}, {zerolog.DebugLevel, true}}
+		log    func(badgerLogger)
+		format string
+		want   string
+	}{
+		{func(l badgerLogger) { l.Errorf("Error while compacting: %v\n", "x") }, "Error while compacting", "debug"},
+		{func(l badgerLogger) { l.Errorf("Unable to read: Key: %v\n", "k") }, "Unable to read", "trace"},
+		{func(l badgerLogger) { l.Warningf("Block cache might be too small. Metrics: %v\n", "m") }, "Block cache might be too small", "debug"},
+		{func(l badgerLogger) { l.Warningf("Unable to fill tables\n") }, "Unable to fill tables", "debug"},
+		{func(l badgerLogger) { l.Infof("All 1 tables opened in %s\n", "1ms") }, "All 1 tables opened", "trace"},
+		{func(l badgerLogger) { l.Debugf("Flushing memtable\n") }, "Flushing memtable", "trace"},
+	}
 	for _, tt := range tests {
-		t.Run(tt.level.String(), func(t *testing.T) {
+		t.Run(tt.format, func(t *testing.T) {
 			var buf bytes.Buffer
-			s := openTemp(t, WithLogger(zerolog.New(&buf).Level(tt.level)))
-			mustPut(t, s, sampleRecord(0))
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
+			tt.log(badgerLogger{zerolog.New(&buf).Level(zerolog.TraceLevel)})
+			var line struct{ Level, Component, Message string }
+			if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+				t.Fatalf("%v: %q", err, buf.String())
 			}
-			if got := strings.Contains(buf.String(), `"component":"badger"`); got != tt.want {
-				t.Fatalf("badger lines logged = %v, want %v; log:\n%s", got, tt.want, buf.String())
+			if line.Level != tt.want || line.Component != "badger" || !strings.HasPrefix(line.Message, tt.format) || strings.HasSuffix(line.Message, "\n") {
+				t.Fatalf("logged %+v, want level %s, component badger, message %q without its newline", line, tt.want, tt.format)
 			}
 		})
 	}
+}
+
+// TestCompactAtClose: a handle that made flattenAfter writes compacts at
+// Close, and says so in exactly two lines at info (with the count of writes
+// that made it worth it, then how long it took); one write fewer, and Close
+// neither compacts nor logs. At info nothing of Badger's is logged, though a
+// compaction makes it talk (at debug and trace, as the second log shows).
+// After the compaction every table but the memtable flushed by Close is on
+// one level. Compact does the same on demand.
+func TestCompactAtClose(t *testing.T) {
+	const after = 3000
+	tests := []struct {
+		writes  int
+		compact bool
+	}{{after - 1, false}, {after, true}}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.writes), func(t *testing.T) {
+			dir := t.TempDir()
+			var info, trace bytes.Buffer
+			log := zerolog.New(zerolog.MultiLevelWriter(levelWriter{&info, zerolog.InfoLevel}, levelWriter{&trace, zerolog.TraceLevel}))
+			s, err := Create(dir, WithLogger(log), withFlattenAfter(after), withMemTableSize(256<<10))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var recs []*Record
+			for i := range tt.writes {
+				r := sampleRecord(i)
+				r.Raw = benchText(uint64(i), 300) // below the value threshold: the records live in the tables
+				recs = append(recs, r)
+			}
+			putConcurrently(t, s, recs, 8)
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			var lines []map[string]any
+			for _, l := range strings.Split(strings.TrimSpace(info.String()), "\n") {
+				if l == "" {
+					continue
+				}
+				var m map[string]any
+				if err := json.Unmarshal([]byte(l), &m); err != nil {
+					t.Fatal(err)
+				}
+				lines = append(lines, m)
+			}
+			if !tt.compact {
+				if len(lines) != 0 {
+					t.Fatalf("logged at info without compacting: %v", lines)
+				}
+				// `ideaflow cache compact` does it on demand, saying so the same way.
+				info.Reset()
+				s, err := Open(dir, WithLogger(log))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				if err := s.Compact(); err != nil {
+					t.Fatal(err)
+				}
+				if got := strings.Count(info.String(), "\n"); got != 2 || !strings.Contains(info.String(), `"message":"cache: compacted"`) || strings.Contains(info.String(), `"writes"`) {
+					t.Fatalf("Compact logged:\n%s", info.String())
+				}
+				return
+			}
+			if len(lines) != 2 || lines[0]["level"] != "info" || lines[0]["writes"] != float64(after) ||
+				!strings.HasPrefix(lines[0]["message"].(string), "cache: compacting") ||
+				lines[1]["level"] != "info" || lines[1]["message"] != "cache: compacted" || lines[1]["took"] == nil {
+				t.Fatalf("info log = %v, want the compaction's two lines, %d writes", lines, after)
+			}
+			if !strings.Contains(trace.String(), `"component":"badger"`) {
+				t.Fatalf("Badger logged nothing at trace while compacting:\n%s", trace.String())
+			}
+			for _, l := range strings.Split(strings.TrimSpace(trace.String()), "\n") {
+				if strings.Contains(l, `"component":"badger"`) && !strings.Contains(l, `"level":"debug"`) && !strings.Contains(l, `"level":"trace"`) {
+					t.Fatalf("a Badger line above debug: %s", l)
+				}
+			}
+			s, err = Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			levels := 0
+			for _, l := range s.db.Levels() {
+				switch {
+				case l.Level == 0 && l.NumTables > 1:
+					t.Errorf("level 0 holds %d tables after compacting, want at most the memtable Close flushed", l.NumTables)
+				case l.Level > 0 && l.NumTables > 0:
+					levels++
+				}
+			}
+			if levels != 1 {
+				t.Errorf("tables on %d levels below 0 after compacting, want 1: %+v", levels, s.db.Levels())
+			}
+			assertRecord(t, s, recs[0])
+		})
+	}
+}
+
+// levelWriter keeps the lines at or above a level: a console at that level.
+type levelWriter struct {
+	w   io.Writer
+	min zerolog.Level
+}
+
+func (l levelWriter) Write(p []byte) (int, error) { return l.w.Write(p) }
+
+func (l levelWriter) WriteLevel(level zerolog.Level, p []byte) (int, error) {
+	if level < l.min {
+		return len(p), nil
+	}
+	return l.w.Write(p)
 }
 
 // GC runs as its own command after runs have written the cache, so the

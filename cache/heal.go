@@ -259,7 +259,9 @@ func scanFile(path string, fn func(txn []logEntry, clean bool)) (logScan, error)
 		return logScan{}, err
 	}
 	defer unmap()
-	return scanLog(data, fn), nil
+	var scan logScan
+	err = faultSafe(path, func() { scan = scanLog(data, fn) })
+	return scan, err
 }
 
 // keyRegistryDamaged: without encryption KEYREGISTRY is a 16-byte IV and
@@ -491,7 +493,11 @@ func copyPrefix(from, to string, n int) error {
 		return err
 	}
 	defer unmap()
-	return os.WriteFile(to, data[:min(n, len(data))], 0o600)
+	var werr error
+	if err := faultSafe(from, func() { werr = os.WriteFile(to, data[:min(n, len(data))], 0o600) }); err != nil {
+		return err
+	}
+	return werr
 }
 
 // restore puts back what the damaged files held, after Badger opened
@@ -724,11 +730,17 @@ func (l *logReader) value(ptr, key []byte, version uint64) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	e, err := readLogEntry(l.data(vp.fid), int(vp.off))
-	if err != nil || e.size != int(vp.n) || !bytes.Equal(userKey(e.key), key) || keyVersion(e.key) != version {
-		return nil, false
-	}
-	return bytes.Clone(e.val), true
+	var val []byte
+	found := false
+	// A page that faults is an entry that cannot be read: not restored.
+	_ = faultSafe(filepath.Join(l.dir, fmt.Sprintf("%06d.vlog", vp.fid)), func() {
+		e, err := readLogEntry(l.data(vp.fid), int(vp.off))
+		if err != nil || e.size != int(vp.n) || !bytes.Equal(userKey(e.key), key) || keyVersion(e.key) != version {
+			return
+		}
+		val, found = bytes.Clone(e.val), true
+	})
+	return val, found
 }
 
 // each calls fn for every sound entry of every value log (the entries
@@ -740,10 +752,13 @@ func (l *logReader) each(fn func(logEntry)) {
 		if err != nil {
 			continue
 		}
-		scanLog(l.data(uint32(fid)), func(txn []logEntry, _ bool) {
-			for _, e := range txn {
-				fn(e)
-			}
+		// A log whose pages fault is read up to the fault.
+		_ = faultSafe(p, func() {
+			scanLog(l.data(uint32(fid)), func(txn []logEntry, _ bool) {
+				for _, e := range txn {
+					fn(e)
+				}
+			})
 		})
 	}
 }

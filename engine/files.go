@@ -19,8 +19,8 @@ import (
 // can be traced back: the ideaflow version, the experiment's files' digest,
 // the variables, the models asked and the models that answered, and the
 // datasets' digests. It is written beside each report (NAME.provenance.json,
-// with the time) and, without the time, as a footer of Markdown and LaTeX
-// files, so the same results give byte-identical tables.
+// with the time and the build) and, without either, as a footer of Markdown
+// and LaTeX files, so the same results give byte-identical tables.
 type Provenance struct {
 	Ideaflow         string            `json:"ideaflow"`
 	Experiment       string            `json:"experiment"`
@@ -92,7 +92,12 @@ func (p *Provenance) footer(prefix string) string {
 		fmt.Fprintf(&b, format, args...)
 		b.WriteString("\n")
 	}
-	line("Produced by ideaflow %s from experiment %s (files sha256:%s%s); details in the .provenance.json beside this file.", p.Ideaflow, p.Experiment, prefix12(p.ExperimentDigest), gitNote(p.GitCommit))
+	// The build is not named here, only in the .provenance.json: what
+	// decides a table's values is in its key material (stage type versions
+	// among it), so the same results give the same bytes whichever build,
+	// or way of building (make build stamps a version, go build none),
+	// rendered them.
+	line("Produced by ideaflow from experiment %s (files sha256:%s%s); the build and details are in the .provenance.json beside this file.", p.Experiment, prefix12(p.ExperimentDigest), gitNote(p.GitCommit))
 	if len(p.Variables) > 0 {
 		line("Variables: %s.", joinSorted(p.Variables, func(k, v string) string { return k + " = " + v }))
 	}

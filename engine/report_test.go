@@ -248,7 +248,7 @@ func TestReportsCarryProvenance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Produced by ideaflow v9.9.9 from experiment quickstart (files sha256:", "Variables: n = 2.",
+	for _, want := range []string{"Produced by ideaflow from experiment quickstart (files sha256:", "Variables: n = 2.",
 		"Models: mock-generator-a; mock-generator-b; mock-judge.", "Datasets: targets sha256:",
 		"Dropped by stage.filter_references.low: 1 item(s): N of N references kept, fewer than min_references = 3."} {
 		if !strings.Contains(string(md), want) {

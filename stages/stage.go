@@ -45,10 +45,13 @@ type Param struct {
 	Default  any      // Go value of Kind's type; nil: zero value
 	Accepts  []string // Input: stage types (or "dataset") it may point at; empty: any
 	Doc      string   // one line, used in error hints
-	// Generator marks a ModelRef param whose model produces the instance's
-	// outputs (generate_ideas' model, not rank_ideas' judge). Downstream
-	// stages see it as Upstream.Generator; an instance without one inherits
-	// its first input's.
+	// Generator marks a ModelRef param whose model produces the ideas the
+	// instance's outputs are (generate_ideas' model). A model that judges,
+	// reviews or extracts from ideas is not one (rank_ideas' judge,
+	// ScholarEval's reviewer): its instance inherits its first input's
+	// generator, so whose ideas a score is about stays known downstream,
+	// and who answered is read from the records. Downstream stages see it
+	// as Upstream.Generator.
 	Generator bool
 	// Service marks a ModelRef param whose model serves service calls
 	// (embeddings, literature search), not chat: before the nodes can be
@@ -86,6 +89,13 @@ func ParamErrorf(param, format string, args ...any) error {
 type Price struct {
 	InputPerMTok  float64 `json:"input_per_mtok"`
 	OutputPerMTok float64 `json:"output_per_mtok"`
+	// Batch and cached-input prices, nil when the block gives none (then
+	// stages/pricing falls back to the synchronous input and output
+	// prices: a cost is never under-estimated for want of a discount).
+	BatchInputPerMTok       *float64 `json:"batch_input_per_mtok,omitempty"`
+	BatchOutputPerMTok      *float64 `json:"batch_output_per_mtok,omitempty"`
+	CachedInputPerMTok      *float64 `json:"cached_input_per_mtok,omitempty"`       // prompt tokens served from the provider's cache
+	BatchCachedInputPerMTok *float64 `json:"batch_cached_input_per_mtok,omitempty"` // the same, in a batch
 }
 
 // Model is a decoded model block.
@@ -161,8 +171,8 @@ type Upstream struct {
 	// Source is the dataset the items come from (itself for a dataset), so a stage
 	// can reach an item's original record without another parameter.
 	Source *Upstream
-	// Generator is the model whose answers the instance's outputs derive
-	// from: its own Generator param, else its first input's (nil for a
+	// Generator is the model whose ideas the instance's outputs are, or are
+	// about: its own Generator param, else its first input's (nil for a
 	// dataset, or when nothing upstream generates). A judge stage reads it to
 	// keep judges independent of the generator and its family.
 	Generator *Model
@@ -400,6 +410,11 @@ type Type interface {
 	// Errors about one parameter should be a *ParamError.
 	Layout(inst *Instance) ([]Node, error)
 }
+
+// A Type may also be an Expander, a ServiceUser, a ParamChecker, a
+// LayoutWarner, a DatasetChecker (below), a Declarer (schema.go) and a
+// Presenter (present.go): how its outputs read to show, export and
+// report.html, which know no stage type.
 
 // Expander is a stage type whose nodes per item depend on upstream outputs
 // (ScholarEval: the methods a model extracted from an idea, then one search

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -286,7 +287,7 @@ func fullSizePage() *report.Page {
 			g := report.ItemGroup{Model: fmt.Sprintf("model-%02d", m), Ideas: []string{text(100)}}
 			for j := 0; j < 3; j++ {
 				s := float64((k + m + j) % 10)
-				g.Judgements = append(g.Judgements, report.Judgement{Stage: "liveideabench_judge.critique", Judge: fmt.Sprintf("judge-%d", j), Slot: j, Score: &s,
+				g.Judgements = append(g.Judgements, report.Judgement{Dimension: "liveideabench_judge.critique", Judge: fmt.Sprintf("judge-%d", j), Slot: j, Score: &s,
 					Scores: map[string]float64{"originality": s, "feasibility": 10 - s, "clarity": 5}, Rationale: text(50)})
 			}
 			it.Groups = append(it.Groups, g)
@@ -455,5 +456,205 @@ func TestRunWritesReportPage(t *testing.T) {
 	more := run(wrote, "-var", "n=4")
 	if !strings.Contains(more, `<td id="run-nodes">59 total: 35 cached, 24 ran, 0 failed, 0 skipped</td>`) {
 		t.Errorf("the page after n=4 does not show that run: %s", regexp.MustCompile(`<td id="run-nodes">[^<]*</td>`).FindString(more))
+	}
+}
+
+// benchmarkPage is one benchmark's quick experiment and what of its
+// exports the page's ideas and judgements must equal: the rows (not
+// dropped) of the stages that generate ideas, or of the stages that give
+// the ideas they review (counted once per item), and of the stages whose
+// nodes judge them.
+type benchmarkPage struct {
+	name       string
+	experiment string // under experiments/
+	ideas      []string
+	givenIdeas []string
+	judgements []string
+}
+
+var benchmarkPages = []benchmarkPage{
+	{name: "quickstart", experiment: "quickstart",
+		ideas: []string{"stage.generate_ideas.main"}, judgements: []string{"stage.rank_ideas.novelty"}},
+	{name: "ideabench", experiment: "ideabench/main.hcl",
+		ideas:      []string{"stage.generate_ideas.table1"},
+		judgements: []string{"stage.rank_ideas.novelty", "stage.rank_ideas.feasibility", "stage.overlap_rating.overlap"}},
+	{name: "liveideabench", experiment: "liveideabench/quick.hcl",
+		ideas: []string{"stage.generate_from_keyword.ideas"}, judgements: []string{"stage.judge_panel.scores", "stage.fluency.pairs"}},
+	{name: "scholareval", experiment: "scholareval/quick.hcl",
+		givenIdeas: []string{"stage.soundness_methods.se"},
+		judgements: []string{"stage.soundness_review.se", "stage.contribution_review.se", "stage.llm_review.baseline",
+			"stage.coverage.review", "stage.pairwise_preference.pairs"}},
+}
+
+// exportedRows counts the rows `ideaflow export --format jsonl` writes for
+// address that are not dropped, and the distinct items among them.
+func exportedRows(t *testing.T, exp, cacheDir, address string) (rows int, items map[string]bool) {
+	t.Helper()
+	code, stdout, stderr := cli(t, "export", address, exp, "--cache-dir", cacheDir, "--format", "jsonl")
+	if code != 0 {
+		t.Fatalf("export %s: exit %d\n%s", address, code, stderr)
+	}
+	items = map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var row struct {
+			Item    string `json:"item"`
+			Dropped any    `json:"dropped"`
+		}
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatalf("export %s: %v in %q", address, err, line)
+		}
+		if row.Dropped == true {
+			continue
+		}
+		rows++
+		items[row.Item] = true
+	}
+	return rows, items
+}
+
+// shownItems is what one page of opened items shows.
+type shownItems struct {
+	Ideas      int      `json:"ideas"`
+	Judgements int      `json:"judgements"`
+	Raw        []string `json:"raw"` // numbers printed unformatted
+	Bad        []string `json:"bad"` // judgements that say not what they judged, or no verdict
+	Last       bool     `json:"last"`
+}
+
+// evalJS evaluates js in the page and returns its value.
+func evalJS[T any](t *testing.T, ctx context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("%.60s: %v", js, err)
+	}
+	return v
+}
+
+// overflowScript lists what is wider than the viewport: the document, and
+// each element whose box reaches past its right edge (10 at most).
+const overflowScript = `(() => {
+  const de = document.documentElement, w = de.clientWidth, bad = [];
+  if (de.scrollWidth > w) bad.push("the document is " + de.scrollWidth + " px wide, the viewport " + w);
+  for (const e of document.querySelectorAll("body *")) {
+    const r = e.getBoundingClientRect();
+    if (r.width > 0 && (r.width > w || r.right > w + 0.5)) {
+      bad.push(e.tagName.toLowerCase() + (e.className ? "." + e.className : "") + " spans " + Math.round(r.left) + ".." + Math.round(r.right));
+      if (bad.length >= 10) break;
+    }
+  }
+  return bad;
+})()`
+
+// Each benchmark's quick experiment, run and opened at 1400 px: the page
+// shows every idea as an idea and every judgement as a judgement (with what
+// was judged and by whom), as many as the exports hold; its numbers are
+// formatted as the tables print them; nothing is wider than the window.
+// A screenshot of each page is kept (go test -artifacts).
+func TestBrowserBenchmarkPages(t *testing.T) {
+	chrome := chromiumPath(t)
+	for _, bp := range benchmarkPages {
+		t.Run(bp.name, func(t *testing.T) {
+			exp := filepath.Join("../../experiments", bp.experiment)
+			if bp.name == "quickstart" {
+				exp = copyQuickstart(t)
+			}
+			out, cacheDir := t.TempDir(), filepath.Join(t.TempDir(), "cache")
+			if code, stdout, stderr := cli(t, "run", exp, "--cache-dir", cacheDir, "--out", out); code != 0 {
+				t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			wantIdeas, wantJudgements := 0, 0
+			for _, a := range bp.ideas {
+				n, _ := exportedRows(t, exp, cacheDir, a)
+				wantIdeas += n
+			}
+			for _, a := range bp.givenIdeas {
+				_, items := exportedRows(t, exp, cacheDir, a)
+				wantIdeas += len(items)
+			}
+			for _, a := range bp.judgements {
+				n, _ := exportedRows(t, exp, cacheDir, a)
+				wantJudgements += n
+			}
+			if wantIdeas == 0 || wantJudgements == 0 {
+				t.Fatalf("the exports hold %d ideas and %d judgements; the experiment should give both", wantIdeas, wantJudgements)
+			}
+
+			opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.DisableGPU,
+				chromedp.WindowSize(1400, 900), chromedp.UserDataDir(t.TempDir()))
+			actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+			defer cancelAlloc()
+			ctx, cancel := chromedp.NewContext(actx)
+			defer cancel()
+			tctx, tcancel := context.WithTimeout(ctx, 2*time.Minute)
+			defer tcancel()
+			url := "file://" + filepath.Join(out, "report.html")
+			if err := chromedp.Do(tctx, chromedp.Navigate(url), chromedp.WaitReady(`body[data-loaded]`)); err != nil {
+				t.Fatalf("open %s: %v", url, err)
+			}
+			head := evalJS[string](t, tctx, `document.querySelector("#items > p").textContent`)
+			if want := fmt.Sprintf("idea(s), %d judgement(s).", wantJudgements); !strings.Contains(head, fmt.Sprintf(" %d idea(s), ", wantIdeas)) || !strings.HasSuffix(head, want) {
+				t.Errorf("the page says %q; the exports hold %d ideas and %d judgements", head, wantIdeas, wantJudgements)
+			}
+			// Every page of items, every item opened: what the DOM shows.
+			ideas, judgements, pages := 0, 0, 0
+			var rawNumbers, badJudgements []string
+			for {
+				pages++
+				evalJS[bool](t, tctx, `document.querySelectorAll("#item-list details.item").forEach(d => { d.open = true; }); true`)
+				if _, err := chromedp.Run(tctx, chromedp.Poll[bool](`document.querySelectorAll("#item-list details.item[open] .item-body:empty").length === 0`)); err != nil {
+					t.Fatal(err)
+				}
+				s := evalJS[shownItems](t, tctx, `(() => {
+  const q = s => Array.from(document.querySelectorAll(s));
+  const raw = q("#item-list .judgement .score, #item-list .judgement .scores, #tables td").map(e => e.textContent)
+    .filter(t => /\d\.\d{4,}|\btrue\b|\bfalse\b/.test(t));
+  const bad = q("#item-list .judgement").filter(j => !j.querySelector(".dimension") || j.querySelector(".dimension").textContent === ""
+    || !(j.querySelector(".score") || j.querySelector(".verdict") || j.querySelector(".scores") || j.querySelector(".order") || j.querySelector(".rationale")))
+    .map(j => j.textContent.slice(0, 80));
+  return {ideas: q("#item-list .idea").length, judgements: q("#item-list .judgement").length, raw: raw.slice(0, 5), bad: bad.slice(0, 5),
+    last: document.getElementById("page-next").disabled};
+})()`)
+				ideas += s.Ideas
+				judgements += s.Judgements
+				rawNumbers = append(rawNumbers, s.Raw...)
+				badJudgements = append(badJudgements, s.Bad...)
+				wide := evalJS[[]string](t, tctx, overflowScript)
+				if len(wide) > 0 {
+					t.Errorf("page %d of items at 1400 px: wider than the window: %s", pages, strings.Join(wide, "; "))
+				}
+				if pages == 1 {
+					shot, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
+					if err != nil {
+						t.Fatalf("screenshot: %v", err)
+					}
+					path := filepath.Join(t.ArtifactDir(), bp.name+".png")
+					if err := os.WriteFile(path, shot, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					t.Logf("screenshot: %s", path)
+				}
+				if s.Last {
+					break
+				}
+				evalJS[bool](t, tctx, `document.getElementById("page-next").click(); true`)
+			}
+			// The check sees what it looks for: an element wider than the
+			// window, added for the purpose, is reported.
+			evalJS[bool](t, tctx, `(() => { const d = document.createElement("div"); d.id = "too-wide"; d.style.width = "2000px"; document.querySelector("main").appendChild(d); return true; })()`)
+			if wide := evalJS[[]string](t, tctx, overflowScript); len(wide) == 0 {
+				t.Error("the overflow check misses a 2000 px element")
+			}
+			evalJS[bool](t, tctx, `(() => { document.getElementById("too-wide").remove(); return true; })()`)
+			if ideas != wantIdeas || judgements != wantJudgements {
+				t.Errorf("shown over %d page(s): %d ideas, %d judgements; the exports hold %d and %d", pages, ideas, judgements, wantIdeas, wantJudgements)
+			}
+			if len(rawNumbers) > 0 {
+				t.Errorf("numbers not formatted as the tables print them: %q", rawNumbers)
+			}
+			if len(badJudgements) > 0 {
+				t.Errorf("judgements without what was judged or a verdict: %q", badJudgements)
+			}
+		})
 	}
 }

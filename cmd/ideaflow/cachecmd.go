@@ -23,7 +23,7 @@ func (a *app) cacheCmd() *cobra.Command {
 		Use:   "cache",
 		Short: "Inspect, share and clean the result cache",
 	}
-	cmd.AddCommand(a.cacheStatsCmd(), a.cacheLsCmd(), a.cacheGCCmd(), a.cacheExportCmd(), a.cacheImportCmd(), a.cacheVerifyCmd(), a.cacheAdoptCmd())
+	cmd.AddCommand(a.cacheStatsCmd(), a.cacheLsCmd(), a.cacheGCCmd(), a.cacheExportCmd(), a.cacheImportCmd(), a.cacheVerifyCmd(), a.cacheAdoptCmd(), a.cacheCompactCmd())
 	return cmd
 }
 
@@ -112,7 +112,11 @@ func (a *app) openCacheMode(mode cacheMode) (*cache.Badger, error) {
 		}
 	}
 	if err != nil {
-		return nil, &exitError{exitBadInput, cacheOpenError(err)}
+		code := exitBadInput
+		if errors.Is(err, cache.ErrDiskFull) {
+			code = exitEnvironment
+		}
+		return nil, &exitError{code, cacheOpenError(err)}
 	}
 	return st, nil
 }
@@ -503,7 +507,7 @@ func (a *app) cacheImportCmd() *cobra.Command {
 			n, err := store.ImportExpect(f, digest)
 			if errors.Is(err, cache.ErrDiskFull) {
 				// The bundle was sound; the disk filled part-way.
-				return &exitError{exitFailedNodes, fmt.Errorf("import %s: %w; %d record(s) were imported before it (they are kept): free some space and import again", args[0], err, n)}
+				return &exitError{exitEnvironment, fmt.Errorf("import %s: %w; %d record(s) were imported before it (they are kept): free some space and import again", args[0], err, n)}
 			}
 			if err != nil {
 				return &exitError{exitBadInput, fmt.Errorf("import %s: %w (nothing was imported)", args[0], err)}
@@ -606,4 +610,22 @@ func shortKey(k string) string {
 		return k[:16]
 	}
 	return k
+}
+
+// cacheCompactCmd runs the compaction a run does when it closes the cache
+// after 20,000 writes or more: for a cache grown by many smaller runs, or
+// one whose compaction at the end of a run was interrupted.
+func (a *app) cacheCompactCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "compact",
+		Short: "Compact the cache's tables into one level, so lookups read one (a run does it itself after 20,000 writes)",
+		Args:  cobra.NoArgs,
+		RunE: a.withCache(cacheExisting, func(store *cache.Badger, _ []string) error {
+			if err := store.Compact(); err != nil {
+				return &exitError{exitFailedNodes, err}
+			}
+			fmt.Fprintln(a.stdout, "compacted")
+			return nil
+		}),
+	}
 }

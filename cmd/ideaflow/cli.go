@@ -36,6 +36,10 @@ const (
 	exitFailedNodes = 1
 	exitBadInput    = 2
 	exitBudget      = 3 // --max-cost stopped the run: what was paid for is cached
+	// exitEnvironment is a failure of the machine, not of the experiment
+	// nor of a model: the disk holding the cache is full. 74 is sysexits'
+	// EX_IOERR. What was reported saved is saved; free space and re-run.
+	exitEnvironment = 74
 	exitInterrupted = 130
 	// exitInternal is a bug: a panic or a Go fatal error (crash.go). 70 is
 	// sysexits' EX_SOFTWARE: not 2 (bad input, which Go's runtime would
@@ -130,7 +134,7 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.StringVar(&a.logFormat, "log-format", "", "log format: json or console (default console on a terminal, json otherwise)")
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.BoolVar(&a.confine, "confine", false, "refuse every read of the experiment (file(), templatefile, dataset, references, categories and corpus paths) outside its folder and the cache, symlinks and .. resolved: for running experiments from others")
-	root.AddCommand(a.validateCmd(), a.planCmd(), a.runCmd(), a.reportCmd(), a.graphCmd(), a.showCmd(), a.exportCmd(), a.evidenceCmd(), a.docCmd(), a.cacheCmd(), a.dataCmd(), a.versionCmd())
+	root.AddCommand(a.validateCmd(), a.planCmd(), a.runCmd(), a.reportCmd(), a.graphCmd(), a.showCmd(), a.exportCmd(), a.checkCmd(), a.evidenceCmd(), a.docCmd(), a.cacheCmd(), a.dataCmd(), a.versionCmd())
 	return root
 }
 
@@ -523,7 +527,7 @@ func (a *app) runCmd() *cobra.Command {
 			}
 			switch {
 			case err != nil && errors.Is(err, cache.ErrDiskFull) && sum != nil:
-				return &exitError{exitFailedNodes, diskFullError(a.cacheDirPath(), sum)}
+				return &exitError{exitEnvironment, diskFullError(a.cacheDirPath(), sum)}
 			case err != nil:
 				return &exitError{exitFailedNodes, err}
 			case sum.Interrupted:

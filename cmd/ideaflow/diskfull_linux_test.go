@@ -65,7 +65,7 @@ func TestFullDiskStopsTheRunAndResumes(t *testing.T) {
 	cacheDir := filepath.Join(mnt, "cache")
 	sumPath := filepath.Join(dir, "summary.json")
 	code, stdout, stderr := cli(t, "run", exp, "--cache-dir", cacheDir, "--log-level", "error", "--summary-json", sumPath)
-	if code != exitFailedNodes || !strings.Contains(stderr, "disk full at "+cacheDir) || !strings.Contains(stderr, "computed and saved") {
+	if code != exitEnvironment || !strings.Contains(stderr, "disk full at "+cacheDir) || !strings.Contains(stderr, "computed and saved") {
 		t.Fatalf("full disk: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	// 40 lists of one method each, then 40 children: 80 calls in all.
@@ -90,7 +90,7 @@ func TestFullDiskStopsTheRunAndResumes(t *testing.T) {
 
 // TestDiskFilledByAnotherProcess: another process fills the disk while a
 // run writes the cache, at a different moment in each trial. The run must
-// end with the disk-full error (exit 1), never a crash (Badger writes
+// end with the disk-full error (exit 74), never a crash (Badger writes
 // through memory maps: a page the file system cannot back is a SIGBUS), and
 // the next run, once space is freed, asks only for what the first did not
 // save.
@@ -157,13 +157,13 @@ func TestDiskFilledByAnotherProcess(t *testing.T) {
 		filled := fillDisk(t, fill)
 		err := <-done
 		code := child.ProcessState.ExitCode()
-		crashed := code != exitFailedNodes && code != 0 || strings.Contains(stderr.String(), "SIGBUS") ||
+		crashed := code != exitEnvironment && code != 0 || strings.Contains(stderr.String(), "SIGBUS") ||
 			strings.Contains(stderr.String(), "fatal error") || strings.Contains(stderr.String(), "panic:")
 		if crashed {
 			crashes++
 			t.Errorf("trial %d (disk filled after %d calls): the run crashed: exit %d (%v)\n%s", trial, after, code, err, tail(stderr.String(), 2000))
-		} else if code == exitFailedNodes && !strings.Contains(stderr.String(), "disk full at "+cacheDir) {
-			t.Errorf("trial %d: exit 1 without the disk-full error:\n%s", trial, tail(stderr.String(), 2000))
+		} else if code == exitEnvironment && !strings.Contains(stderr.String(), "disk full at "+cacheDir) {
+			t.Errorf("trial %d: exit 74 without the disk-full error:\n%s", trial, tail(stderr.String(), 2000))
 		}
 		os.Remove(fill)
 		saved := 0

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ideaflow/ideaflow/engine"
-	"github.com/ideaflow/ideaflow/stages/ideabench"
+	"github.com/ideaflow/ideaflow/stages"
 )
 
 // export (not `cache export`, which moves cache records between machines)
@@ -31,23 +31,28 @@ block, or of one item, as a table:
   ideaflow export stage.generate_ideas.main --format csv --out ideas.csv
   ideaflow export 'stage.rank_ideas.novelty["gpt4o"]' experiments/ib --format jsonl
 
-generate_ideas gives one row per idea (idea_index within its node;
-item_idea_index is the "idea I" of rank_ideas' labels), rank_ideas one row
-per ranking (order best first, target_rank), aggregates one row per score;
-other stages one row per node with their output's top-level fields. Every
-row names its item, instance key, slot and label, the generating model and
-the model that answered. Only cached nodes have rows; the others are counted
-on stderr.`,
+Each stage type says what its rows are: generate_ideas one row per idea
+(idea_index within its node; item_idea_index is the "idea I" of rank_ideas'
+labels), rank_ideas one row per ranking (order best first, target_rank),
+similarity one row per idea; other stages one row per node with their
+output's top-level fields, declared ones first. Every row names its item,
+instance key, slot and label, the generating model and the model that
+answered. Only cached nodes have rows; the others are counted on stderr.
+
+Nested values (a judgement's scores, a score's per_item) are nested JSON
+in jsonl. In csv an object becomes one column per member, named
+parent.member (scores.feasibility, extra.ci_low), recursively; a list is
+its JSON text in one cell.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "csv" && format != "jsonl" {
 				return &exitError{exitBadInput, fmt.Errorf("--format %q: use csv or jsonl", format)}
 			}
-			views, err := a.inspect(args[0], expArg(args[1:]), engine.InspectOptions{})
+			g, views, err := a.inspect(args[0], expArg(args[1:]), engine.InspectOptions{})
 			if err != nil {
 				return err
 			}
-			t, err := exportTable(views)
+			t, err := exportTable(g, views)
 			if err != nil {
 				return &exitError{exitBadInput, err}
 			}
@@ -73,10 +78,10 @@ on stderr.`,
 				fmt.Fprintf(a.stderr, "note: %d node(s) at %s have no cached result and have no rows (run the experiment, or see `ideaflow show`)\n", t.missing, args[0])
 			}
 			if t.dropped > 0 {
-				fmt.Fprintf(a.stderr, "note: %d node(s) belong to dropped targets and have no ideas\n", t.dropped)
+				fmt.Fprintf(a.stderr, "note: %d node(s) belong to items left out upstream (dropped)\n", t.dropped)
 			}
 			if t.services > 0 {
-				fmt.Fprintf(a.stderr, "note: %d embedding reply node(s) have no rows of their own: each item's scores node has its ideas' rows\n", t.services)
+				fmt.Fprintf(a.stderr, "note: %d service reply node(s) have no rows of their own: their item's result node has its rows\n", t.services)
 			}
 			if !toStdout {
 				fmt.Fprintf(a.stdout, "wrote %d row(s) to %s\n", len(t.rows), out)
@@ -91,13 +96,13 @@ on stderr.`,
 }
 
 // table is an export: its columns in order and one value per column per
-// row (nil: empty).
+// row (nil: empty; a json.RawMessage: a nested object or list).
 type table struct {
 	columns  []string
 	rows     [][]any
 	missing  int // nodes without a cached result
-	dropped  int // generation nodes of dropped targets
-	services int // embedding replies, whose rows are their item's scores node's
+	dropped  int // nodes of items left out upstream
+	services int // helper nodes (service replies), whose rows are their item's result node's
 }
 
 // Columns every row starts and ends with, whatever the stage.
@@ -112,18 +117,11 @@ var (
 		"answerer_class", "answerer_identity", "synthetic", "key"}
 )
 
-// outputColumns are the columns of known stage types' outputs, in order;
-// another stage's columns are its output's top-level fields, sorted.
-var outputColumns = map[string][]string{
-	"generate_ideas":    {"idea_index", "item_idea_index", "idea"},
-	"rank_ideas":        {"order", "target_letter", "target_rank", "n", "labels", "dropped"},
-	"filter_references": {"dropped", "reason", "references", "reference_ids"},
-	"insight_score":     {"value", "count", "missing", "extra", "per_item"},
-	"similarity":        {"method", "idea_index", "precision", "recall", "f1", "dropped"},
-}
-
-// exportTable turns nodes of one stage type into rows.
-func exportTable(views []engine.NodeView) (*table, error) {
+// exportTable turns nodes of one stage type into rows: each node's rows as
+// its stage type presents them (stages.Present), between the columns
+// every row has. An output column named like one of those is prefixed
+// "output.".
+func exportTable(g *engine.Graph, views []engine.NodeView) (*table, error) {
 	typ := ""
 	for _, v := range views {
 		if typ != "" && v.Type != typ {
@@ -131,151 +129,127 @@ func exportTable(views []engine.NodeView) (*table, error) {
 		}
 		typ = v.Type
 	}
+	nodes, err := presentViews(g, views)
+	if err != nil {
+		return nil, err
+	}
+	reserved := map[string]bool{}
+	for _, c := range append(append([]string{}, leadColumns...), tailColumns...) {
+		reserved[c] = true
+	}
 	t := &table{}
-	outCols, known := outputColumns[typ]
-	var generic []map[string]json.RawMessage
-	if !known {
-		// Columns of an unknown output are the union of its fields.
-		set := map[string]bool{}
-		for _, v := range views {
-			var m map[string]json.RawMessage
-			if v.Status == "cached" && v.Result != nil && json.Unmarshal(v.Result.Output, &m) == nil {
-				for k := range m {
-					set[k] = true
+	var outCols []string
+	seen := map[string]bool{}
+	type outRow struct {
+		v    *engine.NodeView
+		vals map[string]any
+	}
+	var rows []outRow
+	for _, n := range nodes {
+		switch {
+		case n.pr == nil:
+			t.missing++
+			continue
+		case n.pr.Helper:
+			t.services++
+			continue
+		case n.pr.Dropped:
+			t.dropped++
+		}
+		for _, r := range n.pr.Rows {
+			vals := map[string]any{}
+			for _, c := range r {
+				name := c.Name
+				if reserved[name] {
+					name = "output." + name
 				}
+				if !seen[name] {
+					seen[name] = true
+					outCols = append(outCols, name)
+				}
+				vals[name] = c.Value
 			}
-			generic = append(generic, m)
+			rows = append(rows, outRow{n.view, vals})
 		}
-		for k := range set {
-			outCols = append(outCols, k)
-		}
-		sort.Strings(outCols)
 	}
 	t.columns = append(append(append([]string{}, leadColumns...), outCols...), tailColumns...)
-
-	// ideasSoFar counts an item's ideas over its nodes in order, as
-	// rank_ideas letters them; -1 once a node of the item has no result.
-	ideasSoFar := map[string]int{}
-	for i, v := range views {
-		if v.Status != "cached" || v.Result == nil {
-			t.missing++
-			ideasSoFar[v.Instance+"\x00"+v.Item] = -1
-			continue
+	for _, r := range rows {
+		v := r.v
+		vals := []any{v.Address, v.Instance, v.InstanceKey, v.Item, v.Slot, v.Label}
+		for _, c := range outCols {
+			vals = append(vals, r.vals[c])
 		}
-		v := &views[i]
-		row := func(fields map[string]any) {
-			vals := []any{v.Address, v.Instance, v.InstanceKey, v.Item, v.Slot, v.Label}
-			for _, c := range outCols {
-				vals = append(vals, fields[c])
-			}
-			var gen, family any
-			if g := v.Generator; g != nil {
-				gen, family = g.Name, nonEmpty(g.Family)
-			}
-			r := v.Result
-			class, identity := answererColumns(v)
-			synthetic := r.Synthetic || (v.Provenance != nil && v.Provenance.Synthetic)
-			vals = append(vals, gen, family, nonEmpty(r.Model), nonEmpty(r.ServedModel), nonEmpty(r.Fingerprint),
-				class, identity, synthetic, v.Key)
-			t.rows = append(t.rows, vals)
+		var gen, family any
+		if g := v.Generator; g != nil {
+			gen, family = g.Name, nonEmpty(g.Family)
 		}
-		out := v.Result.Output
-		switch typ {
-		case "generate_ideas":
-			var o struct {
-				Ideas   []string `json:"ideas"`
-				Dropped bool     `json:"dropped"`
-			}
-			if err := json.Unmarshal(out, &o); err != nil {
-				return nil, fmt.Errorf("decode %s: %w", v.Address, err)
-			}
-			if o.Dropped {
-				t.dropped++
-			}
-			k := v.Instance + "\x00" + v.Item
-			for j, idea := range o.Ideas {
-				var itemIndex any
-				if n := ideasSoFar[k]; n >= 0 {
-					itemIndex = n + j
-				}
-				row(map[string]any{"idea_index": j, "item_idea_index": itemIndex, "idea": idea})
-			}
-			if ideasSoFar[k] >= 0 {
-				ideasSoFar[k] += len(o.Ideas)
-			}
-		case "rank_ideas":
-			var o struct {
-				Order        []string          `json:"order"`
-				Labels       map[string]string `json:"labels"`
-				TargetLetter string            `json:"target_letter"`
-				TargetRank   int               `json:"target_rank"`
-				N            int               `json:"n"`
-				Dropped      bool              `json:"dropped"`
-			}
-			if err := json.Unmarshal(out, &o); err != nil {
-				return nil, fmt.Errorf("decode %s: %w", v.Address, err)
-			}
-			f := map[string]any{"dropped": o.Dropped}
-			if !o.Dropped {
-				f["order"] = strings.Join(o.Order, " > ")
-				f["target_letter"], f["target_rank"], f["n"] = o.TargetLetter, o.TargetRank, o.N
-				f["labels"] = labelsText(o.Labels)
-			}
-			row(f)
-		case "filter_references":
-			var o struct {
-				References []struct {
-					ID string `json:"id"`
-				} `json:"references"`
-				Dropped bool   `json:"dropped"`
-				Reason  string `json:"reason"`
-			}
-			if err := json.Unmarshal(out, &o); err != nil {
-				return nil, fmt.Errorf("decode %s: %w", v.Address, err)
-			}
-			ids := make([]string, len(o.References))
-			for j, r := range o.References {
-				ids[j] = r.ID
-			}
-			row(map[string]any{"dropped": o.Dropped, "reason": nonEmpty(o.Reason), "references": len(ids), "reference_ids": strings.Join(ids, ";")})
-		case "similarity":
-			o, ok, err := ideabench.DecodeSimilarity(v.Label, out)
-			if err != nil {
-				return nil, fmt.Errorf("decode %s: %w", v.Address, err)
-			}
-			if !ok {
-				t.services++ // an embedding reply: its item's scores node has the rows
-				continue
-			}
-			if o.Dropped {
-				t.dropped++
-				row(map[string]any{"dropped": true})
-				continue
-			}
-			for j, sc := range o.Scores {
-				row(map[string]any{"method": o.Method, "idea_index": j, "precision": sc.Precision, "recall": sc.Recall, "f1": sc.F1, "dropped": false})
-			}
-		case "insight_score":
-			var o struct {
-				Value   float64         `json:"value"`
-				Count   int             `json:"count"`
-				Missing int             `json:"missing"`
-				Extra   json.RawMessage `json:"extra"`
-				PerItem json.RawMessage `json:"per_item"`
-			}
-			if err := json.Unmarshal(out, &o); err != nil {
-				return nil, fmt.Errorf("decode %s: %w", v.Address, err)
-			}
-			row(map[string]any{"value": o.Value, "count": o.Count, "missing": o.Missing, "extra": rawText(o.Extra), "per_item": rawText(o.PerItem)})
-		default:
-			f := map[string]any{}
-			for k, raw := range generic[i] {
-				f[k] = scalar(raw)
-			}
-			row(f)
-		}
+		res := v.Result
+		class, identity := answererColumns(v)
+		synthetic := res.Synthetic || (v.Provenance != nil && v.Provenance.Synthetic)
+		vals = append(vals, gen, family, nonEmpty(res.Model), nonEmpty(res.ServedModel), nonEmpty(res.Fingerprint),
+			class, identity, synthetic, v.Key)
+		t.rows = append(t.rows, vals)
 	}
 	return t, nil
+}
+
+// presentedNode is one node of a view with how its stage presents it; pr
+// is nil for a node without a result.
+type presentedNode struct {
+	view *engine.NodeView
+	pr   *stages.Presented
+}
+
+// hasResult reports whether v has an output to present: cached, or
+// computed by the plan in memory (a report the cache lacks).
+func hasResult(v *engine.NodeView) bool {
+	return v.Result != nil && (v.Status == "cached" || v.Result.Planned)
+}
+
+// presentViews presents each node of views with a result by its stage
+// type's presenter (stages.Present): the CLI knows no stage type's output.
+// Each node is told how many ideas its item's earlier nodes of the same
+// instance presented (-1 once one of them has no result).
+func presentViews(g *engine.Graph, views []engine.NodeView) ([]presentedNode, error) {
+	insts := map[string]*engine.Instance{}
+	for _, inst := range g.Instances {
+		insts[inst.Address] = inst
+	}
+	ideasSoFar := map[string]int{}
+	out := make([]presentedNode, len(views))
+	for i := range views {
+		v := &views[i]
+		out[i].view = v
+		k := v.Instance + "\x00" + v.Item
+		if !hasResult(v) {
+			ideasSoFar[k] = -1
+			continue
+		}
+		typ, ok := stages.Lookup(v.Type)
+		if !ok || v.Type == "dataset" {
+			continue
+		}
+		no := &stages.NodeOutput{Block: strings.TrimPrefix(v.Block, "stage."), Work: v.Work, Output: v.Result.Output,
+			Node: stages.NodeInfo{Item: v.Item, Slot: v.Slot, Label: v.Label}, IdeasBefore: ideasSoFar[k]}
+		if inst := insts[v.Instance]; inst != nil {
+			no.Params = inst.Params
+		}
+		if v.Work == "call" {
+			no.Raw, no.Model = v.Result.Raw, v.Result.ServedModel
+			if no.Model == "" {
+				no.Model = v.Result.Model
+			}
+		}
+		pr, err := stages.Present(typ, no)
+		if err != nil {
+			return nil, fmt.Errorf("present %s: %w", v.Address, err)
+		}
+		out[i].pr = pr
+		if ideasSoFar[k] >= 0 {
+			ideasSoFar[k] += len(pr.Ideas)
+		}
+	}
+	return out, nil
 }
 
 // answererColumns are a row's answerer_class and answerer_identity: a call
@@ -292,45 +266,6 @@ func answererColumns(v *engine.NodeView) (class, identity any) {
 		cs, ids = append(cs, a.Class), append(ids, a.Identity)
 	}
 	return strings.Join(cs, "; "), nonEmpty(strings.Join(ids, "; "))
-}
-
-// labelsText writes rank labels in letter order: "A=idea 1; B=target".
-func labelsText(labels map[string]string) string {
-	letters := make([]string, 0, len(labels))
-	for l := range labels {
-		letters = append(letters, l)
-	}
-	sort.Strings(letters)
-	parts := make([]string, len(letters))
-	for i, l := range letters {
-		parts[i] = l + "=" + labels[l]
-	}
-	return strings.Join(parts, "; ")
-}
-
-// scalar keeps a JSON string, number or bool as a value and leaves anything
-// else as its JSON text, so a cell holds one value either way.
-func scalar(raw json.RawMessage) any {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return string(raw)
-	}
-	switch x := v.(type) {
-	case nil:
-		return nil
-	case string, bool:
-		return x
-	case float64:
-		return json.Number(string(bytes.TrimSpace(raw)))
-	}
-	return string(raw)
-}
-
-func rawText(raw json.RawMessage) any {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	return string(raw)
 }
 
 func nonEmpty(s string) any {
@@ -352,15 +287,52 @@ func marshalPlain(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
+// writeCSV writes the table flattened: a nested object becomes one column
+// per member, named parent.member (recursively: scores.feasibility,
+// authors_parse.scores.originality), the members in name order after
+// those of earlier rows; a list is its JSON text in one cell. A row
+// without a member leaves its cell empty.
 func (t *table) writeCSV(w io.Writer) error {
+	flat := make([][]flatCell, len(t.rows))
+	subs := make([][]string, len(t.columns)) // per column: its flattened names, first-seen order
+	seen := make([]map[string]bool, len(t.columns))
+	for i, r := range t.rows {
+		for c, v := range r {
+			cells := flatten(t.columns[c], v)
+			flat[i] = append(flat[i], cells...)
+			if seen[c] == nil {
+				seen[c] = map[string]bool{}
+			}
+			for _, fc := range cells {
+				if !seen[c][fc.name] {
+					seen[c][fc.name] = true
+					subs[c] = append(subs[c], fc.name)
+				}
+			}
+		}
+	}
+	var header []string
+	for c, name := range t.columns {
+		if len(subs[c]) == 0 {
+			subs[c] = []string{name}
+		}
+		header = append(header, subs[c]...)
+	}
+	index := make(map[string]int, len(header))
+	for i, h := range header {
+		if _, dup := index[h]; !dup {
+			index[h] = i
+		}
+	}
 	cw := csv.NewWriter(w)
-	if err := cw.Write(t.columns); err != nil {
+	if err := cw.Write(header); err != nil {
 		return err
 	}
-	rec := make([]string, len(t.columns))
-	for _, r := range t.rows {
-		for i, v := range r {
-			rec[i] = cellText(v)
+	rec := make([]string, len(header))
+	for _, cells := range flat {
+		clear(rec)
+		for _, fc := range cells {
+			rec[index[fc.name]] = fc.text
 		}
 		if err := cw.Write(rec); err != nil {
 			return err
@@ -368,6 +340,28 @@ func (t *table) writeCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// flatCell is one CSV cell of a flattened value.
+type flatCell struct{ name, text string }
+
+// flatten turns the value of column name into its CSV cells: an object one
+// per member (recursively), anything else one.
+func flatten(name string, v any) []flatCell {
+	raw, ok := v.(json.RawMessage)
+	if !ok || len(raw) == 0 || raw[0] != '{' {
+		return []flatCell{{name, cellText(v)}}
+	}
+	obj, order, err := stages.DecodeOutput(raw)
+	if err != nil || len(order) == 0 {
+		return []flatCell{{name, cellText(v)}}
+	}
+	sort.Strings(order)
+	var out []flatCell
+	for _, k := range order {
+		out = append(out, flatten(name+"."+k, stages.ColumnValue(obj[k]))...)
+	}
+	return out
 }
 
 func cellText(v any) string {
@@ -384,6 +378,8 @@ func cellText(v any) string {
 		return strconv.FormatBool(x)
 	case json.Number:
 		return x.String()
+	case json.RawMessage:
+		return string(x)
 	}
 	return fmt.Sprint(v)
 }

@@ -63,7 +63,7 @@ func TestExportIdeas(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("export: exit %d\n%s", code, stderr)
 	}
-	if stdout != "wrote 12 row(s) to "+out+"\n" || stderr != "note: 3 node(s) belong to dropped targets and have no ideas\n" {
+	if stdout != "wrote 12 row(s) to "+out+"\n" || stderr != "note: 3 node(s) belong to items left out upstream (dropped)\n" {
 		t.Errorf("stdout %q, stderr %q", stdout, stderr)
 	}
 	f, err := os.Open(out)
@@ -234,7 +234,7 @@ func TestExportSimilarity(t *testing.T) {
 		inst, method, note string
 	}{
 		{`stage.similarity.bert["mock-generator-a"]`, "bertscore", ""},
-		{`stage.similarity.emb["mock-generator-a"]`, "embedding", "note: 20 embedding reply node(s) have no rows of their own"},
+		{`stage.similarity.emb["mock-generator-a"]`, "embedding", "note: 20 service reply node(s) have no rows of their own"},
 	} {
 		code, stdout, stderr := cli(t, "export", tc.inst, exp, "--cache-dir", cacheDir)
 		if code != 0 || !strings.Contains(stderr, tc.note) {
@@ -271,6 +271,79 @@ func TestExportSimilarity(t *testing.T) {
 		}
 		if dropped != 1 {
 			t.Errorf("%s: %d dropped rows, want 1", tc.inst, dropped)
+		}
+	}
+}
+
+// export keeps nested values nested: a judgement's scores are a JSON
+// object in jsonl (not a string holding one), and in csv one column per
+// member, parent.member, recursively (authors_parse.scores.originality),
+// each cell the member's value.
+func TestExportNestedValues(t *testing.T) {
+	exp := "../../experiments/liveideabench/quick.hcl"
+	cacheDir := filepath.Join(t.TempDir(), "cache")
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir, "--out", t.TempDir()); code != 0 {
+		t.Fatal(stderr)
+	}
+	addr := `stage.judge_panel.scores["mock-generator-a"]`
+	code, stdout, stderr := cli(t, "export", addr, exp, "--cache-dir", cacheDir, "--format", "jsonl")
+	if code != 0 {
+		t.Fatalf("export jsonl: exit %d\n%s", code, stderr)
+	}
+	type judged struct {
+		Address string             `json:"address"`
+		Scores  map[string]float64 `json:"scores"`
+		Authors struct {
+			Parser string `json:"parser"`
+		} `json:"authors_parse"`
+	}
+	byAddr := map[string]judged{}
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var j judged
+		if err := json.Unmarshal([]byte(line), &j); err != nil {
+			t.Fatalf("a JSONL row whose scores are no object: %v\n%s", err, line)
+		}
+		if len(j.Scores) != 3 || j.Authors.Parser == "" {
+			t.Fatalf("row %s: scores %v, authors_parse.parser %q; want the three judged dimensions and the parser", j.Address, j.Scores, j.Authors.Parser)
+		}
+		byAddr[j.Address] = j
+	}
+	// 20 keywords x 2 ideas x 2 judges.
+	if len(byAddr) != 80 {
+		t.Fatalf("%d JSONL rows, want 80", len(byAddr))
+	}
+	code, stdout, stderr = cli(t, "export", addr, exp, "--cache-dir", cacheDir, "--format", "csv")
+	if code != 0 {
+		t.Fatalf("export csv: exit %d\n%s", code, stderr)
+	}
+	recs, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	for _, want := range []string{"scores.clarity", "scores.feasibility", "scores.originality", "authors_parse.parser", "authors_parse.valid", "mean", "reasoning"} {
+		if _, ok := col[want]; !ok {
+			t.Fatalf("csv header %q lacks %q", recs[0], want)
+		}
+	}
+	if _, ok := col["scores"]; ok {
+		t.Errorf("csv has a scores column beside its members: %q", recs[0])
+	}
+	if len(recs)-1 != len(byAddr) {
+		t.Fatalf("%d csv rows, %d JSONL rows", len(recs)-1, len(byAddr))
+	}
+	for _, r := range recs[1:] {
+		j := byAddr[r[col["address"]]]
+		for _, dim := range []string{"clarity", "feasibility", "originality"} {
+			if got := r[col["scores."+dim]]; got != strconv.FormatFloat(j.Scores[dim], 'g', -1, 64) {
+				t.Errorf("%s: scores.%s = %q in csv, %v in jsonl", r[0], dim, got, j.Scores[dim])
+			}
+		}
+		if r[col["authors_parse.parser"]] != j.Authors.Parser {
+			t.Errorf("%s: authors_parse.parser %q, jsonl %q", r[0], r[col["authors_parse.parser"]], j.Authors.Parser)
 		}
 	}
 }

@@ -2,13 +2,11 @@ package main
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/ideaflow/ideaflow/cache"
@@ -64,16 +62,16 @@ func (a *app) writeHTMLPage(g *engine.Graph, store cache.Store, sum *engine.Summ
 	if err := readResults(page, sum.Reports); err != nil {
 		return "", err
 	}
+	items, tables, err := a.pageContent(g, store)
+	if err != nil {
+		return "", err
+	}
+	page.Items, page.Tables = items, tables
 	if page.Provenance.Ideaflow == "" {
 		// No report wrote a provenance file: what the CLI knows itself.
 		page.Provenance = report.PageProvenance{Ideaflow: versionString(), ExperimentDigest: g.Exp.Source,
 			GitCommit: gitCommit(g.Exp.Dir), Variables: variableStrings(g)}
 	}
-	items, err := a.pageItems(g, store)
-	if err != nil {
-		return "", err
-	}
-	page.Items = items
 	var buf bytes.Buffer
 	if err := report.WriteHTML(&buf, page); err != nil {
 		return "", err
@@ -128,8 +126,8 @@ func current(path string, sum *engine.Summary) bool {
 	return report.PageDigest(head[:n]) == sum.ResultsDigest
 }
 
-// readResults reads the files the run wrote: CSV tables (Markdown where a
-// report wrote no CSV), SVG plots with their figure data, and provenance.
+// readResults reads the files the run wrote: SVG plots with their figure
+// data, and provenance. Tables come from the nodes' outputs (pageContent).
 func readResults(page *report.Page, paths []string) error {
 	have := map[string]bool{}
 	for _, p := range paths {
@@ -150,12 +148,6 @@ func readResults(page *report.Page, paths []string) error {
 			}
 			page.Provenance = report.PageProvenance{Ideaflow: prov.Ideaflow, ExperimentDigest: prov.ExperimentDigest,
 				GitCommit: prov.GitCommit, Variables: prov.Variables, Datasets: prov.Datasets}
-		case ext == ".csv" || (ext == ".md" && !have[stem+".csv"]):
-			t, err := pageTable(stem, name, have)
-			if err != nil {
-				return err
-			}
-			page.Tables = append(page.Tables, t)
 		case ext == ".svg":
 			b, err := os.ReadFile(p)
 			if err != nil {
@@ -185,49 +177,58 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
-// pageItems collects, per item, each generating instance's ideas and every
-// model call's judgement of them, from the cache. A node's ideas are the
-// "ideas" of its output (generate_ideas); any other model call on an item
-// is a judgement: a ranking (order, labels, target_rank) or ratings (its
-// output's numbers), with the answer's text as its rationale.
-func (a *app) pageItems(g *engine.Graph, store cache.Store) ([]report.PageItem, error) {
+// pageContent collects, from the cache, what every node's stage type
+// presents (stages.Present): per item, each generating instance's ideas and
+// the judgements of them, and the tables (reports, leaderboards) in the
+// experiment's order. The CLI knows no stage type: a node's ideas,
+// judgements and tables are what its presenter says. A group is the
+// node's instance key, else its generator; an idea a stage was given
+// (Given) is shown once per item.
+func (a *app) pageContent(g *engine.Graph, store cache.Store) ([]report.PageItem, []report.PageTable, error) {
 	e := &engine.Engine{Store: store, Log: a.log}
 	p := e.Plan(g)
 	type groupKey struct{ item, model string }
 	var items []report.PageItem
+	var tables []report.PageTable
 	itemIndex := map[string]int{}
 	groupIndex := map[groupKey]int{}
-	group := func(item, model string) *report.ItemGroup {
-		i, ok := itemIndex[item]
+	given := map[groupKey]bool{} // item, idea text
+	item := func(id string) *report.PageItem {
+		i, ok := itemIndex[id]
 		if !ok {
 			i = len(items)
-			itemIndex[item] = i
-			items = append(items, report.PageItem{ID: item})
+			itemIndex[id] = i
+			items = append(items, report.PageItem{ID: id})
 		}
-		k := groupKey{item, model}
+		return &items[i]
+	}
+	group := func(id, model string) *report.ItemGroup {
+		it := item(id)
+		k := groupKey{id, model}
 		j, ok := groupIndex[k]
 		if !ok {
-			j = len(items[i].Groups)
+			j = len(it.Groups)
 			groupIndex[k] = j
-			items[i].Groups = append(items[i].Groups, report.ItemGroup{Model: model})
+			it.Groups = append(it.Groups, report.ItemGroup{Model: model})
 		}
-		return &items[i].Groups[j]
+		return &it.Groups[j]
 	}
 	for _, addr := range g.StageOrder() {
 		views, err := e.Inspect(p, addr, engine.InspectOptions{})
 		if err != nil {
-			return nil, fmt.Errorf("read %s for report.html: %w", addr, err)
+			return nil, nil, fmt.Errorf("read %s for report.html: %w", addr, err)
 		}
-		for i := range views {
-			v := &views[i]
-			if v.Item == "" || v.Status != "cached" || v.Result == nil || v.Type == "dataset" {
+		nodes, err := presentViews(g, views)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read %s for report.html: %w", addr, err)
+		}
+		for _, n := range nodes {
+			v, pr := n.view, n.pr
+			if pr == nil {
 				continue
 			}
-			var out map[string]json.RawMessage
-			if json.Unmarshal(v.Result.Output, &out) != nil {
-				continue
-			}
-			if isTrue(out["dropped"]) {
+			tables = append(tables, pr.Tables...)
+			if v.Item == "" || pr.Dropped || (len(pr.Ideas) == 0 && len(pr.Judgements) == 0) {
 				continue
 			}
 			model := v.InstanceKey
@@ -235,117 +236,29 @@ func (a *app) pageItems(g *engine.Graph, store cache.Store) ([]report.PageItem, 
 				model = v.Generator.Name
 			}
 			synthetic := v.Provenance != nil && v.Provenance.Synthetic
-			if raw, ok := out["ideas"]; ok {
-				var ideas []string
-				if json.Unmarshal(raw, &ideas) == nil {
-					gr := group(v.Item, model)
-					gr.Ideas = append(gr.Ideas, ideas...)
-					gr.Synthetic = gr.Synthetic || synthetic
+			var generated []string
+			for _, idea := range pr.Ideas {
+				if !idea.Given {
+					generated = append(generated, idea.Text)
+					continue
 				}
-				continue
+				if k := (groupKey{v.Item, idea.Text}); !given[k] {
+					given[k] = true
+					it := item(v.Item)
+					it.Given = append(it.Given, idea.Text)
+				}
 			}
-			if v.Work != "call" {
-				continue
+			if len(generated) > 0 {
+				gr := group(v.Item, model)
+				gr.Ideas = append(gr.Ideas, generated...)
+				gr.Synthetic = gr.Synthetic || synthetic
 			}
-			j := judgement(v, out)
-			j.Synthetic = synthetic
-			gr := group(v.Item, model)
-			gr.Judgements = append(gr.Judgements, j)
-		}
-	}
-	return items, nil
-}
-
-func judgement(v *engine.NodeView, out map[string]json.RawMessage) report.Judgement {
-	j := report.Judgement{Stage: strings.TrimPrefix(v.Block, "stage."), Slot: v.Slot, Label: v.Label, Rationale: v.Result.Raw}
-	j.Judge = v.Result.ServedModel
-	if j.Judge == "" {
-		j.Judge = v.Result.Model
-	}
-	if raw, ok := out["order"]; ok {
-		_ = json.Unmarshal(raw, &j.Order)
-		_ = json.Unmarshal(out["labels"], &j.Shown)
-		var rank float64
-		if json.Unmarshal(out["target_rank"], &rank) == nil && rank > 0 {
-			j.Score = &rank
-		}
-		return j
-	}
-	for k, raw := range out {
-		var x float64
-		if json.Unmarshal(raw, &x) == nil {
-			if j.Scores == nil {
-				j.Scores = map[string]float64{}
-			}
-			j.Scores[k] = x
-		}
-	}
-	for _, k := range []string{"score", "rating", "overlap"} {
-		if x, ok := j.Scores[k]; ok {
-			j.Score = &x
-			break
-		}
-	}
-	if j.Score == nil && len(j.Scores) == 1 {
-		for _, x := range j.Scores {
-			j.Score = &x
-		}
-	}
-	return j
-}
-
-func isTrue(raw json.RawMessage) bool {
-	var b bool
-	return json.Unmarshal(raw, &b) == nil && b
-}
-
-// pageTable reads report NAME's table for the page: from its Markdown file
-// when it has one that reads as a report table (labels, formatted values,
-// bold, notes and footnotes), else from its CSV (raw values), else the
-// Markdown text as it is.
-func pageTable(stem, name string, have map[string]bool) (report.PageTable, error) {
-	var md []byte
-	if have[stem+".md"] {
-		b, err := os.ReadFile(stem + ".md")
-		if err != nil {
-			return report.PageTable{}, fmt.Errorf("read table %s.md: %w", stem, err)
-		}
-		if t, ok := report.TableFromMarkdown(name, string(b)); ok {
-			return t, nil
-		}
-		md = b
-	}
-	if !have[stem+".csv"] {
-		return report.PageTable{Name: name, Markdown: string(md)}, nil
-	}
-	b, err := os.ReadFile(stem + ".csv")
-	if err != nil {
-		return report.PageTable{}, fmt.Errorf("read table %s.csv: %w", stem, err)
-	}
-	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-	if err != nil {
-		return report.PageTable{}, fmt.Errorf("read table %s.csv: %w", stem, err)
-	}
-	t := report.PageTable{Name: name}
-	if len(recs) == 0 {
-		return t, nil
-	}
-	t.Header = recs[0]
-	t.Numeric = make([]bool, len(t.Header))
-	for i := range t.Numeric {
-		t.Numeric[i] = len(recs) > 1
-		for _, r := range recs[1:] {
-			if _, err := strconv.ParseFloat(r[i], 64); err != nil && r[i] != "" {
-				t.Numeric[i] = false
+			for _, j := range pr.Judgements {
+				gr := group(v.Item, model)
+				gr.Judgements = append(gr.Judgements, report.Judgement{Dimension: j.Dimension, Judge: j.Judge, Slot: v.Slot, Label: v.Label,
+					Shown: j.Shown, Order: j.Order, Score: j.Score, Verdict: j.Verdict, Scores: j.Scores, Rationale: j.Rationale, Synthetic: synthetic})
 			}
 		}
 	}
-	for _, r := range recs[1:] {
-		row := make([]report.PageCell, len(r))
-		for i, v := range r {
-			row[i] = report.PageCell{Value: v}
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	return t, nil
+	return items, tables, nil
 }

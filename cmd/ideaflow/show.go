@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/engine"
 	"github.com/ideaflow/ideaflow/engine/config"
+	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/llm"
 )
 
@@ -33,17 +36,23 @@ A model node's request is rendered again from its cached inputs, exactly as
 the stage renders it to send. A node not in the cache shows why it must run.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			views, err := a.inspect(args[0], expArg(args[1:]), engine.InspectOptions{Render: true})
+			g, views, err := a.inspect(args[0], expArg(args[1:]), engine.InspectOptions{Render: true})
 			if err != nil {
 				return err
 			}
+			// How each node reads, as its stage type presents it.
+			nodes, err := presentViews(g, views)
+			if err != nil {
+				return &exitError{exitFailedNodes, err}
+			}
 			if asJSON {
-				if views == nil {
-					views = []engine.NodeView{} // an empty instance is [], not null
+				out := make([]shownNode, len(views)) // an empty instance is [], not null
+				for i := range views {
+					out[i] = shownNode{NodeView: &views[i], Reads: readsAs(nodes[i].pr)}
 				}
 				enc := json.NewEncoder(a.stdout)
 				enc.SetIndent("", "  ")
-				return enc.Encode(views)
+				return enc.Encode(out)
 			}
 			if len(views) == 0 {
 				// Zero is a size: every item of the instance expanded to none.
@@ -54,6 +63,7 @@ the stage renders it to send. A node not in the cache shows why it must run.`,
 					fmt.Fprintln(a.stdout)
 				}
 				printNode(a.stdout, &v)
+				printReads(a.stdout, nodes[i].pr)
 			}
 			return nil
 		},
@@ -66,11 +76,16 @@ the stage renders it to send. A node not in the cache shows why it must run.`,
 // inspect loads the experiment, plans it against the cache read-only and
 // returns the nodes at address. Before the first run the default cache does
 // not exist yet; as for plan, every node is then reported as to run.
-func (a *app) inspect(address, path string, opts engine.InspectOptions) ([]engine.NodeView, error) {
+func (a *app) inspect(address, path string, opts engine.InspectOptions) (*engine.Graph, []engine.NodeView, error) {
 	g, err := a.load(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	views, err := a.inspectGraph(g, address, opts)
+	return g, views, err
+}
+
+func (a *app) inspectGraph(g *engine.Graph, address string, opts engine.InspectOptions) ([]engine.NodeView, error) {
 	store, closeStore, err := a.planStore("no node has a result")
 	if err != nil {
 		return nil, err
@@ -91,6 +106,73 @@ func (a *app) inspect(address, path string, opts engine.InspectOptions) ([]engin
 		return nil, &exitError{exitFailedNodes, err}
 	}
 	return views, nil
+}
+
+// shownNode is one node as show --json prints it: the engine's view and,
+// beside it, how its stage type presents the output ("reads_as").
+type shownNode struct {
+	*engine.NodeView
+	Reads *nodeReads `json:"reads_as,omitempty"`
+}
+
+// nodeReads is a node's presentation as show prints it.
+type nodeReads struct {
+	Ideas      []stages.Idea      `json:"ideas,omitempty"`
+	Judgements []stages.Judgement `json:"judgements,omitempty"`
+	Tables     []string           `json:"tables,omitempty"` // titles
+	Rows       int                `json:"export_rows"`
+	Dropped    bool               `json:"dropped,omitempty"`
+	Helper     bool               `json:"helper,omitempty"`
+}
+
+func readsAs(pr *stages.Presented) *nodeReads {
+	if pr == nil {
+		return nil
+	}
+	r := &nodeReads{Ideas: pr.Ideas, Judgements: pr.Judgements, Rows: len(pr.Rows), Dropped: pr.Dropped, Helper: pr.Helper}
+	for _, t := range pr.Tables {
+		r.Tables = append(r.Tables, t.Title)
+	}
+	return r
+}
+
+// printReads writes how a node reads: its ideas, its judgements (judge,
+// what was judged, the verdict) and tables, as report.html shows them.
+func printReads(w io.Writer, pr *stages.Presented) {
+	if pr == nil || pr.Helper || (len(pr.Ideas) == 0 && len(pr.Judgements) == 0 && len(pr.Tables) == 0) {
+		return
+	}
+	fmt.Fprintln(w, "\nreads as:")
+	for i, idea := range pr.Ideas {
+		what := "idea"
+		if idea.Given {
+			what = "idea given"
+		}
+		fmt.Fprintf(w, "  %s %d: %s\n", what, i, shorten(strings.Join(strings.Fields(idea.Text), " "), 100))
+	}
+	for _, j := range pr.Judgements {
+		fmt.Fprintf(w, "  judgement: %s", j.Dimension)
+		if j.Judge != "" {
+			fmt.Fprintf(w, " by %s", j.Judge)
+		}
+		if j.Score != nil {
+			fmt.Fprintf(w, ", score %s", stages.FormatNumber(*j.Score, 3))
+		}
+		if j.Verdict != "" {
+			fmt.Fprintf(w, ", %s", j.Verdict)
+		}
+		if len(j.Scores) > 0 {
+			var parts []string
+			for _, k := range slices.Sorted(maps.Keys(j.Scores)) {
+				parts = append(parts, k+" "+stages.FormatNumber(j.Scores[k], 3))
+			}
+			fmt.Fprintf(w, " (%s)", strings.Join(parts, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+	for _, t := range pr.Tables {
+		fmt.Fprintf(w, "  table: %s (%d row(s))\n", t.Title, len(t.Rows))
+	}
 }
 
 // printNode writes one node as a person reads it: what it is, what was

@@ -2,12 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/ideaflow/ideaflow/engine"
+	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/llm"
 	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
 )
@@ -214,5 +217,56 @@ func TestShowNodeNotInCache(t *testing.T) {
 	}
 	if srv.Count() != before {
 		t.Errorf("show made %d requests", srv.Count()-before)
+	}
+}
+
+// show says how a node reads, as its stage type presents it: a generation
+// as its idea, a panel judgement as who judged what with which scores (the
+// judge's numbers as the tables print them); --json carries the same under
+// "reads_as".
+func TestShowReadsAs(t *testing.T) {
+	exp := "../../experiments/liveideabench/quick.hcl"
+	cacheDir := filepath.Join(t.TempDir(), "cache")
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir, "--out", t.TempDir()); code != 0 {
+		t.Fatal(stderr)
+	}
+	judge := `stage.judge_panel.scores["mock-generator-a"]/perovskite solar cells/sample 0 judge mock-judge-b`
+	code, stdout, stderr := cli(t, "show", judge, exp, "--cache-dir", cacheDir)
+	if code != 0 {
+		t.Fatalf("show: exit %d\n%s", code, stderr)
+	}
+	views := showJSON(t, judge, exp, "--cache-dir", cacheDir)
+	var o struct {
+		Scores map[string]int `json:"scores"`
+		Mean   float64        `json:"mean"`
+	}
+	if err := json.Unmarshal(views[0].Result.Output, &o); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("\nreads as:\n  judgement: judge_panel.scores by mock-judge-b, score %s (clarity %d, feasibility %d, originality %d)\n",
+		stages.FormatNumber(o.Mean, 3), o.Scores["clarity"], o.Scores["feasibility"], o.Scores["originality"])
+	if !strings.Contains(stdout, want) {
+		t.Errorf("show lacks %q:\n%s", want, stdout)
+	}
+	code, stdout, _ = cli(t, "show", "--json", judge, exp, "--cache-dir", cacheDir)
+	var shown []struct {
+		Reads struct {
+			Judgements []stages.Judgement `json:"judgements"`
+			Ideas      []stages.Idea      `json:"ideas"`
+			Rows       int                `json:"export_rows"`
+		} `json:"reads_as"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &shown); err != nil || code != 0 || len(shown) != 1 {
+		t.Fatalf("show --json: exit %d, %v\n%s", code, err, stdout)
+	}
+	if r := shown[0].Reads; len(r.Judgements) != 1 || r.Judgements[0].Judge != "mock-judge-b" || r.Judgements[0].Dimension != "judge_panel.scores" ||
+		len(r.Judgements[0].Scores) != 3 || len(r.Ideas) != 0 || r.Rows != 1 {
+		t.Errorf("reads_as %+v", r)
+	}
+
+	idea := `stage.generate_from_keyword.ideas["mock-generator-a"]/perovskite solar cells/sample 0`
+	code, stdout, stderr = cli(t, "show", idea, exp, "--cache-dir", cacheDir)
+	if code != 0 || !strings.Contains(stdout, "\nreads as:\n  idea 0: ") || strings.Contains(stdout, "judgement:") {
+		t.Errorf("show of a generation: exit %d, %s\n%s", code, stderr, stdout)
 	}
 }

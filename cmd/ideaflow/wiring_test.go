@@ -74,7 +74,7 @@ func wiringTargets(t *testing.T, dir string, n, withIdea int) {
 		var refs []map[string]any
 		for r := 0; r < 3; r++ {
 			refs = append(refs, map[string]any{"id": fmt.Sprintf("r%d-%d", i, r), "title": fmt.Sprintf("Reference %d of target %d", r, i),
-				"abstract": fmt.Sprintf("Reference %d of target %d reports trial %d of microbe strain %d.", r, i, r*7+i, i*3+r),
+				"abstract":  fmt.Sprintf("Reference %d of target %d reports trial %d of microbe strain %d.", r, i, r*7+i, i*3+r),
 				"citations": 50, "types": []string{"JournalArticle"}, "intents": []string{"background"}})
 		}
 		rec["references"] = refs
@@ -228,5 +228,143 @@ stage "similarity" "upper_limit" {
 	sum = readSummary(t, sumPath)
 	if c := sum.Stages["stage.similarity.upper_limit"]; code != 0 || c.Ran != 5 || c.Failed != 0 || sum.Stages["stage.extract_idea.targets"].LLMCalls != 2 {
 		t.Fatalf("run with extract_idea: exit %d, upper limit %+v, extract %+v\n%s", code, c, sum.Stages["stage.extract_idea.targets"], stderr)
+	}
+}
+
+// IdeaBench's generated ideas reviewed by ScholarEval's reviewer: the
+// review rows name whose ideas were reviewed (the generator, from
+// upstream) and who reviewed them (the model that answered, from the
+// records), never the reviewer as the ideas' generator.
+func TestReviewsOfGeneratedIdeasNameTheirGenerator(t *testing.T) {
+	dir := t.TempDir()
+	wiringTargets(t, dir, 4, 0)
+	cacheDir := filepath.Join(dir, "cache")
+	writeWiring(t, dir, `
+stage "llm_review" "b" {
+  ideas = stage.generate_ideas.g
+  model = model.j1
+}
+`)
+	// One idea an item: a review reads one idea (n = 3 is refused at ideas).
+	src, err := os.ReadFile(filepath.Join(dir, "main.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(strings.Replace(string(src), "n          = 3", "n          = 1", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sumPath := filepath.Join(dir, "summary.json")
+	code, _, stderr := cli(t, "run", dir, "--cache-dir", cacheDir, "--out", filepath.Join(dir, "out"), "--summary-json", sumPath, "-var", "mode=independent")
+	sum := readSummary(t, sumPath)
+	if c := sum.Stages["stage.llm_review.b"]; code != 0 || c.Total != 4 || c.LLMCalls != 4 {
+		t.Fatalf("run: exit %d, llm_review %+v\n%s", code, c, stderr)
+	}
+	code, stdout, stderr := cli(t, "export", "stage.llm_review.b", dir, "--cache-dir", cacheDir, "--format", "jsonl", "-var", "mode=independent")
+	if code != 0 || strings.Count(stdout, "\n") != 4 {
+		t.Fatalf("export: exit %d, %d rows (want 4)\n%s\n%s", code, strings.Count(stdout, "\n"), stdout, stderr)
+	}
+	for _, row := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(row), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r["generator"] != "mock-gen" || r["model"] != "mock-j1" {
+			t.Errorf("review row names generator %v and model %v; want the ideas' generator mock-gen and the reviewer mock-j1:\n%s", r["generator"], r["model"], row)
+		}
+	}
+	code, stdout, _ = cli(t, "show", "stage.llm_review.b", dir, "--cache-dir", cacheDir, "-var", "mode=independent")
+	if code != 0 || !strings.Contains(stdout, "mock-gen") {
+		t.Errorf("show: exit %d; want the ideas' generator named:\n%s", code, stdout)
+	}
+}
+
+// A soundness review of generated ideas over targets that carry an idea of
+// their own (an IdeaBench target's): the meta-review shows the generated
+// idea its methods were extracted from, never the target's (it did until
+// the review read its idea from the methods rather than the dataset
+// record).
+func TestSoundnessReviewOfGeneratedIdeasShowsThem(t *testing.T) {
+	dir := t.TempDir()
+	wiringTargets(t, dir, 3, 3) // every target has an idea: "Soil microbes raise drought tolerance N."
+	corpus, err := filepath.Abs("../../experiments/scholareval/data/corpus.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := filepath.Join(dir, "cache")
+	writeWiring(t, dir, fmt.Sprintf(`
+provider "papers" {
+  kind = "corpus"
+  path = %q
+}
+model "literature" {
+  provider = provider.papers
+  name     = "corpus"
+}
+stage "soundness_methods" "se" {
+  ideas       = stage.generate_ideas.g
+  model       = model.j1
+  max_methods = 2
+}
+stage "literature_search" "snippets" {
+  queries    = stage.soundness_methods.se
+  literature = model.literature
+  op         = "snippets"
+  as_of      = "2026-12-01"
+  limit      = 2
+}
+stage "soundness_evidence" "se" {
+  methods = stage.soundness_methods.se
+  search  = stage.literature_search.snippets
+  model   = model.j1
+}
+stage "soundness_synthesis" "se" {
+  methods  = stage.soundness_methods.se
+  evidence = stage.soundness_evidence.se
+  model    = model.j1
+}
+stage "soundness_review" "se" {
+  synthesis = stage.soundness_synthesis.se
+  methods   = stage.soundness_methods.se
+  model     = model.j2
+}
+`, corpus))
+	src, err := os.ReadFile(filepath.Join(dir, "main.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(strings.Replace(string(src), "n          = 3", "n          = 1", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vars := []string{"-var", "mode=independent", "--cache-dir", cacheDir}
+	sumPath := filepath.Join(dir, "summary.json")
+	code, _, stderr := cli(t, append([]string{"run", dir, "--out", filepath.Join(dir, "out"), "--summary-json", sumPath}, vars...)...)
+	sum := readSummary(t, sumPath)
+	if c := sum.Stages["stage.soundness_review.se"]; code != 0 || c.Total != 3 || c.LLMCalls != 3 {
+		t.Fatalf("run: exit %d, soundness_review %+v, failures %v\n%s", code, c, sum.Failures, stderr)
+	}
+	code, gens, _ := cli(t, append([]string{"export", "stage.generate_ideas.g", dir, "--format", "jsonl"}, vars...)...)
+	if code != 0 || strings.Count(gens, "\n") != 3 {
+		t.Fatalf("export of the ideas: exit %d\n%s", code, gens)
+	}
+	ideaOf := map[string]string{}
+	for _, row := range strings.Split(strings.TrimSpace(gens), "\n") {
+		var r struct{ Item, Idea string }
+		if err := json.Unmarshal([]byte(row), &r); err != nil {
+			t.Fatal(err)
+		}
+		ideaOf[r.Item] = r.Idea
+	}
+	for i := 0; i < 3; i++ {
+		item := fmt.Sprintf("t%d", i)
+		code, out, stderr := cli(t, append([]string{"show", "stage.soundness_review.se/" + item, dir, "--json"}, vars...)...)
+		if code != 0 {
+			t.Fatalf("show %s: exit %d\n%s", item, code, stderr)
+		}
+		if ideaOf[item] == "" || !strings.Contains(out, jsonString(ideaOf[item])[1:40]) {
+			t.Errorf("%s: the meta-review's request does not show the generated idea %q", item, ideaOf[item])
+		}
+		if strings.Contains(out, "Soil microbes raise drought tolerance") {
+			t.Errorf("%s: the meta-review's request shows the target's own idea", item)
+		}
 	}
 }

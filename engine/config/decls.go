@@ -103,12 +103,13 @@ var blockSchemas = map[string]*hcl.BodySchema{
 	"settings": {Attributes: []hcl.AttributeSchema{{Name: "max_nodes"}, {Name: "name"}}},
 }
 
-var priceSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "input_per_mtok"}, {Name: "output_per_mtok"}}}
+var priceSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "input_per_mtok"}, {Name: "output_per_mtok"},
+	{Name: "batch_input_per_mtok"}, {Name: "batch_output_per_mtok"}, {Name: "cached_input_per_mtok"}, {Name: "batch_cached_input_per_mtok"}}}
 
 // stageSchema is the body schema of a stage type: its params plus for_each.
 func stageSchema(t stages.Type, kind string) *hcl.BodySchema {
 	s := &hcl.BodySchema{}
-	if kind == "stage" {
+	if kind == "stage" || kind == "expect" {
 		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: "for_each"})
 	}
 	for _, p := range t.Params() {
@@ -157,7 +158,7 @@ func (l *loader) collect(files []parsedFile) {
 					a := attrs[n]
 					add(&decl{addr: "local." + n, kind: "local", name: n, attr: a, declRange: a.NameRange})
 				}
-			case "stage", "report":
+			case "stage", "report", "expect":
 				l.collectStage(b, add)
 			case "provider": // its schema depends on its kind: see providers.go
 				l.collectProvider(b, add)
@@ -209,11 +210,18 @@ func (l *loader) collectStage(b *hcl.Block, add func(*decl)) {
 		typeName, name = b.Labels[0], b.Labels[1]
 		addr = "stage." + typeName + "." + name
 	} else {
-		typeName, name = "report", b.Labels[0]
-		addr = "report." + name
+		// report and expect blocks are stages of the type of their name.
+		typeName, name = b.Type, b.Labels[0]
+		addr = b.Type + "." + name
 	}
 	t, ok := stages.Lookup(typeName)
-	if !ok || (b.Type == "stage" && typeName == "report") {
+	if b.Type == "stage" && (typeName == "report" || typeName == "expect") {
+		r := b.LabelRanges[0]
+		l.errorf(&r, fmt.Sprintf("%s is a block of its own", typeName),
+			"Write %s \"%s\" { ... } at the top level, not as a stage block.", typeName, b.Labels[1])
+		return
+	}
+	if !ok {
 		r := b.LabelRanges[0]
 		l.errorf(&r, fmt.Sprintf("Unknown stage type %q", typeName),
 			"ideaflow has no stage type %q. Use one of: %s.", typeName, strings.Join(stageTypeNames(), ", "))
@@ -240,7 +248,7 @@ func (l *loader) collectStage(b *hcl.Block, add func(*decl)) {
 func stageTypeNames() []string {
 	var out []string
 	for _, n := range stages.Names() {
-		if n != "report" {
+		if n != "report" && n != "expect" {
 			out = append(out, n)
 		}
 	}

@@ -93,7 +93,7 @@ func (l *loader) load(files []parsedFile) {
 			l.evalDataset(d)
 		case "quality":
 			l.evalQuality(d)
-		case "stage", "report":
+		case "stage", "report", "expect":
 			l.expandStage(d)
 		case "settings":
 			l.evalSettings(d)
@@ -115,7 +115,7 @@ func (l *loader) load(files []parsedFile) {
 // stage whose for_each failed has no instances. The others (a dataset whose
 // file is missing, a model with a bad temperature) still stand for their
 // block, so what reads them is decoded and its own mistakes reported.
-var publishesNothingReliable = map[string]bool{"variable": true, "local": true, "stage": true, "report": true}
+var publishesNothingReliable = map[string]bool{"variable": true, "local": true, "stage": true, "report": true, "expect": true}
 
 // brokenDecls lists the declarations that an error found so far points
 // into (an unknown attribute, an undeclared reference): evaluating them would

@@ -39,10 +39,11 @@ var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 	{Type: "quality", LabelNames: []string{"name"}},
 	{Type: "stage", LabelNames: []string{"type", "name"}},
 	{Type: "report", LabelNames: []string{"name"}},
+	{Type: "expect", LabelNames: []string{"name"}},
 	{Type: "settings"},
 }}
 
-const topLevelHint = "The top-level blocks are variable, locals, provider, model, dataset, quality, stage, report and settings."
+const topLevelHint = "The top-level blocks are variable, locals, provider, model, dataset, quality, stage, report, expect and settings."
 
 // Load reads the experiment at path (a folder of .hcl files, or one .hcl file)
 // and decodes it. It returns every problem found, not just the first; with

@@ -60,6 +60,17 @@ func (l *loader) evalModel(d *decl) {
 					*p.dst = f
 				}
 			}
+			// Optional discounts: unset stays nil, so pricing tells "not
+			// given" (no discount assumed) from a price of 0.
+			for _, p := range []struct {
+				name string
+				dst  **float64
+			}{{"batch_input_per_mtok", &m.Price.BatchInputPerMTok}, {"batch_output_per_mtok", &m.Price.BatchOutputPerMTok},
+				{"cached_input_per_mtok", &m.Price.CachedInputPerMTok}, {"batch_cached_input_per_mtok", &m.Price.BatchCachedInputPerMTok}} {
+				if f, ok := l.float(pc.Attributes, p.name, nil); ok && l.within(pc.Attributes[p.name], f, 0, maxPricePerMTok) {
+					*p.dst = &f
+				}
+			}
 			m.Priced = true
 		}
 	}

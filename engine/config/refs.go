@@ -36,9 +36,9 @@ func (l *loader) resolveTraversal(d *decl, tr hcl.Traversal, inForEach bool) (re
 	rng := tr.SourceRange()
 	if root == "each" {
 		switch {
-		case d.kind != "stage" || d.forEach == nil:
+		case (d.kind != "stage" && d.kind != "expect") || d.forEach == nil:
 			l.errorf(&rng, "Reference to each outside for_each",
-				"each.key and each.value exist only in a stage block that sets for_each. Add for_each to %s or use a direct reference.", d.addr)
+				"each.key and each.value exist only in a stage or expect block that sets for_each. Add for_each to %s or use a direct reference.", d.addr)
 		case inForEach:
 			l.errorf(&rng, "each in its own for_each",
 				"for_each cannot refer to each: it is what defines it. Use a variable, a local or a literal collection.")

@@ -1,6 +1,6 @@
 # IdeaBench Table 1 (Guo et al.) under ideaflow's protocol: main.hcl with
 # ideaflow's improvements in place of the authors' choices, for a side by
-# side comparison (README: what changes on the mock and on a scripted
+# side comparison (docs/REPRODUCTIONS.md and FIDELITY.md: what changes on the mock and on a scripted
 # first-position-biased judge). Everything else (generators, filter,
 # BERTScore at deberta-xlarge-mnli layer 40, summaries) is main.hcl's.
 #

@@ -16,7 +16,7 @@
 #
 # Every request both files send alike (every idea, and each judgement whose
 # judge both draws pick) is one cached call: run the reproduction first and
-# this file pays only for the judgements that differ. README gives the
+# this file pays only for the judgements that differ. FIDELITY.md gives the
 # measured differences on scripted judges.
 #
 #   ideaflow plan experiments/liveideabench/leaderboard.debiased.hcl

@@ -11,7 +11,7 @@
 #                 independence, where hash.py draws any critic
 #   scores        parse = "strict"
 #
-# Every request both files send alike is one cached call. README gives the
+# Every request both files send alike is one cached call. FIDELITY.md gives the
 # measured differences on scripted judges.
 #
 #   ideaflow plan experiments/liveideabench/leaderboard_v2.debiased.hcl

@@ -201,6 +201,7 @@ stage "soundness_synthesis" "se" {
 
 stage "soundness_review" "se" {
   synthesis = stage.soundness_synthesis.se
+  methods   = stage.soundness_methods.se
   model     = model.reviewer
 }
 
@@ -442,6 +443,7 @@ report "preference" {
   }
   digits  = 1
   item_name = "pairs"
-  intervals = true
+  # Percentages of pairs: no bootstrap of a share the report cannot recompute.
+  intervals = false
   formats   = ["markdown", "csv", "latex"]
 }

@@ -1,5 +1,5 @@
 # coverage.ideaflow.hcl: coverage.hcl's pipeline with ideaflow's earlier choices in
-# place of the authors' protocol, to measure what they change (README,
+# place of the authors' protocol, to measure what they change (FIDELITY.md,
 # "ScholarEval"; FIDELITY.md, "ScholarEval"). Every difference from
 # coverage.hcl:
 #   - the coverage judge: ideaflow's prompt (prompts/coverage_ideaflow.tmpl:
@@ -173,6 +173,7 @@ stage "soundness_synthesis" "se" {
 
 stage "soundness_review" "se" {
   synthesis = stage.soundness_synthesis.se
+  methods   = stage.soundness_methods.se
   model     = model.reviewer
 }
 
@@ -401,6 +402,7 @@ report "preference" {
   }
   digits  = 1
   item_name = "pairs"
-  intervals = true
+  # Percentages of pairs: no bootstrap of a share the report cannot recompute.
+  intervals = false
   formats   = ["markdown", "csv", "latex"]
 }

@@ -180,6 +180,7 @@ stage "soundness_synthesis" "se" {
 
 stage "soundness_review" "se" {
   synthesis = stage.soundness_synthesis.se
+  methods   = stage.soundness_methods.se
   model     = model.reviewer
 }
 
@@ -321,20 +322,7 @@ report "coverage" {
     "coverage_score.review/severity=major"    = "Major"
     "coverage_score.review/severity=minor"    = "Minor"
   }
-  better = {
-    "coverage_score.review/overall"            = "higher"
-    "coverage_score.review/domain=ai"          = "higher"
-    "coverage_score.review/domain=neuro"       = "higher"
-    "coverage_score.review/domain=biochem"     = "higher"
-    "coverage_score.review/domain=eco"         = "higher"
-    "coverage_score.review/axis=soundness"     = "higher"
-    "coverage_score.review/axis=contribution"  = "higher"
-    "coverage_score.review/type=strength"      = "higher"
-    "coverage_score.review/type=weakness"      = "higher"
-    "coverage_score.review/severity=major"     = "higher"
-    "coverage_score.review/severity=minor"     = "higher"
-    "coverage_score.review/overall"            = "higher"
-  }
+  better = { "coverage_score.review/overall" = "higher" }
   # 95% bootstrap intervals over the rubrics (each rubric point one item).
   item_name = "rubrics"
   intervals = true
@@ -425,6 +413,7 @@ report "preference" {
   }
   digits  = 1
   item_name = "pairs"
-  intervals = true
+  # Percentages of pairs: no bootstrap of a share the report cannot recompute.
+  intervals = false
   formats   = ["markdown", "csv", "latex"]
 }

@@ -146,8 +146,8 @@ func refOf(tr hcl.Traversal) string {
 
 // example is the address of type name's minimal instance.
 func example(name string) string {
-	if name == "report" {
-		return "report.x"
+	if name == "report" || name == "expect" {
+		return name + ".x" // a top-level block of its own
 	}
 	return "stage." + name + ".x"
 }
@@ -394,7 +394,7 @@ func asInputError(err error, target **engine.InputError) bool {
 func (h *harness) upstreams() []string {
 	var out []string
 	for _, name := range stages.Names() {
-		if name != "report" {
+		if name != "report" && name != "expect" { // no input: nothing reads them
 			out = append(out, example(name))
 		}
 	}

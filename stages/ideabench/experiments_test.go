@@ -63,11 +63,12 @@ func TestIdeaBenchExperiments(t *testing.T) {
 		// difference), rankings 2x56, insight 6x14, 2 reports. Calls: 14 x
 		// 3 kept x 3 generations, 42 ratings, 84 rankings; services: 42
 		// matchings (the dropped target asks nothing) and 4 upper-limit
-		// ones.
-		{"main.hcl", 603, 252, 46, 0, map[string]int{
+		// ones. Then the paper's Table 1 as 4 x 14 expects (56 nodes, no
+		// call).
+		{"main.hcl", 659, 252, 46, 0, map[string]int{
 			`stage.generate_ideas.table1["openai/gpt-4o low"]`: 12, `stage.similarity.bertscore["openai/gpt-4o low"]`: 4,
 			"stage.similarity.upper_limit": 4, "stage.similarity_score.upper_limit": 1, `stage.overlap_rating.overlap["google/gemini-pro-1.5 high"]`: 4,
-			`stage.insight_score.novelty_difference["openai/gpt-4o low"]`: 1,
+			`stage.insight_score.novelty_difference["openai/gpt-4o low"]`: 1, `expect.table1_novelty["openai/gpt-4o high"]`: 1,
 		}},
 		// main.hcl without the report of both parses and its 6 x 14 score
 		// nodes: the same calls.

@@ -182,7 +182,7 @@ func TestProtocolsOnAFirstPositionJudge(t *testing.T) {
 }
 
 // main.hcl on the mock: the difference the authors' parsers make to the
-// same answers (README quotes these). The mock answers the authors' ranking
+// same answers (docs/REPRODUCTIONS.md and FIDELITY.md quote these). The mock answers the authors' ranking
 // prompt in three forms, one of which (a rationale naming the next
 // hypothesis) their parser reads with repeats; of its rating answers, the
 // ones with the explanation first or the rating in JSON they read another

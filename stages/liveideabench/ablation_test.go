@@ -40,7 +40,7 @@ import (
 //
 // Every other score is 5 (originality), 6 (feasibility), 7 (clarity).
 // The expected numbers are computed here from the draws (judging.Draw on
-// the stages' keys) and the scripts; README quotes the table this logs.
+// the stages' keys) and the scripts; docs/REPRODUCTIONS.md and FIDELITY.md quote the table this logs.
 func TestAblationOnScriptedJudges(t *testing.T) {
 	const keywords = 12
 	gens := []*stages.Model{{Name: "openai/gpt-4o-mini", Family: "openai"}, {Name: "x-ai/grok-2-1212", Family: "xai"}}

@@ -301,7 +301,7 @@ func TestStageDefaultsAreTheAuthors(t *testing.T) {
 // Flexibility on quick.hcl's mock data, the paper's composite (the
 // default) against ideaflow's former per-judgement mean of the judged
 // dimensions: switching re-runs only the leaderboard, with no call; the
-// two formulas give other numbers (README quotes the logged differences).
+// two formulas give other numbers (FIDELITY.md quotes the logged differences).
 func TestQuickFlexibilityBothWays(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"quick.hcl", "data/quick_keywords.txt", "data/quick_categories.csv"} {

@@ -81,6 +81,7 @@ func Ask(ctx context.Context, c Client, req Request, accept func(*format.Answer)
 		out.Response = resp
 		out.Usage.InputTokens += resp.Usage.InputTokens
 		out.Usage.OutputTokens += resp.Usage.OutputTokens
+		out.Usage.CachedTokens += resp.Usage.CachedTokens
 
 		ans, perr := format.Parse(req.Format, resp.Text)
 		if perr == nil && accept != nil {

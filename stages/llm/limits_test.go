@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sort"
@@ -169,6 +170,73 @@ func TestTokensPerMinute(t *testing.T) {
 	}
 }
 
+// overestimated: a request without max_tokens whose estimate (16 prompt
+// tokens + DefaultCompletionEstimate = 1040) is exactly 5 times what the
+// server reports it used (16 + 192 = 208), as when max_tokens is unset.
+const overestimatedUse = 208
+
+func overestimatedRequest(i int) Request { return userRequest("m1", fmt.Sprintf("%-64d", i)) }
+
+func overestimatedResponder(*openai.ChatCompletionRequest) string { return strings.Repeat("y", 4*192) }
+
+// TestTokensPerMinuteOverestimated: with estimates 5x the real usage and 32
+// calls in flight (50 ms each), tokens_per_minute = 60,000 is used to at
+// least 95% over five minutes and no 60 s window of starts ever holds more
+// than 60,000 reported tokens. Inside a synctest bubble time is virtual, so
+// both hold exactly on every run. (Before settling woke the waiting call,
+// 19-20% was used.)
+func TestTokensPerMinuteOverestimated(t *testing.T) {
+	const tpm, span = 60000, 5 * time.Minute
+	srv := llmtest.New(llmtest.WithLatency(50*time.Millisecond), llmtest.WithResponder(overestimatedResponder))
+	defer srv.Close()
+	synctest.Test(t, func(t *testing.T) {
+		p := testProvider(srv)
+		p.TokensPerMinute = tpm
+		p.MaxConcurrency = 32
+		c, err := New(p, testEnv(map[string]string{"TEST_KEY": testKey}), WithHTTPClient(&http.Client{Transport: srv.Transport()}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if est := EstimateTokens(overestimatedRequest(0)); est != 5*overestimatedUse {
+			t.Fatalf("estimate = %d, want %d", est, 5*overestimatedUse)
+		}
+		start := time.Now()
+		calls := int(1.1 * tpm * span.Minutes() / overestimatedUse) // more than the span can take
+		runCalls(t, c, calls, 64, overestimatedRequest)
+
+		times, used := usageTimes(srv)
+		maxWindow := maxInWindow(times, used, time.Minute)
+		if maxWindow > tpm {
+			t.Errorf("a 60 s window of starts holds %d reported tokens, over tokens_per_minute = %d", maxWindow, tpm)
+		}
+		var inSpan int
+		for i, at := range times {
+			if at.Sub(start) < span {
+				inSpan += used[i]
+			}
+		}
+		share := float64(inSpan) / (tpm * span.Minutes())
+		t.Logf("%d tokens in %v (%.2f%% of the budget); busiest 60 s window %d", inSpan, span, 100*share, maxWindow)
+		if share < 0.95 {
+			t.Errorf("%d tokens used in %v: %.1f%% of tokens_per_minute, want at least 95%%", inSpan, span, 100*share)
+		}
+	})
+}
+
+// usageTimes are the requests' start times, sorted, with the tokens the
+// server reported each used.
+func usageTimes(srv *llmtest.Server) ([]time.Time, []int) {
+	reqs := srv.Requests()
+	sort.Slice(reqs, func(i, j int) bool { return reqs[i].Time.Before(reqs[j].Time) })
+	times := make([]time.Time, len(reqs))
+	used := make([]int, len(reqs))
+	for i, r := range reqs {
+		times[i] = r.Time
+		used[i] = llmtest.Tokens(r.Chat.Messages[0].Content) + llmtest.Tokens(overestimatedResponder(r.Chat))
+	}
+	return times, used
+}
+
 // TestTokenBudgetCorrection: the reported usage settles the estimate taken
 // before the call, which shows in how long the next call waits.
 func TestTokenBudgetCorrection(t *testing.T) {
@@ -258,37 +326,97 @@ func TestAdaptiveBackoff(t *testing.T) {
 	}
 }
 
-// TestIsolated429sDelayOnlyTheirCall: 400 calls from 32 goroutines, every
-// tenth request answered 429 with Retry-After: 1. Each 429 delays its own
-// retry by exactly the second the server asked for and nothing else: the
-// simulated waits total one second per 429, no call waits for another's
-// Retry-After, and the 32 slots are never cut.
+// TestIsolated429sDelayOnlyTheirCall: 400 calls from 32 goroutines, the
+// first attempt of every tenth call answered 429 with Retry-After: 1. Each
+// 429 delays its own retry by exactly the second the server asked for and
+// nothing else: the waits total one second per 429, no call waits for
+// another's Retry-After, and the 32 slots are never cut.
 //
-// The fake clock makes every wait exact, and the server's in-memory
-// transport takes sockets (connection reuse, resets under load) out of the
-// request count.
+// It runs inside a synctest bubble on the real clock, so time is virtual and
+// the server's 10 ms latency is exact: while one call sleeps out its second,
+// the others keep succeeding, as against a real server. (A fake clock whose
+// Sleep advances one shared time at once does not model that: one call's
+// second passed for everyone, so another call's 429 could land a "second
+// later" with no success between, which the breaker rightly reads as the
+// provider refusing everyone; that flaked in 3 of 900 runs.) Which call
+// gets a 429 depends on the call, not on arrival order, and one call before
+// the others proves the provider, so no 429 is ever the breaker's probe. The
+// outcome is then the same in every interleaving: every counted 429 is
+// followed, within its second, by a success of some other call or of its own
+// retry, and no 64 consecutive outcomes hold more than 10 429s (the
+// congestion threshold is 16).
 func TestIsolated429sDelayOnlyTheirCall(t *testing.T) {
-	clock := llmtest.NewFakeClock(time.Time{})
-	srv := llmtest.New(llmtest.WithClock(clock.Now))
+	const calls, workers = 400, 32
+	srv := llmtest.New(llmtest.WithLatency(10 * time.Millisecond)) // outside the bubble: only its in-memory transport is used inside
 	defer srv.Close()
-	srv.SetHook(func(r *llmtest.Request) (llmtest.Fault, bool) {
-		return llmtest.Fault{Status: 429, RetryAfter: "1"}, r.Seq%10 == 0
+	seen := map[string]bool{}
+	srv.SetHook(func(r *llmtest.Request) (llmtest.Fault, bool) { // called under the server's lock
+		prompt := r.Chat.Messages[0].Content
+		first := !seen[prompt]
+		seen[prompt] = true
+		var i int
+		_, err := fmt.Sscan(prompt, &i)
+		return llmtest.Fault{Status: 429, RetryAfter: "1"}, err == nil && first && i%10 == 0
 	})
-	p := testProvider(srv)
-	p.MaxConcurrency = 32
-	c := newTestClient(t, srv, p, clock, WithHTTPClient(&http.Client{Transport: srv.Transport()}))
-	runCalls(t, c, 400, 32, func(i int) Request { return userRequest("m1", fmt.Sprint(i)) })
-	throttled := srv.Count() / 10
-	s := c.Limits()
-	if srv.Count() != 444 || s.Throttled != int64(throttled) {
-		t.Fatalf("%d requests, %d throttled; want 444, 44", srv.Count(), s.Throttled)
+	synctest.Test(t, func(t *testing.T) {
+		clock := &sleepLog{}
+		p := testProvider(srv)
+		p.MaxConcurrency = workers
+		c, err := New(p, WithClock(clock), WithJitter(identity), testEnv(map[string]string{"TEST_KEY": testKey}),
+			WithHTTPClient(&http.Client{Transport: srv.Transport()}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Complete(bg, userRequest("m1", "prove the provider")); err != nil {
+			t.Fatal(err)
+		}
+		runCalls(t, c, calls, workers, func(i int) Request { return userRequest("m1", fmt.Sprint(i)) })
+		s := c.(*openAIClient).Limits()
+		const throttled = calls / 10
+		if srv.Count() != 1+calls+throttled || s.Throttled != throttled {
+			t.Fatalf("%d requests, %d throttled; want %d, %d", srv.Count(), s.Throttled, 1+calls+throttled, throttled)
+		}
+		if got := clock.sleeps(); len(got) != throttled || sum(got) != throttled*time.Second {
+			t.Errorf("waits %v, want %d of 1s", got, throttled)
+		}
+		if s.Concurrency != workers || !s.PausedUntil.IsZero() || srv.MaxInFlight() != workers {
+			t.Errorf("limits after isolated 429s: %+v, server saw %d at once; want concurrency %d, no pause", s, srv.MaxInFlight(), workers)
+		}
+		if b := c.(*openAIClient).caller.Breaker.State(); b.Refused > 1 || b.Unavailable != nil {
+			t.Errorf("breaker after isolated 429s: %+v", b)
+		}
+	})
+}
+
+// sleepLog is the real clock (virtual inside a synctest bubble) recording
+// every wait asked of it.
+type sleepLog struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (c *sleepLog) Now() time.Time { return time.Now() }
+
+func (c *sleepLog) Sleep(ctx context.Context, d time.Duration) error {
+	if d > 0 {
+		c.mu.Lock()
+		c.d = append(c.d, d)
+		c.mu.Unlock()
 	}
-	if got := clock.Slept(); got != time.Duration(throttled)*time.Second || len(clock.Sleeps()) != throttled {
-		t.Errorf("simulated waits %v in %d sleeps, want %d of 1s", got, len(clock.Sleeps()), throttled)
+	return RealClock.Sleep(ctx, d)
+}
+
+func (c *sleepLog) sleeps() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.d...)
+}
+
+func sum(ds []time.Duration) (total time.Duration) {
+	for _, d := range ds {
+		total += d
 	}
-	if s.Concurrency != 32 || !s.PausedUntil.IsZero() {
-		t.Errorf("limits after isolated 429s: %+v, want concurrency 32 and no pause", s)
-	}
+	return total
 }
 
 func (c *openAIClient) rps() float64 {

@@ -43,6 +43,10 @@ type Request struct {
 type Usage struct {
 	InputTokens  int64 `json:"input_tokens"`
 	OutputTokens int64 `json:"output_tokens"`
+	// CachedTokens is the part of InputTokens the server read from its
+	// prompt cache (usage.prompt_tokens_details.cached_tokens), which
+	// providers bill at a discount; 0 when none or not reported.
+	CachedTokens int64 `json:"cached_tokens,omitempty"`
 }
 
 // Response is one completion.

@@ -45,6 +45,7 @@ func requiredKey() Setting {
 type openAIClient struct {
 	*conn
 	api *openai.Client
+	cfg openai.ClientConfig // api's configuration, for BatchAPI's client
 	emb *embedder
 }
 
@@ -64,7 +65,7 @@ func newOpenAI(p Provider, o options) (Client, error) {
 	if c.cred.org != "" {
 		auth.Set("OpenAI-Organization", c.cred.org)
 	}
-	return &openAIClient{conn: c, api: openai.NewClientWithConfig(cfg), emb: newEmbedder(c, cfg.BaseURL, auth)}, nil
+	return &openAIClient{conn: c, api: openai.NewClientWithConfig(cfg), cfg: cfg, emb: newEmbedder(c, cfg.BaseURL, auth)}, nil
 }
 
 func (c *openAIClient) Complete(ctx context.Context, req Request) (*Response, error) {
@@ -79,24 +80,8 @@ func (c *openAIClient) Complete(ctx context.Context, req Request) (*Response, er
 		if err != nil {
 			return httpcall.Tokens{}, err
 		}
-		if len(resp.Choices) == 0 {
-			return httpcall.Tokens{}, errEmptyChoices
-		}
-		msg := resp.Choices[0].Message
-		text, reasoning := splitThink(msg.Content)
-		if msg.ReasoningContent != "" {
-			reasoning = msg.ReasoningContent
-		} else if r := rawReasoning(cp.Body.Bytes()); r != "" {
-			reasoning = r
-		}
-		out = &Response{Text: text, Reasoning: reasoning, Model: resp.Model, SystemFingerprint: resp.SystemFingerprint,
-			Usage: Usage{InputTokens: int64(resp.Usage.PromptTokens), OutputTokens: int64(resp.Usage.CompletionTokens)}}
-		c.scrubDecoded(out)
-		if out.Usage == (Usage{}) {
-			// Some local servers report no usage; estimate it so cost and
-			// token budgets still see the call.
-			out.UsageEstimated = true
-			out.Usage = Usage{InputTokens: est - completionBudget(req), OutputTokens: textTokens(msg.Content)}
+		if out, err = c.answer(resp, cp.Body.Bytes(), req, est); err != nil {
+			return httpcall.Tokens{}, err
 		}
 		return httpcall.Tokens{In: out.Usage.InputTokens, Out: out.Usage.OutputTokens}, nil
 	}, c.classify(req.Model))
@@ -105,6 +90,43 @@ func (c *openAIClient) Complete(ctx context.Context, req Request) (*Response, er
 	}
 	out.Status, out.Attempts = status, attempts
 	return out, nil
+}
+
+// answer is what Complete makes of a chat completion reply (resp decoded
+// from body): the one place a reply becomes a Response, shared with batch
+// output lines (DecodeChat), so that a batch answer is, byte for byte, the
+// synchronous one.
+func (c *openAIClient) answer(resp openai.ChatCompletionResponse, body []byte, req Request, est int64) (*Response, error) {
+	if len(resp.Choices) == 0 {
+		return nil, errEmptyChoices
+	}
+	msg := resp.Choices[0].Message
+	text, reasoning := splitThink(msg.Content)
+	if msg.ReasoningContent != "" {
+		reasoning = msg.ReasoningContent
+	} else if r := rawReasoning(body); r != "" {
+		reasoning = r
+	}
+	out := &Response{Text: text, Reasoning: reasoning, Model: resp.Model, SystemFingerprint: resp.SystemFingerprint,
+		Usage: Usage{InputTokens: int64(resp.Usage.PromptTokens), OutputTokens: int64(resp.Usage.CompletionTokens),
+			CachedTokens: cachedTokens(resp.Usage)}}
+	c.scrubDecoded(out)
+	if out.Usage == (Usage{}) {
+		// Some local servers report no usage; estimate it so cost and
+		// token budgets still see the call.
+		out.UsageEstimated = true
+		out.Usage = Usage{InputTokens: est - completionBudget(req), OutputTokens: textTokens(msg.Content)}
+	}
+	return out, nil
+}
+
+// cachedTokens is usage.prompt_tokens_details.cached_tokens: the part of the
+// prompt the server served from its prompt cache (billed at cached_input).
+func cachedTokens(u openai.Usage) int64 {
+	if u.PromptTokensDetails == nil {
+		return 0
+	}
+	return int64(u.PromptTokensDetails.CachedTokens)
 }
 
 // CompleteChoices asks one request for len(samples) independent answers to
@@ -145,7 +167,7 @@ func (c *openAIClient) CompleteChoices(ctx context.Context, req Request, samples
 			c.scrubDecoded(r)
 			r.Usage.OutputTokens = int64(resp.Usage.CompletionTokens) * (int64(len(ch.Message.Content)) + 1) / chars
 			if i == 0 {
-				r.Usage.InputTokens = int64(resp.Usage.PromptTokens)
+				r.Usage.InputTokens, r.Usage.CachedTokens = int64(resp.Usage.PromptTokens), cachedTokens(resp.Usage)
 			}
 			if resp.Usage.PromptTokens == 0 && resp.Usage.CompletionTokens == 0 {
 				r.UsageEstimated = true

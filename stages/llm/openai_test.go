@@ -339,17 +339,17 @@ func TestResponseFields(t *testing.T) {
 		wantUsage     Usage
 		wantEstimated bool
 	}{
-		{name: "plain", fault: llmtest.Fault{Text: "Answer: B"}, wantText: "Answer: B", wantUsage: Usage{2, 3}},
+		{name: "plain", fault: llmtest.Fault{Text: "Answer: B"}, wantText: "Answer: B", wantUsage: Usage{InputTokens: 2, OutputTokens: 3}},
 		{name: "reasoning_content", fault: llmtest.Fault{Text: "Answer: B", Reasoning: "A is weaker than B"},
-			wantText: "Answer: B", wantReasoning: "A is weaker than B", wantUsage: Usage{2, 3}},
+			wantText: "Answer: B", wantReasoning: "A is weaker than B", wantUsage: Usage{InputTokens: 2, OutputTokens: 3}},
 		{name: "reasoning", fault: llmtest.Fault{Text: "Answer: B", Reasoning: "A is weaker", ReasoningField: "reasoning"},
-			wantText: "Answer: B", wantReasoning: "A is weaker", wantUsage: Usage{2, 3}},
+			wantText: "Answer: B", wantReasoning: "A is weaker", wantUsage: Usage{InputTokens: 2, OutputTokens: 3}},
 		{name: "think block in content", fault: llmtest.Fault{Text: "<think>\nA is weaker\n</think>\n\nAnswer: B"},
-			wantText: "Answer: B", wantReasoning: "A is weaker", wantUsage: Usage{2, 10}},
+			wantText: "Answer: B", wantReasoning: "A is weaker", wantUsage: Usage{InputTokens: 2, OutputTokens: 10}},
 		{name: "usage reported", fault: llmtest.Fault{Text: "x", Usage: &openai.Usage{PromptTokens: 120, CompletionTokens: 7}},
-			wantText: "x", wantUsage: Usage{120, 7}},
+			wantText: "x", wantUsage: Usage{InputTokens: 120, OutputTokens: 7}},
 		{name: "no usage reported: estimated", fault: llmtest.Fault{Text: "twelve bytes", Usage: &openai.Usage{}},
-			wantText: "twelve bytes", wantUsage: Usage{2, 3}, wantEstimated: true},
+			wantText: "twelve bytes", wantUsage: Usage{InputTokens: 2, OutputTokens: 3}, wantEstimated: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -111,7 +111,10 @@ type PagePlot struct {
 // PageItem is one target paper or keyword with what was generated and
 // judged for it, per generating instance (model).
 type PageItem struct {
-	ID     string      `json:"id"`
+	ID string `json:"id"`
+	// Given are the ideas the item's stages were given rather than
+	// generated (the idea a ScholarEval review reviews), each once.
+	Given  []string    `json:"given,omitempty"`
 	Groups []ItemGroup `json:"groups"`
 }
 
@@ -126,19 +129,25 @@ type ItemGroup struct {
 	Synthetic bool `json:"synthetic,omitempty"`
 }
 
-// Judgement is one judge node's answer about an item's ideas.
+// Judgement is one judge node's answer about an item's ideas, as its
+// stage presents it (stages.Judgement).
 type Judgement struct {
-	Stage string `json:"stage"`           // the judging stage, "rank_ideas.novelty"
-	Judge string `json:"judge,omitempty"` // the model that answered
-	Slot  int    `json:"slot"`            // permutation or sample index
-	Label string `json:"label,omitempty"`
+	// Dimension is what was judged: the judging stage block
+	// ("rank_ideas.novelty"), or more where the stage says (a review's
+	// kind, a rubric line).
+	Dimension string `json:"dimension"`
+	Judge     string `json:"judge,omitempty"` // the model that answered
+	Slot      int    `json:"slot"`            // permutation or sample index
+	Label     string `json:"label,omitempty"`
 	// Shown is the order the judge saw: letter -> what it was ("idea 2", "target").
 	Shown map[string]string `json:"shown,omitempty"`
 	// Order is the judge's ranking, best first (letters).
 	Order []string `json:"order,omitempty"`
 	// Score is the judgement's number: the target's rank for a ranking,
 	// the rating for a rating; nil when it has none.
-	Score     *float64           `json:"score,omitempty"`
+	Score *float64 `json:"score,omitempty"`
+	// Verdict is a judgement that is no number (a letter, a winner).
+	Verdict   string             `json:"verdict,omitempty"`
 	Scores    map[string]float64 `json:"scores,omitempty"` // named ratings
 	Rationale string             `json:"rationale,omitempty"`
 	// Synthetic: the judgement rests on an answer of the mock (its own, or
@@ -245,6 +254,7 @@ func WriteHTML(w io.Writer, p *Page) error {
 	d.Fonts = template.CSS(strings.Join(order, "\n"))
 	models := map[string]bool{}
 	for _, it := range p.Items {
+		d.Ideas += len(it.Given)
 		for _, g := range it.Groups {
 			models[g.Model] = true
 			d.Ideas += len(g.Ideas)

@@ -9,11 +9,13 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ideaflow/ideaflow/stages"
 )
 
 func drawn(t testing.TB, kind string) string {
@@ -35,10 +37,10 @@ func samplePage(t testing.TB) *Page {
 			Failures:     []string{`stage.rank_ideas.novelty["b"]/p2: boom`}},
 		Provenance: PageProvenance{Ideaflow: "v1.2", ExperimentDigest: "abc", Variables: map[string]string{"n": "3"}, Datasets: map[string]string{"targets": "sha256:def"}},
 		Tables: []PageTable{gridTable(t), {Name: "raw", Header: []string{"row", "novelty"}, Numeric: []bool{false, true},
-			Rows: [][]PageCell{{{Value: "gpt-4o"}, {Value: "0.614"}}}}, {Name: "table2", Markdown: "| a |\n|---|\n| 1 |\n"}},
+			Rows: [][]PageCell{{{Value: "gpt-4o"}, {Value: "0.614"}}}}},
 		Plots: []PagePlot{{Name: "fig4", SVG: drawn(t, "bar"), Figure: &Figure{Omitted: []string{"x: not computed"}}}, {Name: "fig6", SVG: drawn(t, "bar")}},
 		Items: []PageItem{{ID: "p1", Groups: []ItemGroup{{Model: "gpt-4o", Ideas: []string{"idea </script><script>alert(1)</script> & <b>"},
-			Judgements: []Judgement{{Stage: "rank_ideas.novelty", Judge: "judge", Shown: map[string]string{"A": "idea 0", "B": "target"}, Order: []string{"B", "A"}, Score: &rank, Rationale: "B is better"}}}}}},
+			Judgements: []Judgement{{Dimension: "rank_ideas.novelty", Judge: "judge", Shown: map[string]string{"A": "idea 0", "B": "target"}, Order: []string{"B", "A"}, Score: &rank, Rationale: "B is better"}}}}}},
 	}
 }
 
@@ -54,11 +56,10 @@ func TestWriteHTML(t *testing.T) {
 		// grid.md read back: title, alignment, bold, interval, footnotes.
 		`<figcaption>Novelty &amp; feasibility by model and scenario <span class="file">(grid)</span></figcaption>`,
 		`<th>Model</th><th>Scenario</th><th class="num">Novelty</th><th class="num">Feasibility (0-10)</th>`,
-		`<tr><td></td><td>high</td><td class="num"><strong>0.614</strong> [0.58, 0.65]</td><td class="num">6.2</td></tr>`,
-		`<td class="num">0.401 [0.35, 0.45]<sup><a href="#fn-grid-2">2</a></sup></td><td class="num">n/a<sup><a href="#fn-grid-3">3</a></sup></td>`,
+		`<tr><td></td><td>high</td><td class="num"><strong>0.614</strong><span class="ci"> [0.58, 0.65]</span></td><td class="num">6.2</td></tr>`,
+		`<td class="num">0.401<span class="ci"> [0.35, 0.45]</span><sup><a href="#fn-grid-2">2</a></sup></td><td class="num">n/a<sup><a href="#fn-grid-3">3</a></sup></td>`,
 		`<li>Novelty: each value is over 20 items, except where a note says otherwise.</li>`,
 		`<li id="fn-grid-3">Feasibility (0-10), Llama 3.1 70B / low: not computed (the stage failed or was skipped).</li>`,
-		"<pre>| a |\n|---|\n| 1 |\n</pre>",
 		`<li>not plotted: x: not computed</li>`,
 		`<td id="run-nodes">10 total: 4 cached, 5 ran, 1 failed, 0 skipped</td>`,
 		`<tr class="rerouted"><td>gpt-4o</td><td>gpt-4o-2024-08-06 (3)</td></tr>`,
@@ -209,7 +210,7 @@ func fullSizePage(tb testing.TB) *Page {
 			g := ItemGroup{Model: fmt.Sprintf("model-%02d", m), Ideas: []string{text(100)}}
 			for j := 0; j < 3; j++ {
 				s := float64((k + m + j) % 10)
-				g.Judgements = append(g.Judgements, Judgement{Stage: "liveideabench_judge.critique", Judge: fmt.Sprintf("judge-%d", j), Slot: j, Score: &s,
+				g.Judgements = append(g.Judgements, Judgement{Dimension: "liveideabench_judge.critique", Judge: fmt.Sprintf("judge-%d", j), Slot: j, Score: &s,
 					Scores: map[string]float64{"originality": s, "feasibility": 10 - s, "clarity": 5}, Rationale: text(50)})
 			}
 			it.Groups = append(it.Groups, g)
@@ -236,97 +237,177 @@ func BenchmarkHTMLFullSize(b *testing.B) {
 }
 
 func gridTable(t testing.TB) PageTable {
-	b, err := os.ReadFile("testdata/grid.md")
+	return presentedTable(t, "grid")
+}
+
+// presentedTable is the table the report presenter lays out from a report
+// node's output carrying testdata/NAME.json, the JSON format's golden.
+func presentedTable(t testing.TB, name string) PageTable {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + name + ".json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab, ok := TableFromMarkdown("grid", string(b))
-	if !ok {
-		t.Fatal("grid.md does not read as a report table")
+	out, err := json.Marshal(reportOutput{Files: &stages.Files{Files: map[string]string{name + ".md": "..."}}, Table: b})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return tab
+	pr, err := stages.Present(reportType{}, &stages.NodeOutput{Block: "report." + name, Work: "compute", Output: out, Params: stages.Params{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pr.Tables) != 1 || len(pr.Rows) != 1 || pr.Rows[0][0].Name != "files" || pr.Rows[0][0].Value != name+".md" {
+		t.Fatalf("%s: presented %d tables, rows %+v; want one table and a row naming the files", name, len(pr.Tables), pr.Rows)
+	}
+	return pr.Tables[0]
 }
 
-// Every golden Markdown table the report stage writes reads back: its
-// header, alignment and cells, bold values, intervals and note marks, its
-// notes and footnotes, with the provenance after "---" left out.
-func TestTableFromMarkdown(t *testing.T) {
-	for _, tc := range []struct {
-		file             string
-		header           []string
-		numeric          []bool
-		rows             int
-		cell             [3]int // row, column, and the cell there
-		want             PageCell
-		notes, footnotes int
-	}{
-		{"table1.md", []string{"", "insight_score.novelty", "insight_score.feasibility", "aggregate.overall"}, []bool{false, true, true, true},
-			2, [3]int{0, 2}, PageCell{Value: "0.125", Note: 1}, 2, 3},
-		{"pivot.md", []string{"References", "Novelty (Filtered)", "Novelty (Unfiltered)", "Feasibility (Filtered)", "Feasibility (Unfiltered)"},
-			[]bool{false, true, true, true, true}, 3, [3]int{1, 1}, PageCell{Value: "0.875", Bold: true, Rest: " [0.82, 0.93]"}, 4, 0},
-		{"grid.md", []string{"Model", "Scenario", "Novelty", "Feasibility (0-10)"}, []bool{false, false, true, true},
-			4, [3]int{2, 3}, PageCell{Value: "n/a", Note: 3}, 4, 3},
-		{"table1_synthetic.md", nil, nil, -1, [3]int{}, PageCell{}, -1, -1},
-	} {
-		b, err := os.ReadFile("testdata/" + tc.file)
+// The page's table is the report's JSON output laid out as the Markdown
+// prints it: for every golden report, the presented table's title,
+// header, alignment, cells (value, bold, interval, note, mixed mark),
+// notes and footnotes are those of the Markdown golden.
+func TestPresentedTablesReadAsTheMarkdown(t *testing.T) {
+	for _, name := range []string{"table1", "pivot", "grid", "table1_mixed", "table1_synthetic"} {
+		md, err := os.ReadFile("testdata/" + name + ".md")
 		if err != nil {
 			t.Fatal(err)
 		}
-		tab, ok := TableFromMarkdown(strings.TrimSuffix(tc.file, ".md"), string(b))
+		want, ok := TableFromMarkdown(name, string(md))
 		if !ok {
-			t.Errorf("%s: does not read as a report table", tc.file)
-			continue
+			t.Fatalf("%s.md does not read as a report table", name)
 		}
-		if tc.rows < 0 { // the synthetic table: only that it reads, and its title
-			if !strings.Contains(string(b), "# "+tab.Title+"\n") || tab.Title == "" {
-				t.Errorf("%s: title %q", tc.file, tab.Title)
-			}
-			continue
+		got := presentedTable(t, name)
+		if got.Synthetic != want.Synthetic && !(want.Synthetic == "" && got.Synthetic == SyntheticBanner && strings.Contains(string(md), SyntheticBanner)) {
+			t.Errorf("%s: synthetic %q, the Markdown %q", name, got.Synthetic, want.Synthetic)
 		}
-		if !reflect.DeepEqual(tab.Header, tc.header) || !reflect.DeepEqual(tab.Numeric, tc.numeric) || len(tab.Rows) != tc.rows ||
-			len(tab.Notes) != tc.notes || len(tab.Footnotes) != tc.footnotes {
-			t.Errorf("%s: header %q numeric %v, %d rows, %d notes, %d footnotes", tc.file, tab.Header, tab.Numeric, len(tab.Rows), len(tab.Notes), len(tab.Footnotes))
-			continue
-		}
-		if got := tab.Rows[tc.cell[0]][tc.cell[1]]; got != tc.want {
-			t.Errorf("%s: cell %v = %+v, want %+v", tc.file, tc.cell[:2], got, tc.want)
-		}
-		for _, n := range append(tab.Notes, tab.Footnotes...) {
-			if strings.Contains(n, "Produced by ideaflow") {
-				t.Errorf("%s: the provenance leaked into the notes: %q", tc.file, n)
+		got.Synthetic, want.Synthetic = "", ""
+		// The Markdown reader splits an interval off a bold value only;
+		// the page prints Value then Rest either way.
+		for _, tab := range []*PageTable{&got, &want} {
+			for _, row := range tab.Rows {
+				for i := range row {
+					row[i].Value, row[i].Rest = row[i].Value+row[i].Rest, ""
+				}
 			}
 		}
-	}
-	// Escaped pipes are text; a file that is not a report table is not read.
-	tab, ok := TableFromMarkdown("x", "# T\n\n| a \\| b | c |\n|---|---:|\n| x \\| y | **1** |\n")
-	if !ok || tab.Header[0] != "a | b" || tab.Rows[0][0].Value != "x | y" || !tab.Rows[0][1].Bold {
-		t.Errorf("escaped pipes: %+v (ok %v)", tab, ok)
-	}
-	for _, md := range []string{"no table here", "| a |\n| b |\n", "| a | b |\n|---|\n"} {
-		if _, ok := TableFromMarkdown("x", md); ok {
-			t.Errorf("%q reads as a table", md)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: presented\n%+v\nthe Markdown reads\n%+v", name, got, want)
 		}
 	}
+	// What the JSON lacks before a report's output carried it: no table.
+	pr, err := stages.Present(reportType{}, &stages.NodeOutput{Block: "report.x", Work: "compute", Output: []byte(`{"files":{"x.md":"# x"}}`)})
+	if err != nil || len(pr.Tables) != 0 {
+		t.Errorf("an output without a table: %+v, %v", pr, err)
+	}
+}
+
+var (
+	mdNoteRef  = regexp.MustCompile(`\[\^(\d+)\]$`)
+	mdFootnote = regexp.MustCompile(`^\[\^(\d+)\]: (.*)$`)
+	mdRule     = regexp.MustCompile(`^:?-+:?$`)
+)
+
+// TableFromMarkdown reads a table the report stage wrote as Markdown: the
+// title, the table, the "- " notes and the "[^n]: " footnotes. The page
+// never does (it shows the JSON output); tests hold the two alike.
+func TableFromMarkdown(name, md string) (t PageTable, ok bool) {
+	t = PageTable{Name: name}
+	inTable, ruled := false, false
+	for _, line := range strings.Split(md, "\n") {
+		switch {
+		case line == "---" && ruled:
+			return t, true
+		case strings.HasPrefix(line, "|"):
+			if ruled && !inTable {
+				return t, false
+			}
+			inTable = true
+			cells := splitMarkdownRow(line)
+			switch {
+			case t.Header == nil:
+				t.Header = cells
+			case !ruled:
+				for _, c := range cells {
+					if !mdRule.MatchString(c) {
+						return t, false
+					}
+					t.Numeric = append(t.Numeric, strings.HasSuffix(c, ":"))
+				}
+				ruled = true
+			default:
+				row := make([]PageCell, len(cells))
+				for i, c := range cells {
+					row[i] = markdownCell(c)
+				}
+				t.Rows = append(t.Rows, row)
+			}
+		case inTable:
+			inTable = false
+			fallthrough
+		default:
+			switch {
+			case t.Header == nil && t.Title == "" && (line == SyntheticBanner || strings.HasPrefix(line, MixedPrefix)):
+				t.Synthetic, t.Mixed = strings.ReplaceAll(line, `\|`, "|"), line != SyntheticBanner
+			case t.Header == nil && strings.HasPrefix(line, "# ") && t.Title == "":
+				t.Title = strings.TrimPrefix(line, "# ")
+			case ruled && strings.HasPrefix(line, "- "):
+				t.Notes = append(t.Notes, strings.ReplaceAll(strings.TrimPrefix(line, "- "), `\|`, "|"))
+			case ruled && mdFootnote.MatchString(line):
+				m := mdFootnote.FindStringSubmatch(line)
+				t.Footnotes = append(t.Footnotes, strings.ReplaceAll(m[2], `\|`, "|"))
+			}
+		}
+	}
+	return t, ruled
+}
+
+func splitMarkdownRow(line string) []string {
+	line = strings.TrimSuffix(strings.TrimPrefix(line, "|"), "|")
+	var cells []string
+	var cur strings.Builder
+	for i := 0; i < len(line); i++ {
+		switch {
+		case line[i] == '\\' && i+1 < len(line) && line[i+1] == '|':
+			cur.WriteByte('|')
+			i++
+		case line[i] == '|':
+			cells = append(cells, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		default:
+			cur.WriteByte(line[i])
+		}
+	}
+	return append(cells, strings.TrimSpace(cur.String()))
+}
+
+func markdownCell(c string) PageCell {
+	var cell PageCell
+	if m := mdNoteRef.FindStringSubmatchIndex(c); m != nil {
+		cell.Note, _ = strconv.Atoi(c[m[2]:m[3]])
+		c = c[:m[0]]
+	}
+	c, cell.Synthetic = strings.CutSuffix(c, MixedMark)
+	if rest, ok := strings.CutPrefix(c, "**"); ok {
+		if i := strings.Index(rest, "**"); i >= 0 {
+			cell.Value, cell.Bold, cell.Rest = rest[:i], true, rest[i+2:]
+			return cell
+		}
+	}
+	cell.Value = c
+	return cell
 }
 
 // TestWriteHTMLMarksMixedResults: a page some of whose results rest on the
 // mock says how many at the top, and marks exactly those: the table's
 // cells, the plot, the items.
 func TestWriteHTMLMarksMixedResults(t *testing.T) {
-	md, err := os.ReadFile(filepath.Join("testdata", "table1_mixed.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	table, ok := TableFromMarkdown("table1", string(md))
-	if !ok {
-		t.Fatal("table1_mixed.md does not read as a table")
-	}
+	table := presentedTable(t, "table1_mixed")
 	p := &Page{Experiment: "exp", Synthetic: true, SyntheticText: "12 of 32 model and service nodes were answered by the mock",
 		Tables: []PageTable{table},
 		Plots:  []PagePlot{{Name: "fig", SVG: drawn(t, "bar"), Figure: &Figure{Points: 4, SyntheticPoints: 1, Synthetic: true}}},
 		Items: []PageItem{{ID: "p1", Groups: []ItemGroup{
-			{Model: "gen-a", Ideas: []string{"made up"}, Synthetic: true, Judgements: []Judgement{{Stage: "rank_ideas.novelty", Synthetic: true}}},
-			{Model: "gen-b", Ideas: []string{"real"}, Judgements: []Judgement{{Stage: "rank_ideas.novelty"}}}}}},
+			{Model: "gen-a", Ideas: []string{"made up"}, Synthetic: true, Judgements: []Judgement{{Dimension: "rank_ideas.novelty", Synthetic: true}}},
+			{Model: "gen-b", Ideas: []string{"real"}, Judgements: []Judgement{{Dimension: "rank_ideas.novelty"}}}}}},
 		Summary: RunSummary{Answered: []PageAnswerer{{Name: "endpoint http://gw/v1", Nodes: 20}, {Name: "mock seed 7", Nodes: 12, Synthetic: true}}},
 	}
 	var buf bytes.Buffer

@@ -37,9 +37,10 @@ func (reportType) Name() string { return "report" }
 // CIs and count footnotes changed every format's layout. Version 3:
 // synthetic cells are marked one by one, from their inputs' records
 // (CSV and JSON gained per-cell synthetic fields).
-// Version 4: LaTeX states its packages, fits a width, breaks long headers;
-// intervals by default, common items, N column, arrows, underlines.
-func (reportType) Version() string { return "4" }
+// Version 4: the output carries the table for the page beside the files.
+// Version 5: LaTeX states its packages, fits a width, breaks long headers;
+// intervals, common items, N column, extra columns, arrows, underlines.
+func (reportType) Version() string { return "5" }
 
 func (reportType) Params() []stages.Param {
 	return []stages.Param{
@@ -87,7 +88,11 @@ func (reportType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 				if err != nil {
 					return nil, err
 				}
-				b, err := json.Marshal(out)
+				table, err := t.pageTable(scores)
+				if err != nil {
+					return nil, err
+				}
+				b, err := json.Marshal(reportOutput{Files: out, Table: table})
 				if err != nil {
 					return nil, fmt.Errorf("encode report: %w", err)
 				}
@@ -95,6 +100,26 @@ func (reportType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 			}}, nil
 		},
 	}}, nil
+}
+
+// reportOutput is the report node's output: the files it writes, and
+// beside them its table as the JSON format lays it out (whatever formats
+// the block asks for), which report.html shows (present.go): a page never
+// reads a table back from its Markdown.
+type reportOutput struct {
+	*stages.Files
+	Table json.RawMessage `json:"table"`
+}
+
+// pageTable is the table in the JSON format, rendered alone.
+func (t *table) pageTable(scores map[string]*stages.In) (json.RawMessage, error) {
+	only := *t
+	only.formats = []string{"json"}
+	f, err := only.render(scores)
+	if err != nil {
+		return nil, err
+	}
+	return json.RawMessage(f.Files[t.name+extensions["json"]]), nil
 }
 
 // index maps each column instance's address to its input, by In.From: the

@@ -6,7 +6,8 @@ import "github.com/ideaflow/ideaflow/stages"
 // (stages.Files) from scores.
 
 func (reportType) Schema(stages.Params) stages.Schema {
-	return stages.Schema{Gives: stages.FilesFields,
+	return stages.Schema{Gives: stages.With(stages.FilesFields,
+		stages.Field{Name: "table", Type: stages.ObjectField, Doc: "the table as the JSON format lays it out, whatever the formats: what report.html shows"}),
 		// Rows are read for their instance keys and generators only.
 		Needs: []stages.Need{{Input: "columns", Fields: []string{"value"}, Why: "a column's score",
 			Fix: "Give columns aggregate stages (insight_score, similarity_score, aggregate, ...): one score per instance."},

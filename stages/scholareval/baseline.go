@@ -2,6 +2,7 @@ package scholareval
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -22,7 +23,7 @@ func (llmReviewType) Version() string { return "1" }
 func (llmReviewType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "ideas", Kind: stages.Input, Required: true, Doc: "the ideas to review, one per item: a dataset of format scholarideas (or any records with id, idea and cutoff), or a stage that gives one idea an item (IdeaBench's generate_ideas with n = 1, generate_from_keyword with ideas_per_keyword = 1)"},
-		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the reviewer, asked without retrieval (the paper's plain-LLM baseline)"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Doc: "the reviewer, asked without retrieval (the paper's plain-LLM baseline)"},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultLLMReviewPrompt, Doc: "the review prompt (data: .Idea); its References section is what resolve_references checks"},
 	}
 }
@@ -49,6 +50,9 @@ func (llmReviewType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	return perItemNodes("ideas", ideas, false, func(item string) func([]stages.In) (*stages.Work, error) {
 		return func(in []stages.In) (*stages.Work, error) {
 			rec, err := decodeIdea(in[0])
+			if errors.Is(err, errDroppedUpstream) {
+				return &stages.Work{Compute: func() ([]byte, error) { return stages.EncodeOutput(droppedReview("llm")) }}, nil
+			}
 			if err != nil {
 				return nil, fmt.Errorf("item %q: %w", item, err)
 			}
@@ -144,6 +148,9 @@ func (resolveType) Expand(inst *stages.Instance, item string, in []stages.In) ([
 	var r Review
 	if err := json.Unmarshal(in[0].Output, &r); err != nil {
 		return nil, fmt.Errorf("decode review: %w", err)
+	}
+	if r.Dropped {
+		return nil, nil // no review, no references to resolve
 	}
 	p := inst.Params
 	lit := p.Model("literature")
@@ -290,6 +297,10 @@ func citationScore(in []stages.In) ([]byte, error) {
 		var r Review
 		if err := json.Unmarshal(x.Output, &r); err != nil {
 			return nil, fmt.Errorf("decode review from %s: %w", x.From.Address, err)
+		}
+		if r.Dropped {
+			s.Extra["dropped"]++ // the idea was dropped upstream: nothing was cited
+			continue
 		}
 		s.Count++
 		cited += len(r.Citations.Cited)

@@ -30,6 +30,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -176,7 +177,7 @@ func decodeIdea(in stages.In) (*idea, error) {
 	case err != nil:
 		return nil, err
 	case ideas.Dropped:
-		return nil, fmt.Errorf("%s was dropped upstream: there is no idea to review", stages.NodeAddress(in))
+		return nil, fmt.Errorf("%s was dropped upstream: there is no idea to review: %w", stages.NodeAddress(in), errDroppedUpstream)
 	case len(ideas.Ideas) != 1:
 		return nil, fmt.Errorf("%s gives %d ideas; a review reads one idea an item (generate_ideas with n = 1)", stages.NodeAddress(in), len(ideas.Ideas))
 	}
@@ -186,6 +187,11 @@ func decodeIdea(in stages.In) (*idea, error) {
 	}
 	return &r, nil
 }
+
+// errDroppedUpstream marks an idea dropped upstream (an IdeaBench target
+// with too few references): the soundness chain and llm_review pass the
+// drop on, without a call, instead of failing.
+var errDroppedUpstream = errors.New("dropped upstream")
 
 // oneIdeaPerItem refuses ideas that give several ideas a node (IdeaBench's
 // batch generation): the reviews and the searches they expand into are
@@ -227,7 +233,10 @@ func oneNode(param string, up *stages.Upstream, item string) (int, error) {
 // rendered with data(idea text) and answered as a list whose lines parse
 // turns into the node's output. The prompt is rendered once at layout on a
 // sample idea, so a broken template is reported by validate.
-func extractLayout(inst *stages.Instance, data func(ideaText string) any, parse func(rec *idea, lines []string) any) ([]stages.Node, error) {
+//
+// dropped, when not nil, gives the output of an item whose idea was
+// dropped upstream (no call is made); without it such an item fails.
+func extractLayout(inst *stages.Instance, data func(ideaText string) any, parse func(rec *idea, lines []string) any, dropped func() any) ([]stages.Node, error) {
 	p := inst.Params
 	ideas, err := stages.RequireInput(p, "ideas")
 	if err != nil {
@@ -247,6 +256,9 @@ func extractLayout(inst *stages.Instance, data func(ideaText string) any, parse 
 	return perItemNodes("ideas", ideas, false, func(item string) func([]stages.In) (*stages.Work, error) {
 		return func(in []stages.In) (*stages.Work, error) {
 			rec, err := decodeIdea(in[0])
+			if errors.Is(err, errDroppedUpstream) && dropped != nil {
+				return &stages.Work{Compute: func() ([]byte, error) { return stages.EncodeOutput(dropped()) }}, nil
+			}
 			if err != nil {
 				return nil, fmt.Errorf("item %q: %w", item, err)
 			}
@@ -347,6 +359,14 @@ type Review struct {
 	// References are the titles a plain-LLM review lists (llm_review only).
 	References []string `json:"references,omitempty"`
 	Missing    int      `json:"missing,omitempty"` // upstream children that failed or were skipped
+	// Dropped says the idea was dropped upstream (an IdeaBench target with
+	// too few references): no review was asked for, and readers skip it.
+	Dropped bool `json:"dropped,omitempty"`
+}
+
+// droppedReview is the review of an idea dropped upstream.
+func droppedReview(kind string) Review {
+	return Review{Kind: kind, Strengths: []string{}, Weaknesses: []string{}, Suggestions: []string{}, Dropped: true}
 }
 
 var reviewHeadings = []string{"strengths", "weaknesses", "suggestions"}

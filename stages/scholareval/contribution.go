@@ -21,7 +21,7 @@ func (dimensionsType) Version() string { return "1" }
 func (dimensionsType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "ideas", Kind: stages.Input, Required: true, Doc: "the ideas to review, one per item: a dataset of format scholarideas (or any records with id, idea and cutoff), or a stage that gives one idea an item (IdeaBench's generate_ideas with n = 1, generate_from_keyword with ideas_per_keyword = 1)"},
-		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that extracts the contributions (the reviewer)"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Doc: "the model that extracts the contributions (the reviewer)"},
 		{Name: "max_statements", Kind: stages.Int, Default: 10, Min: 1, Max: maxStatements, Doc: "extract at most this many contribution statements per idea"},
 		{Name: "queries_per_statement", Kind: stages.Int, Default: 3, Min: 1, Max: maxQueriesPerStmt, Doc: "literature queries per statement, at most (the paper: 3)"},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultDimensionsPrompt, Doc: "the extraction prompt (data: .Idea .MaxStatements .QueriesPerStatement)"},
@@ -57,7 +57,8 @@ func (dimensionsType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	max, perStmt := inst.Params.Int("max_statements"), inst.Params.Int("queries_per_statement")
 	return extractLayout(inst,
 		func(text string) any { return dimensionsData{text, max, perStmt} },
-		func(rec *idea, lines []string) any { return parseDimensions(rec, lines, max, perStmt) })
+		func(rec *idea, lines []string) any { return parseDimensions(rec, lines, max, perStmt) },
+		nil) // an idea dropped upstream fails here: the contribution chain does not pass drops on yet
 }
 
 func parseDimensions(rec *idea, lines []string, max, perStmt int) DimensionsOutput {
@@ -116,7 +117,7 @@ func (relevanceType) Params() []stages.Param {
 		{Name: "dimensions", Kind: stages.Input, Required: true, Accepts: []string{"contribution_dimensions"}, Doc: "the extracted contributions"},
 		{Name: "search", Kind: stages.Input, Accepts: []string{"literature_search"}, Doc: "the paper search of their queries (the first relevance pass); a pass over added papers alone leaves it unset"},
 		{Name: "augment", Kind: stages.Input, Accepts: []string{"paper_augment", "embedding_filter"}, Doc: "the papers added to the search's (paper_augment, or embedding_filter's selection of them): with search unset, the authors' second relevance pass over the added papers; unset, the search's papers alone (the augmentation ablation)"},
-		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that scores each paper's relevance"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Doc: "the model that scores each paper's relevance"},
 		{Name: "require_abstract", Kind: stages.Bool, Default: true, Doc: "score only papers with an abstract (the authors' relevance_assessor.py drops the others before scoring); false: a paper without one is scored by its title"},
 		{Name: "max_papers", Kind: stages.Int, Default: 1000, Min: 1, Max: 100000, Doc: "at most this many distinct papers per idea; an idea past it fails, naming the count"},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultRelevancePrompt, Doc: "the relevance prompt (data: .Statements .Title .Abstract); answered as a 0-5 rating"},
@@ -225,7 +226,7 @@ func (compareType) Params() []stages.Param {
 		{Name: "dimensions", Kind: stages.Input, Required: true, Accepts: []string{"contribution_dimensions"}, Doc: "the extracted contributions"},
 		{Name: "relevance", Kind: stages.Input, Required: true, Accepts: []string{"contribution_relevance"}, Doc: "the papers' relevance scores"},
 		{Name: "augmented_relevance", Kind: stages.Input, Accepts: []string{"contribution_relevance"}, Doc: "the second relevance pass, over the papers the augmentation added (the authors'): its papers join relevance's, after them"},
-		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that compares the idea with each paper"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Doc: "the model that compares the idea with each paper"},
 		{Name: "min_relevance", Kind: stages.Int, Default: 3, Min: 0, Max: 5, Doc: "compare only papers scored at least this relevant (the paper: 3)"},
 		{Name: "select", Kind: stages.String, Default: SelectTop, Doc: `which of the relevant papers are compared: "top" (the authors' paper_sampler.py: the sample most relevant, ties in retrieval order) or "sample" (the paper's words, "samples 25": a seeded sample of sample)`},
 		{Name: "sample", Kind: stages.Int, Default: 25, Min: 1, Max: 1000, Doc: "compare at most this many of the relevant papers (the paper: 25)"},
@@ -393,7 +394,7 @@ func (contributionType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "dimensions", Kind: stages.Input, Required: true, Accepts: []string{"contribution_dimensions"}, Doc: "the extracted contributions"},
 		{Name: "compare", Kind: stages.Input, Required: true, Accepts: []string{"contribution_compare"}, Doc: "the pairwise comparisons"},
-		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that writes the review"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Doc: "the model that writes the review"},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultContributionPrompt, Doc: "the review prompt (data: .Idea .Dimensions .Papers, each .ID .Title .Year .Scores)"},
 	}
 }

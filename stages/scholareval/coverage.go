@@ -233,6 +233,9 @@ func reviewText(in []stages.In) (string, error) {
 		if err := json.Unmarshal(x.Output, &r); err != nil {
 			return "", fmt.Errorf("decode review from %s: %w", x.From.Address, err)
 		}
+		if r.Dropped {
+			continue // the idea was dropped upstream: no review to cover
+		}
 		title := map[string]string{"soundness": "Soundness review", "contribution": "Contribution review", "llm": "Review"}[r.Kind]
 		parts = append(parts, "# "+title+"\n\n"+strings.TrimSpace(r.Text))
 	}

@@ -88,6 +88,9 @@ func invalidityScore(reviews, resolved []stages.In) ([]byte, error) {
 		if err := json.Unmarshal(x.Output, &r); err != nil {
 			return nil, fmt.Errorf("decode review from %s: %w", x.From.Address, err)
 		}
+		if r.Dropped {
+			continue // the idea was dropped upstream: no review, nothing cited
+		}
 		if r.Kind == "llm" {
 			continue // its references are titles, resolved below
 		}

@@ -81,6 +81,7 @@ stage "soundness_synthesis" "se" {
 }
 stage "soundness_review" "se" {
   synthesis = stage.soundness_synthesis.se
+  methods   = stage.soundness_methods.se
   model     = model.reviewer
 }
 stage "contribution_dimensions" "se" {

@@ -35,6 +35,7 @@ func reviewGives(more ...stages.Field) []stages.Field {
 		schemaField("suggestions", stages.TextsField, "its suggestions section"),
 		schemaField("citations", stages.ObjectField, "the citation check: retrieved, cited, unretrieved"),
 		optField("missing", stages.NumberField, "upstream children that failed or were skipped"),
+		{Name: "dropped", Type: stages.BoolField, Role: stages.RoleDropped, Optional: true, Doc: "the idea was dropped upstream: no review was asked for"},
 	}, more...)
 }
 
@@ -46,6 +47,7 @@ func (methodsType) Schema(stages.Params) stages.Schema {
 			schemaField("methods", stages.ObjectsField, "the methods extracted, with their queries"),
 			schemaField("queries", stages.ObjectsField, "every method's queries, for literature_search"),
 			schemaField("dropped", stages.NumberField, "methods dropped as duplicates or past max_methods"),
+			optField("dropped_upstream", stages.BoolField, "the idea was dropped upstream: no methods, no call"),
 		},
 		Needs: []stages.Need{ideaNeed, ideaRecord},
 	}
@@ -119,7 +121,7 @@ func (soundnessType) Schema(stages.Params) stages.Schema {
 	return stages.Schema{Gives: reviewGives(stages.Field{Name: "score", Type: stages.NumberField, Role: stages.RoleScore, Optional: true, Doc: "the mean method score (0-10); none without a scored method"}),
 		Needs: []stages.Need{
 			{Input: "synthesis", Fields: []string{"synthesis"}, Why: "the per-method reviews"},
-			{Input: "synthesis", Source: true, Fields: stages.IdeaFields, Why: "the idea reviewed"},
+			{Input: "methods", Fields: []string{stages.FieldIdea}, Why: "the idea reviewed"},
 			{Input: "synthesis", Source: true, Fields: []string{"id", "domain", "cutoff", "rubric"}, Optional: true, Why: "the rest of its record"},
 			stages.Whole("synthesis"),
 		}}

@@ -31,7 +31,7 @@ func (methodsType) Version() string { return "1" }
 func (methodsType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "ideas", Kind: stages.Input, Required: true, Doc: "the ideas to review, one per item: a dataset of format scholarideas (or any records with id, idea and cutoff), or a stage that gives one idea an item (IdeaBench's generate_ideas with n = 1, generate_from_keyword with ideas_per_keyword = 1)"},
-		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that extracts the methods (the reviewer)"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Doc: "the model that extracts the methods (the reviewer)"},
 		{Name: "max_methods", Kind: stages.Int, Default: 10, Min: 1, Max: maxMethods, Doc: "extract at most this many methods per idea (the paper sets no cap; the answer decides how many)"},
 		{Name: "queries_per_method", Kind: stages.Int, Default: 1, Min: 1, Max: maxQueriesPerMethod, Doc: "literature queries per method (the paper: 1 snippet query per method)"},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultMethodsPrompt, Doc: "the extraction prompt (data: .Idea .MaxMethods .QueriesPerMethod)"},
@@ -52,6 +52,9 @@ type MethodsOutput struct {
 	Methods []Method `json:"methods"`
 	Queries []Query  `json:"queries"` // every method's queries, flat, for literature_search
 	Dropped int      `json:"dropped"` // listed methods dropped as duplicates or past max_methods
+	// DroppedUpstream says the idea was dropped upstream: no methods, no
+	// call, and a review that passes the drop on.
+	DroppedUpstream bool `json:"dropped_upstream,omitempty"`
 }
 
 type methodsData struct {
@@ -63,7 +66,8 @@ func (methodsType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	max, perMethod := inst.Params.Int("max_methods"), inst.Params.Int("queries_per_method")
 	return extractLayout(inst,
 		func(text string) any { return methodsData{text, max, perMethod} },
-		func(rec *idea, lines []string) any { return parseMethods(rec, lines, max, perMethod) })
+		func(rec *idea, lines []string) any { return parseMethods(rec, lines, max, perMethod) },
+		func() any { return MethodsOutput{Methods: []Method{}, Queries: []Query{}, DroppedUpstream: true} })
 }
 
 // queryLabel finds "Query:" / "Queries:" after a method or statement.
@@ -299,7 +303,7 @@ func (evidenceType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "methods", Kind: stages.Input, Required: true, Accepts: []string{"soundness_methods"}, Doc: "the extracted methods"},
 		{Name: "search", Kind: stages.Input, Required: true, Accepts: []string{"literature_search"}, Doc: "the literature search of those methods' queries"},
-		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that extracts each paper's evidence"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Doc: "the model that extracts each paper's evidence"},
 		{Name: "max_papers", Kind: stages.Int, Default: 1000, Min: 1, Max: 100000, Doc: "at most this many (method, paper) pairs per idea; an idea past it fails, naming the count"},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultEvidencePrompt, Doc: "the evidence prompt (data: .Method .Title .PaperID .Passages)"},
 	}
@@ -436,7 +440,7 @@ func (synthesisType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "methods", Kind: stages.Input, Required: true, Accepts: []string{"soundness_methods"}, Doc: "the extracted methods"},
 		{Name: "evidence", Kind: stages.Input, Required: true, Accepts: []string{"soundness_evidence"}, Doc: "the evidence extracted for them"},
-		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that reviews each method"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Doc: "the model that reviews each method"},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultSynthesisPrompt, Doc: "the per-method review prompt (data: .Idea .Method .Evidence, each .PaperID .Title .Evidence)"},
 	}
 }
@@ -533,7 +537,8 @@ func (soundnessType) Version() string { return "1" }
 func (soundnessType) Params() []stages.Param {
 	return []stages.Param{
 		{Name: "synthesis", Kind: stages.Input, Required: true, Accepts: []string{"soundness_synthesis"}, Doc: "the per-method reviews"},
-		{Name: "model", Kind: stages.ModelRef, Required: true, Generator: true, Doc: "the model that writes the meta-review"},
+		{Name: "methods", Kind: stages.Input, Required: true, Accepts: []string{"soundness_methods"}, Doc: "the methods extracted from the ideas reviewed (soundness_synthesis' methods): the idea the meta-review shows is theirs, never the dataset record's"},
+		{Name: "model", Kind: stages.ModelRef, Required: true, Doc: "the model that writes the meta-review"},
 		{Name: "prompt", Kind: stages.Template, Default: DefaultSoundnessPrompt, Doc: "the meta-review prompt (data: .Idea .Methods, each .Method .Score .Synthesis)"},
 	}
 }
@@ -559,6 +564,10 @@ func (soundnessType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	methods, err := stages.RequireInput(p, "methods")
+	if err != nil {
+		return nil, err
+	}
 	m, err := requireModel(p, "model")
 	if err != nil {
 		return nil, err
@@ -567,7 +576,7 @@ func (soundnessType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if err := (soundnessType{}).CheckParams(inst); err != nil {
 		return nil, err
 	}
-	return childReviewNodes("synthesis", syn, func(rec *idea, ins []stages.In) (*stages.Work, error) {
+	return childReviewNodes("synthesis", syn, methods, func(rec *idea, ins []stages.In) (*stages.Work, error) {
 		mrs, missing, err := decodeIn[MethodReview](ins)
 		if err != nil {
 			return nil, err
@@ -583,8 +592,12 @@ func (soundnessType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 }
 
 // childReviewNodes lays out one node per item of the source dataset over
-// the item's children in up, with the item's record last.
-func childReviewNodes(param string, up *stages.Upstream, prepare func(rec *idea, children []stages.In) (*stages.Work, error)) ([]stages.Node, error) {
+// the item's children in up, then the item's methods node and its record.
+// The idea reviewed is the one the methods were extracted from: a
+// generated idea, where the dataset record may hold another (an IdeaBench
+// target's own idea); the record gives the rest (id, domain, cutoff,
+// rubric).
+func childReviewNodes(param string, up, methods *stages.Upstream, prepare func(rec *idea, children []stages.In) (*stages.Work, error)) ([]stages.Node, error) {
 	src := up.Source
 	if src == nil {
 		return nil, stages.ParamErrorf(param, "%s (%s) has no source dataset", param, up.Address)
@@ -595,22 +608,43 @@ func childReviewNodes(param string, up *stages.Upstream, prepare func(rec *idea,
 		for _, k := range up.ItemNodes(item) {
 			deps = append(deps, stages.Dep{Input: param, Index: k})
 		}
+		mk, err := oneNode("methods", methods, item)
+		if err != nil {
+			return nil, err
+		}
 		r, err := oneNode(param, src, item)
 		if err != nil {
 			return nil, err
 		}
-		deps = append(deps, stages.Dep{Input: src.Address, Index: r})
+		deps = append(deps, stages.Dep{Input: "methods", Index: mk}, stages.Dep{Input: src.Address, Index: r})
 		nodes = append(nodes, stages.Node{Item: item, Deps: deps, AllowMissing: true,
 			Prepare: func(in []stages.In) (*stages.Work, error) {
-				last := in[len(in)-1]
+				ms, last := in[len(in)-2], in[len(in)-1]
+				if ms.Output == nil {
+					return nil, fmt.Errorf("item %q: its method extraction failed", item)
+				}
 				if last.Output == nil {
 					return nil, fmt.Errorf("item %q: its dataset record is missing", item)
 				}
-				rec, err := decodeIdea(last)
-				if err != nil {
-					return nil, err
+				var mo MethodsOutput
+				if err := json.Unmarshal(ms.Output, &mo); err != nil {
+					return nil, fmt.Errorf("decode methods of item %q: %w", item, err)
 				}
-				return prepare(rec, in[:len(in)-1])
+				if mo.DroppedUpstream {
+					return &stages.Work{Compute: func() ([]byte, error) { return stages.EncodeOutput(droppedReview("soundness")) }}, nil
+				}
+				var rec idea
+				if err := json.Unmarshal(last.Output, &rec); err != nil {
+					return nil, fmt.Errorf("decode idea record %s: %w", stages.NodeAddress(last), err)
+				}
+				rec.Idea = mo.Idea
+				if mo.Cutoff != "" {
+					rec.Cutoff = mo.Cutoff
+				}
+				if rec.ID == "" {
+					rec.ID = item
+				}
+				return prepare(&rec, in[:len(in)-2])
 			}})
 	}
 	return nodes, nil

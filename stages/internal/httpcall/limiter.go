@@ -65,13 +65,18 @@ type Limiter struct {
 	clock Clock
 	max   int
 
-	rpm, tpm         *rate.Limiter // nil: unlimited
-	rpmAt            time.Time     // the latest time handed to rpm; see rpmTime
-	rpmDue           time.Time     // when the last request that went was due
-	rpmBase, tpmBase float64       // configured events per second
-	tpmCap           int           // largest reservation: the whole per-minute budget
+	rpm     *rate.Limiter // nil: unlimited
+	rpmAt   time.Time     // the latest time handed to rpm; see rpmTime
+	rpmDue  time.Time     // when the last request that went was due
+	rpmBase float64       // configured requests per second
+	tpm     *tokenBudget  // nil: unlimited; guarded by mu
+	tpmMax  int64         // largest estimate taken: the whole per-minute budget
 
 	pacer chan struct{} // held by the one attempt waiting for rate budget
+	// wakePacer ends the sleep of the attempt waiting for rate budget, so
+	// that it recomputes its wait when settled usage gives budget back;
+	// nil while none sleeps. Guarded by mu.
+	wakePacer func()
 
 	mu          sync.Mutex
 	limit       float64
@@ -98,10 +103,8 @@ func NewLimiter(clock Clock, maxConc int, rpm, tpm float64) *Limiter {
 		l.rpm = rate.NewLimiter(rate.Limit(l.rpmBase), 1)
 	}
 	if tpm > 0 {
-		l.tpmBase = tpm / 60
-		l.tpmCap = max(1, int(tpm))
-		// The burst grows to the largest request seen (see reserveTokens).
-		l.tpm = rate.NewLimiter(rate.Limit(l.tpmBase), 0)
+		l.tpm = newTokenBudget(tpm)
+		l.tpmMax = max(1, int64(tpm))
 	}
 	return l
 }
@@ -109,7 +112,9 @@ func NewLimiter(clock Clock, maxConc int, rpm, tpm float64) *Limiter {
 // Ticket is one admitted attempt.
 type Ticket struct {
 	epoch  uint64
-	tokens int // tokens reserved from the per-minute budget
+	tokens int64   // tokens taken from the per-minute budget (0: none)
+	id     uint64  // the start's entry in the token ledger
+	pred   float64 // the usage the token pacer expected of it
 }
 
 // Acquire admits one attempt: a concurrency slot, the end of any
@@ -173,7 +178,7 @@ func (l *Limiter) wake() {
 func (l *Limiter) pace(ctx context.Context, tokens int64) (Ticket, error) {
 	t := Ticket{}
 	if l.tpm != nil {
-		t.tokens = int(min(max(tokens, 1), int64(l.tpmCap)))
+		t.tokens = min(max(tokens, 1), l.tpmMax)
 	}
 	if l.rpm != nil || l.tpm != nil {
 		// One attempt at a time waits for budget, in arrival order.
@@ -194,14 +199,27 @@ func (l *Limiter) pace(ctx context.Context, tokens int64) (Ticket, error) {
 			}
 			continue
 		}
-		delay := l.take(now, t.tokens)
+		delay := l.take(now, &t)
 		if delay == 0 {
 			t.epoch = l.epoch
 			l.mu.Unlock()
 			return t, nil
 		}
+		sctx, wake := ctx, func() {}
+		if l.tpm != nil {
+			sctx, wake = context.WithCancel(ctx)
+			l.wakePacer = wake
+		}
 		l.mu.Unlock()
-		if err := l.clock.Sleep(ctx, delay); err != nil {
+		err := l.clock.Sleep(sctx, delay)
+		l.mu.Lock()
+		l.wakePacer = nil
+		l.mu.Unlock()
+		wake()
+		if ctx.Err() != nil {
+			return Ticket{}, ctx.Err()
+		}
+		if err != nil && sctx == ctx {
 			return Ticket{}, err
 		}
 	}
@@ -219,18 +237,20 @@ const paceSlack = time.Microsecond
 // lid, a stalled VM), bursting past the limit; taken at the real time, the
 // budget a pause let accumulate is capped by the bucket's burst, and the
 // time lost is not made up. l.mu must be held.
-func (l *Limiter) take(now time.Time, n int) time.Duration {
+func (l *Limiter) take(now time.Time, t *Ticket) time.Duration {
 	var delay time.Duration
-	var reqRes, tokRes *rate.Reservation
+	var reqRes *rate.Reservation
 	var at time.Time
 	if l.rpm != nil {
 		at = l.rpmTime(now)
 		reqRes = l.rpm.ReserveN(at, 1)
 		delay = reqRes.DelayFrom(now)
 	}
-	if l.tpm != nil {
-		tokRes = l.reserveTokens(now, n)
-		delay = max(delay, tokRes.DelayFrom(now))
+	if l.tpm != nil && delay <= paceSlack {
+		var d time.Duration
+		if d, t.id, t.pred = l.tpm.take(now, t.tokens); d > paceSlack {
+			delay = d
+		}
 	}
 	if delay <= paceSlack {
 		if reqRes != nil {
@@ -239,12 +259,9 @@ func (l *Limiter) take(now time.Time, n int) time.Duration {
 		return 0
 	}
 	// Nothing else reserved in between (l.mu is held), so cancelling gives
-	// back exactly what was reserved.
+	// back exactly what was reserved (the token budget took nothing).
 	if reqRes != nil {
 		reqRes.CancelAt(at)
-	}
-	if tokRes != nil {
-		tokRes.CancelAt(now)
 	}
 	return delay
 }
@@ -285,43 +302,20 @@ func (l *Limiter) rpmTime(now time.Time) time.Time {
 	return at
 }
 
-// reserveTokens reserves n tokens, first raising the bucket's burst to n if
-// needed (a bucket smaller than a request can never grant it). Raising the
-// burst adds no tokens, so a larger request still waits for its refill.
-// l.mu must be held.
-func (l *Limiter) reserveTokens(now time.Time, n int) *rate.Reservation {
-	if l.tpm.Burst() < n {
-		grow := l.tpm.Burst() == 0
-		l.tpm.SetBurstAt(now, n)
-		if grow {
-			// The very first request finds a full bucket of its own size.
-			l.tpm.ReserveN(now, -n)
-		}
-	}
-	return l.tpm.ReserveN(now, n)
-}
-
-// Correct settles the token budget once the server reported usage: tokens
-// beyond the estimate are taken now (delaying later calls), tokens not used
-// are given back.
+// Correct settles the token budget once the server reported usage: the
+// start's charge becomes the usage, tokens beyond the estimate delay later
+// calls, tokens not used are given back at once, and the attempt waiting
+// for budget, if any, wakes to see them.
 func (l *Limiter) Correct(t Ticket, used int64) {
 	if l.tpm == nil || t.tokens == 0 {
 		return
 	}
-	now := l.clock.Now()
-	l.mu.Lock() // not between a pacer's reservation and its cancellation
+	l.mu.Lock()
 	defer l.mu.Unlock()
-	delta := used - int64(t.tokens)
-	if delta < 0 {
-		// A negative reservation returns tokens to the bucket; the bucket
-		// caps them at its burst when it next refills.
-		l.tpm.ReserveN(now, int(delta))
-		return
-	}
-	for delta > 0 {
-		n := min(delta, int64(l.tpm.Burst()))
-		l.tpm.ReserveN(now, int(n))
-		delta -= n
+	l.tpm.settle(t.id, t.tokens, t.pred, used)
+	if l.wakePacer != nil {
+		l.wakePacer()
+		l.wakePacer = nil
 	}
 }
 
@@ -410,7 +404,7 @@ func (l *Limiter) applyFactor() {
 		l.rpm.SetLimitAt(l.rpmTime(now), rate.Limit(l.rpmBase*l.factor))
 	}
 	if l.tpm != nil {
-		l.tpm.SetLimitAt(now, rate.Limit(l.tpmBase*l.factor))
+		l.tpm.setFactor(l.factor)
 	}
 }
 
@@ -429,7 +423,9 @@ func (l *Limiter) Rates() (requests, tokens float64) {
 		requests = float64(l.rpm.Limit())
 	}
 	if l.tpm != nil {
-		tokens = float64(l.tpm.Limit())
+		l.mu.Lock()
+		tokens = l.tpm.rate
+		l.mu.Unlock()
 	}
 	return requests, tokens
 }

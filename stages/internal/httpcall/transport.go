@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 )
 
 // Transport adds a provider's extra headers to every request and reads every
@@ -74,7 +75,7 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp.Body = &readBody{r: bytes.NewReader(body), err: readErr}
 	resp.ContentLength = int64(len(body))
 	if readErr == nil {
-		resp.Header.Set("Content-Length", fmt.Sprint(len(body)))
+		resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
 	} else {
 		resp.ContentLength = -1
 		resp.Header.Del("Content-Length")
@@ -84,11 +85,32 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // read reads the body whole, at most MaxReply bytes of it.
 func (t *Transport) read(resp *http.Response) ([]byte, error) {
+	if t.MaxReply > 0 && resp.ContentLength > t.MaxReply {
+		return nil, ErrReplyTooLarge
+	}
+	if n := resp.ContentLength; n >= 0 {
+		// The length is known (a reply is JSON, rarely chunked): one buffer
+		// of that size instead of io.ReadAll's growing ones. One byte more
+		// sees a body longer than it said.
+		b := make([]byte, n+1)
+		got, err := io.ReadFull(resp.Body, b)
+		switch {
+		case int64(got) == n && (err == io.ErrUnexpectedEOF || err == io.EOF):
+			return b[:got], nil // all it said it would send
+		case int64(got) < n && (err == io.EOF || err == nil):
+			return b[:got], io.ErrUnexpectedEOF // cut short
+		case err != nil:
+			return b[:got], err // cut short: the connection's error
+		}
+		rest, err := io.ReadAll(resp.Body) // longer than it said
+		b = append(b, rest...)
+		if t.MaxReply > 0 && int64(len(b)) > t.MaxReply {
+			return nil, ErrReplyTooLarge
+		}
+		return b, err
+	}
 	if t.MaxReply <= 0 {
 		return io.ReadAll(resp.Body)
-	}
-	if resp.ContentLength > t.MaxReply {
-		return nil, ErrReplyTooLarge
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, t.MaxReply+1))
 	if err == nil && int64(len(b)) > t.MaxReply {

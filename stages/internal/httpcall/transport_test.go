@@ -16,6 +16,13 @@ func TestTransport(t *testing.T) {
 	const key = "sk-transport-secret"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body := r.URL.Query().Get("say")
+		if r.URL.Query().Get("cut") != "" { // says 40 bytes, sends 4 and hangs up
+			conn, buf, _ := w.(http.Hijacker).Hijack()
+			_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 40\r\n\r\n" + body)
+			_ = buf.Flush()
+			conn.Close()
+			return
+		}
 		if r.URL.Query().Get("chunked") != "" {
 			w.(http.Flusher).Flush() // no Content-Length: the cap must hold while reading
 		}
@@ -27,11 +34,13 @@ func TestTransport(t *testing.T) {
 		name, query string
 		want        string
 		tooLarge    bool
+		cut         bool
 	}{
-		{"masked", "say=key+" + key + "+ends", "key " + Redacted + " ends", false},
-		{"at the cap", "say=" + strings.Repeat("a", 64), strings.Repeat("a", 64), false},
-		{"over the cap", "say=" + strings.Repeat("a", 65), "", true},
-		{"over the cap, chunked", "chunked=1&say=" + strings.Repeat("a", 65), "", true},
+		{"masked", "say=key+" + key + "+ends", "key " + Redacted + " ends", false, false},
+		{"at the cap", "say=" + strings.Repeat("a", 64), strings.Repeat("a", 64), false, false},
+		{"over the cap", "say=" + strings.Repeat("a", 65), "", true, false},
+		{"over the cap, chunked", "chunked=1&say=" + strings.Repeat("a", 65), "", true, false},
+		{"cut short of its length", "cut=1&say=abcd", "abcd", false, true},
 	}
 	for _, tt := range tests {
 		tr := &Transport{Headers: http.Header{"X-Extra": {"v"}}, Scrub: NewScrubber(key), MaxReply: 64}
@@ -46,6 +55,14 @@ func TestTransport(t *testing.T) {
 		if tt.tooLarge {
 			if !errors.Is(err, ErrReplyTooLarge) || !cp.TooLarge {
 				t.Errorf("%s: read error %v, TooLarge %v", tt.name, err, cp.TooLarge)
+			}
+			continue
+		}
+		if tt.cut {
+			// The bytes that came, then the cut, as the raw body would read;
+			// nothing kept (only a whole successful body is).
+			if !errors.Is(err, io.ErrUnexpectedEOF) || string(b) != tt.want || cp.Body.Len() != 0 {
+				t.Errorf("%s: read %q, err %v, kept %q; want %q and io.ErrUnexpectedEOF", tt.name, b, err, cp.Body.String(), tt.want)
 			}
 			continue
 		}

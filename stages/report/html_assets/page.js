@@ -20,6 +20,9 @@
     return (lo === null || j.score >= lo) && (hi === null || j.score <= hi);
   }
   function num(v) { return v === "" ? null : Number(v); }
+  // A number as the tables print one: whole numbers without decimals,
+  // any other to three.
+  function fmt(v) { return Number.isInteger(v) ? String(v) : v.toFixed(3); }
   // The groups of an item that pass the model and score filters.
   function groupsOf(it, f) {
     return it.groups.filter(function (g) {
@@ -34,8 +37,10 @@
       it.groups.forEach(function (g) {
         parts.push(g.model);
         parts.push.apply(parts, g.ideas || []);
+        (g.judgements || []).forEach(function (j) { parts.push(j.dimension || "", j.judge || ""); });
         (g.judgements || []).forEach(function (j) { parts.push(j.rationale || ""); });
       });
+      parts.push.apply(parts, it.given || []);
       it._text = parts.join("\n").toLowerCase();
     }
     return it._text;
@@ -55,10 +60,20 @@
   }
   function renderGroups(box, it) {
     var f = filters();
+    if (it.given && it.given.length) {
+      // Ideas the item's stages were given (a reviewed idea), once.
+      var gv = el("div", "given");
+      gv.appendChild(el("h4", null, "idea(s) given: " + it.given.length));
+      var gl = el("ol", "ideas");
+      gl.start = 0;
+      it.given.forEach(function (idea) { gl.appendChild(el("li", "idea given-idea", idea)); });
+      gv.appendChild(gl);
+      box.appendChild(gv);
+    }
     groupsOf(it, f).forEach(function (g) {
       var gd = el("div", "group");
       gd.setAttribute("data-model", g.model);
-      var h = el("h4", null, g.model + ": " + (g.ideas || []).length + " idea(s)");
+      var h = el("h4", null, (g.model || "(no model)") + ": " + (g.ideas || []).length + " idea(s), " + (g.judgements || []).length + " judgement(s)");
       if (g.synthetic) {
         h.appendChild(document.createTextNode(" "));
         h.appendChild(el("span", "badge synthetic", "made up by the mock"));
@@ -71,14 +86,23 @@
       (g.judgements || []).forEach(function (j) {
         if (!scoreOK(j, f.lo, f.hi)) return;
         var jd = el("div", "judgement");
-        var head = j.stage + (j.label ? " · " + j.label : "") + (j.judge ? " · judge " + j.judge : "");
-        var jh = el("div", "judge", head);
+        // Who judged, what, and the verdict, each in an element of its
+        // own: a reader (or a test) finds them by class.
+        var jh = el("div", "judge");
+        jh.appendChild(el("span", "dimension", j.dimension + (j.label ? " · " + j.label : "")));
+        if (j.judge) {
+          jh.appendChild(document.createTextNode(" · judge "));
+          jh.appendChild(el("span", "judge-model", j.judge));
+        }
         if (j.score !== undefined && j.score !== null) {
-          // The score in an element of its own: the badges after it are
-          // not part of it, and a reader (or a test) finds it by class.
+          // The badges after the score are not part of it.
           jd.setAttribute("data-score", String(j.score));
           jh.appendChild(document.createTextNode(" · "));
-          jh.appendChild(el("span", "score", "score " + j.score));
+          jh.appendChild(el("span", "score", "score " + fmt(j.score)));
+        }
+        if (j.verdict) {
+          jh.appendChild(document.createTextNode(" · "));
+          jh.appendChild(el("span", "verdict", j.verdict));
         }
         if (j.synthetic) {
           jh.appendChild(document.createTextNode(" "));
@@ -91,7 +115,7 @@
         }
         if (j.order) jd.appendChild(el("div", "order", "ranking: " + j.order.join(" > ")));
         if (j.scores) {
-          jd.appendChild(el("div", "scores", Object.keys(j.scores).sort().map(function (k) { return k + " " + j.scores[k]; }).join(", ")));
+          jd.appendChild(el("div", "scores", Object.keys(j.scores).sort().map(function (k) { return k + " " + fmt(j.scores[k]); }).join(", ")));
         }
         if (j.rationale) jd.appendChild(el("div", "rationale", j.rationale));
         gd.appendChild(jd);
@@ -107,9 +131,9 @@
     shown.slice(page * perPage, (page + 1) * perPage).forEach(function (it, k) {
       var d = el("details", "item");
       d.setAttribute("data-id", it.id);
-      var n = 0;
-      it.groups.forEach(function (g) { n += (g.ideas || []).length; });
-      d.appendChild(el("summary", null, it.id + " — " + it.groups.length + " model(s), " + n + " idea(s)"));
+      var n = (it.given || []).length, nj = 0;
+      it.groups.forEach(function (g) { n += (g.ideas || []).length; nj += (g.judgements || []).length; });
+      d.appendChild(el("summary", null, it.id + " — " + it.groups.length + " model(s), " + n + " idea(s), " + nj + " judgement(s)"));
       var box = el("div", "item-body");
       d.appendChild(box);
       d.addEventListener("toggle", function () {

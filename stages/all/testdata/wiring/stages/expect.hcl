@@ -1,0 +1,5 @@
+expect "x" {
+  score     = stage.insight_score.x
+  published = 0.5
+  tolerance = 0.05
+}
