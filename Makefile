@@ -5,7 +5,7 @@ VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 export GOFLAGS ?= -mod=readonly
 
-.PHONY: all build run test bench vet lint deps clean browser
+.PHONY: all build run test bench vet lint deps clean browser latex
 
 all: build
 
@@ -37,6 +37,14 @@ browser:
 	@if command -v chromium >/dev/null 2>&1; then chromium --version; else \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null && chromium --version; fi
+
+# pdflatex for the LaTeX compile test of every shipped table
+# (stages/report latex_compile_test.go): Debian's texlive-latex-base and
+# texlive-latex-recommended (booktabs), installed when absent, like browser.
+latex:
+	@if command -v pdflatex >/dev/null 2>&1; then pdflatex --version | head -1; else \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq texlive-latex-base texlive-latex-recommended >/dev/null && pdflatex --version | head -1; fi
 
 # Benchmarks; figures go into docs/BENCHMARKS.md (cmd/ideaflow/docs_test.go checks each is named there). Run on a quiet machine: they measure
 # rates and ratios, and the 2-core machine shares its cores with everything.

@@ -159,7 +159,20 @@ report "figure6" {
     stage.insight_score.novelty_average_absolute_rank,
     stage.insight_score.feasibility_average_absolute_rank,
   ]
-  formats = ["markdown", "csv"]
+  # Keys are "NN REFERENCES": n in rows, filtered / unfiltered in columns.
+  row_dims      = ["n", "references"]
+  key_separator = " "
+  pivot         = "references"
+  labels = merge({ for n in var.ns : format("%02d", n) => tostring(n) }, {
+    n                                                 = "n"
+    filtered                                          = "Filtered"
+    unfiltered                                        = "Unfiltered"
+    "insight_score.novelty_average_absolute_rank"     = "Novelty: target's average rank"
+    "insight_score.feasibility_average_absolute_rank" = "Feasibility: target's average rank"
+  })
+  item_name = "targets"
+  intervals = true
+  formats   = ["markdown", "csv", "latex"]
 }
 
 # Figure 6 as a figure: n on x, a line each for filtered and unfiltered
@@ -173,6 +186,7 @@ stage "plot" "figure6_novelty" {
   title     = "Figure 6: target's average absolute rank by n (novelty)"
   x_label   = "n (ideas per target)"
   y_label   = "target's average rank"
+  intervals = true # 95% bootstrap intervals as error bars where the value is a mean or percentile over items
 }
 stage "plot" "figure6_feasibility" {
   kind      = "line"
@@ -183,4 +197,5 @@ stage "plot" "figure6_feasibility" {
   title     = "Figure 6: target's average absolute rank by n (feasibility)"
   x_label   = "n (ideas per target)"
   y_label   = "target's average rank"
+  intervals = true # 95% bootstrap intervals as error bars where the value is a mean or percentile over items
 }

@@ -150,5 +150,17 @@ report "position_bias" {
     stage.insight_score.target_first,
     stage.insight_score.shuffle,
   ]
-  formats = ["markdown", "csv", "json"]
+  # The binomial test beside the share: its p-value and whether the judge
+  # is flagged (1: biased), each a column.
+  extra_columns = ["position_bias.novelty:p_value", "position_bias.novelty:biased"]
+  labels = {
+    "position_bias.novelty"         = "First-position win share"
+    "position_bias.novelty:p_value" = "p-value"
+    "position_bias.novelty:biased"  = "Biased"
+    "insight_score.target_first"    = "Insight Score (target first)"
+    "insight_score.shuffle"         = "Insight Score (shuffled)"
+  }
+  item_name = "targets"
+  intervals = true
+  formats   = ["markdown", "csv", "json", "latex"]
 }

@@ -197,7 +197,9 @@ report "baselines" {
     stage.overlap_score.idea_overlap,
     stage.insight_score.novelty,
   ]
-  formats = ["markdown", "csv"]
+  item_name = "targets"
+  intervals = true
+  formats   = ["markdown", "csv", "latex"]
 }
 
 # One row: 1 where the metric or judge passes its check, 0 where it is flagged.
@@ -210,5 +212,5 @@ report "sanity" {
     stage.sanity_check.overlap,
     stage.sanity_check.ranking,
   ]
-  formats = ["markdown", "csv"]
+  formats = ["markdown", "csv", "latex"]
 }

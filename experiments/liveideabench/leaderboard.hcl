@@ -376,9 +376,31 @@ stage "leaderboard" "december_2024" {
 }
 
 report "leaderboard" {
-  rows    = stage.generate_from_keyword.ideas
-  columns = [stage.liveideabench_score.originality, stage.liveideabench_score.feasibility, stage.liveideabench_score.fluency, stage.liveideabench_score.flexibility, stage.liveideabench_score.average]
-  formats = ["markdown", "csv"]
+  title = "LiveIdeaBench leaderboard: each model's fluency, feasibility, originality, flexibility and average, ranked by average (as the authors' board)"
+  rows  = stage.generate_from_keyword.ideas
+  # The published board's columns, in its order.
+  columns = [stage.liveideabench_score.fluency, stage.liveideabench_score.feasibility, stage.liveideabench_score.originality, stage.liveideabench_score.flexibility, stage.liveideabench_score.average]
+  sort_by = "liveideabench_score.average"
+  labels = {
+    model                                = "Model"
+    "liveideabench_score.fluency"      = "Fluency"
+    "liveideabench_score.feasibility"  = "Feasibility"
+    "liveideabench_score.originality"  = "Originality"
+    "liveideabench_score.flexibility"  = "Flexibility"
+    "liveideabench_score.average"      = "Average"
+  }
+  better = {
+    "liveideabench_score.fluency"      = "higher"
+    "liveideabench_score.feasibility"  = "higher"
+    "liveideabench_score.originality"  = "higher"
+    "liveideabench_score.flexibility"  = "higher"
+    "liveideabench_score.average"      = "higher"
+  }
+  row_dims = ["model"]
+  # No bootstrap here: a model's value is a mean over judgements, its
+  # per-item values are per-keyword means, so the report cannot resample it.
+  intervals = false
+  formats   = ["markdown", "csv", "latex"]
 }
 
 # Fig. 5: originality against feasibility, point size the fluency, with the
@@ -388,9 +410,13 @@ stage "plot" "figure5" {
   data    = [stage.liveideabench_score.originality]
   y       = [stage.liveideabench_score.feasibility]
   size    = [stage.liveideabench_score.fluency]
-  title   = "Originality vs feasibility (size: fluency)"
+  color   = [stage.liveideabench_score.flexibility]
+  size_label  = "fluency"
+  color_label = "flexibility"
+  title   = "Originality vs feasibility (size: fluency; colour: flexibility)"
   x_label = "originality"
   y_label = "feasibility"
+  intervals = true # 95% bootstrap intervals as error bars where the value is a mean or percentile over items
 }
 
 # Fig. 3: each model's originality in each keyword domain.
@@ -402,4 +428,5 @@ stage "plot" "figure3" {
   title   = "Originality by domain"
   x_label = "domain"
   y_label = "model"
+  intervals = true # 95% bootstrap intervals as error bars where the value is a mean or percentile over items
 }

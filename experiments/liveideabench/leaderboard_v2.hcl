@@ -533,9 +533,33 @@ stage "leaderboard" "v2" {
 }
 
 report "leaderboard" {
-  rows    = stage.generate_from_keyword.ideas
-  columns = [stage.liveideabench_score.originality, stage.liveideabench_score.feasibility, stage.liveideabench_score.clarity, stage.liveideabench_score.fluency, stage.liveideabench_score.flexibility, stage.liveideabench_score.average]
-  formats = ["markdown", "csv"]
+  title = "LiveIdeaBench leaderboard: each model's fluency, feasibility, originality, clarity, flexibility and average, ranked by average (as the authors' board)"
+  rows  = stage.generate_from_keyword.ideas
+  # The published board's columns, in its order.
+  columns = [stage.liveideabench_score.fluency, stage.liveideabench_score.feasibility, stage.liveideabench_score.originality, stage.liveideabench_score.clarity, stage.liveideabench_score.flexibility, stage.liveideabench_score.average]
+  sort_by = "liveideabench_score.average"
+  labels = {
+    model                                = "Model"
+    "liveideabench_score.fluency"      = "Fluency"
+    "liveideabench_score.feasibility"  = "Feasibility"
+    "liveideabench_score.originality"  = "Originality"
+    "liveideabench_score.clarity"      = "Clarity"
+    "liveideabench_score.flexibility"  = "Flexibility"
+    "liveideabench_score.average"      = "Average"
+  }
+  better = {
+    "liveideabench_score.fluency"      = "higher"
+    "liveideabench_score.feasibility"  = "higher"
+    "liveideabench_score.originality"  = "higher"
+    "liveideabench_score.clarity"      = "higher"
+    "liveideabench_score.flexibility"  = "higher"
+    "liveideabench_score.average"      = "higher"
+  }
+  row_dims = ["model"]
+  # No bootstrap here: a model's value is a mean over judgements, its
+  # per-item values are per-keyword means, so the report cannot resample it.
+  intervals = false
+  formats   = ["markdown", "csv", "latex"]
 }
 
 stage "plot" "pareto" {
@@ -543,9 +567,13 @@ stage "plot" "pareto" {
   data    = [stage.liveideabench_score.originality]
   y       = [stage.liveideabench_score.feasibility]
   size    = [stage.liveideabench_score.fluency]
-  title   = "Originality vs feasibility (size: fluency)"
+  color   = [stage.liveideabench_score.flexibility]
+  title   = "Originality vs feasibility (size: fluency; colour: flexibility)"
+  size_label  = "fluency"
+  color_label = "flexibility"
   x_label = "originality"
   y_label = "feasibility"
+  intervals = true # 95% bootstrap intervals as error bars where the value is a mean or percentile over items
 }
 
 stage "plot" "domains" {
@@ -556,4 +584,5 @@ stage "plot" "domains" {
   title   = "Originality by domain"
   x_label = "domain"
   y_label = "model"
+  intervals = true # 95% bootstrap intervals as error bars where the value is a mean or percentile over items
 }

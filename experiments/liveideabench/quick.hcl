@@ -151,7 +151,7 @@ report "quick" {
     "liveideabench_score.average"      = "Average"
   }
   better  = { "liveideabench_score.average" = "higher", "bootstrap.originality" = "higher" }
-  formats = ["markdown", "csv"]
+  formats = ["markdown", "csv", "latex"]
 }
 
 # LiveIdeaBench Fig. 5: originality against feasibility, point size the
@@ -161,9 +161,13 @@ stage "plot" "figure5" {
   data    = [stage.liveideabench_score.originality]
   y       = [stage.liveideabench_score.feasibility]
   size    = [stage.liveideabench_score.fluency]
-  title   = "Originality vs feasibility (size: fluency)"
+  color   = [stage.liveideabench_score.flexibility]
+  size_label  = "fluency"
+  color_label = "flexibility"
+  title   = "Originality vs feasibility (size: fluency; colour: flexibility)"
   x_label = "originality"
   y_label = "feasibility"
+  intervals = true # 95% bootstrap intervals as error bars where the value is a mean or percentile over items
 }
 
 # LiveIdeaBench Fig. 3: each model's average judgement score in each
@@ -176,4 +180,5 @@ stage "plot" "figure3" {
   title   = "Originality by domain"
   x_label = "domain"
   y_label = "model"
+  intervals = true # 95% bootstrap intervals as error bars where the value is a mean or percentile over items
 }

@@ -353,8 +353,26 @@ report "coverage" {
     "coverage_score.review/severity=major"    = "Major"
     "coverage_score.review/severity=minor"    = "Minor"
   }
-  better  = { "coverage_score.review/overall" = "higher" }
+  better = {
+    "coverage_score.review/overall"            = "higher"
+    "coverage_score.review/domain=ai"          = "higher"
+    "coverage_score.review/domain=neuro"       = "higher"
+    "coverage_score.review/domain=biochem"     = "higher"
+    "coverage_score.review/domain=eco"         = "higher"
+    "coverage_score.review/axis=soundness"     = "higher"
+    "coverage_score.review/axis=contribution"  = "higher"
+    "coverage_score.review/type=strength"      = "higher"
+    "coverage_score.review/type=weakness"      = "higher"
+    "coverage_score.review/severity=major"     = "higher"
+    "coverage_score.review/severity=minor"     = "higher"
+    "coverage_score.review/overall"            = "higher"
+  }
+  # 95% bootstrap intervals over the rubrics (each rubric point one item).
+  item_name = "rubrics"
+  intervals = true
   formats = ["markdown", "csv", "latex"]
+  # Eleven columns: the page width (table*).
+  width = "\\textwidth"
 }
 
 # ---- reference invalidity (the paper's Table 2): the share of each system's
@@ -388,7 +406,9 @@ report "reference_invalidity" {
   }
   better  = { "reference_invalidity.review" = "lower" }
   digits  = 1
-  formats = ["markdown", "csv", "latex"]
+  item_name = "ideas"
+  intervals = true
+  formats   = ["markdown", "csv", "latex"]
 }
 
 # ---- pairwise preference (the paper's Table 3): a judge reads both
@@ -436,5 +456,8 @@ report "preference" {
     "preference_score.pairs/depth=b"            = "Depth: loss"
   }
   digits  = 1
-  formats = ["markdown", "csv", "latex"]
+  item_name = "pairs"
+  # Percentages of pairs: no bootstrap of a share the report cannot recompute.
+  intervals = false
+  formats   = ["markdown", "csv", "latex"]
 }

@@ -45,7 +45,9 @@ func (plotType) Name() string { return "plot" }
 
 // Version 3: points are marked synthetic one by one, from their inputs'
 // records, and the figure counts them.
-func (plotType) Version() string { return "3" }
+// Version 4: intervals from per-item values, tick and point labels laid
+// out from the font's metrics, legend outside the data, colour bar.
+func (plotType) Version() string { return "4" }
 
 func (plotType) Params() []stages.Param {
 	return []stages.Param{
@@ -53,6 +55,9 @@ func (plotType) Params() []stages.Param {
 		{Name: "data", Kind: stages.Inputs, Required: true, Doc: "aggregate stages (one node per instance) whose scores are the points; the x value of a scatter"},
 		{Name: "y", Kind: stages.Inputs, Doc: "scatter only: aggregate stages giving each point's y, matched to data by instance key"},
 		{Name: "size", Kind: stages.Inputs, Doc: "scatter only: aggregate stages giving each point's size (fluency), matched to data by instance key"},
+		{Name: "color", Kind: stages.Inputs, Doc: "scatter only: aggregate stages giving each point's colour (flexibility, on a scale shown as a colour bar), matched to data by instance key"},
+		{Name: "size_label", Kind: stages.String, Doc: `scatter only: what size shows, for its legend ("fluency"); default: the size stage's name`},
+		{Name: "color_label", Kind: stages.String, Doc: `scatter only: what colour shows, for its colour bar ("flexibility"); default: the colour stage's name`},
 		{Name: "value", Kind: stages.String, Doc: `which number of each score to plot: "" for its value, else the name of one of its extra values; a name ending in * ("domain=*") plots every extra value so named, x the rest of the name (a model x domain heatmap; x is then ignored)`},
 		{Name: "x", Kind: stages.String, Default: "key", Doc: `what labels a point on x: "key" (the instance key), "key[N]" (part N, from 0, of the key split on separator), "stage" (the listed stage's name); ignored by scatter`},
 		{Name: "series", Kind: stages.String, Default: "stage", Doc: `what tells the series apart (lines, bar groups, heatmap rows): "stage", "key", "key[N]", or "" for one series; ignored by scatter, whose points are labelled by their instance key`},
@@ -62,6 +67,9 @@ func (plotType) Params() []stages.Param {
 		{Name: "y_label", Kind: stages.String, Doc: "y axis label"},
 		{Name: "pareto", Kind: stages.Bool, Default: true, Doc: "scatter only: draw the Pareto front (higher is better on both axes)"},
 		{Name: "formats", Kind: stages.StringList, Default: []string{"svg", "png"}, Doc: `files to write: "svg", "png"`},
+		{Name: "panels", Kind: stages.String, Doc: `"stage": one panel per data stage, side by side in one figure with one legend (IdeaBench Fig. 4: novelty and feasibility); default: one panel`},
+		{Name: "panel_titles", Kind: stages.StringMap, Doc: `with panels, each data stage's panel title: { "insight_score.novelty_insight_score" = "Novelty" }; default: the stage's name`},
+		{Name: "intervals", Kind: stages.Bool, Default: false, Doc: "draw a 95% percentile bootstrap interval (1000 resamples over the items, seed 0) as the error bar of each value whose stage gave none, when the value is a mean or percentile of its per-item values, as report's intervals (every shipped figure sets it)"},
 	}
 }
 
@@ -118,6 +126,10 @@ type plotSpec struct {
 	sep                   string
 	x, series             selector
 	pareto                bool
+	intervals             bool
+	sizeLabel, colorLabel string
+	panels                bool
+	panelTitles           map[string]string
 	formats               []string
 	inputs                []plotInput // in dep order
 	byRoleKey             map[string]map[string]int
@@ -139,11 +151,10 @@ func (plotType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 				return nil, err
 			}
 			return &stages.Work{Compute: func() ([]byte, error) {
-				fig, err := spec.figure(scores)
+				fig, err := spec.panelled(scores)
 				if err != nil {
 					return nil, err
 				}
-				fig.countSynthetic()
 				out, err := spec.render(fig)
 				if err != nil {
 					return nil, err
@@ -163,8 +174,10 @@ func layoutPlot(inst *stages.Instance) (*plotSpec, []stages.Dep, error) {
 	s := &plotSpec{
 		name: plotName(inst.Address), title: p.String("title"), kind: p.String("kind"),
 		xLabel: p.String("x_label"), yLabel: p.String("y_label"), value: p.String("value"),
-		sep: p.String("separator"), pareto: p.Bool("pareto"),
-		formats: p.Strings("formats"), byRoleKey: map[string]map[string]int{},
+		sep: p.String("separator"), pareto: p.Bool("pareto"), intervals: p.Bool("intervals"),
+		sizeLabel: p.String("size_label"), colorLabel: p.String("color_label"),
+		panelTitles: p.StringMap("panel_titles"),
+		formats:     p.Strings("formats"), byRoleKey: map[string]map[string]int{},
 	}
 	if s.title == "" {
 		s.title = s.name
@@ -180,6 +193,16 @@ func layoutPlot(inst *stages.Instance) (*plotSpec, []stages.Dep, error) {
 			return nil, nil, stages.ParamErrorf("formats", `formats: unknown format %q (known: "png", "svg")`, f)
 		}
 	}
+	switch pn := p.String("panels"); pn {
+	case "":
+	case "stage":
+		if s.kind == "scatter" || s.kind == "heatmap" {
+			return nil, nil, stages.ParamErrorf("panels", "panels is for line and bar plots; a %s is one panel", s.kind)
+		}
+		s.panels = true
+	default:
+		return nil, nil, stages.ParamErrorf("panels", `panels = %q; use "stage" (a panel per data stage) or leave it out`, pn)
+	}
 	if s.sep == "" {
 		return nil, nil, stages.ParamErrorf("separator", "separator is empty; give the text between key parts (\"/\")")
 	}
@@ -191,7 +214,7 @@ func layoutPlot(inst *stages.Instance) (*plotSpec, []stages.Dep, error) {
 		return nil, nil, err
 	}
 	if s.kind != "scatter" {
-		for _, role := range []string{"y", "size"} {
+		for _, role := range []string{"y", "size", "color"} {
 			if len(p.Inputs(role)) > 0 {
 				return nil, nil, stages.ParamErrorf(role, "%s is for kind = \"scatter\" only; a %s plot draws data alone", role, s.kind)
 			}
@@ -203,7 +226,7 @@ func layoutPlot(inst *stages.Instance) (*plotSpec, []stages.Dep, error) {
 		return nil, nil, stages.ParamErrorf("data", "data is empty; give at least one aggregate stage")
 	}
 	var deps []stages.Dep
-	for _, role := range []string{"data", "y", "size"} {
+	for _, role := range []string{"data", "y", "size", "color"} {
 		offset := 0
 		s.byRoleKey[role] = map[string]int{}
 		for _, u := range p.Inputs(role) {
@@ -281,6 +304,11 @@ func (s *plotSpec) index(in []stages.In) ([]plotScore, error) {
 		if err := json.Unmarshal(x.Output, &sc); err != nil {
 			return nil, fmt.Errorf("%s: not a score: %w", x.From.Address, err)
 		}
+		if s.intervals && !hasCI(&sc) && sc.Count > 0 {
+			if st := inferStatistic(&sc); st != nil {
+				addInterval(&sc, st, 0)
+			}
+		}
 		out[i] = plotScore{Score: &sc, synthetic: x.Provenance.IsSynthetic()}
 	}
 	return out, nil
@@ -296,6 +324,17 @@ type Figure struct {
 	// XNames are the categories on x (empty: x is numeric).
 	XNames []string `json:"x_names,omitempty"`
 	Series []Series `json:"series"`
+	// SizeLabel and ColorLabel say what a scatter's point size and colour
+	// show (its size legend and colour bar).
+	SizeLabel  string `json:"size_label,omitempty"`
+	ColorLabel string `json:"color_label,omitempty"`
+	// heat is a drawn heatmap's value range (its colour bar), set by drawing.
+	heat *heatRange
+	// Panels are the figure's panels, side by side (panels = "stage"), each
+	// a figure of its own; Series then lists all of theirs.
+	Panels []*Figure `json:"panels,omitempty"`
+	// legend are the legend's entries, as drawing adds them.
+	legend []string
 	// Pareto lists the points (by series 0 index) on the Pareto front of a scatter.
 	Pareto []int `json:"pareto,omitempty"`
 	// Omitted says which instances have no point and why.
@@ -351,6 +390,8 @@ type Point struct {
 	Lo    *float64 `json:"lo,omitempty"`
 	Hi    *float64 `json:"hi,omitempty"`
 	Size  *float64 `json:"size,omitempty"`
+	// Color is the value a scatter point's colour shows (color input).
+	Color *float64 `json:"color,omitempty"`
 	// Synthetic: a score the point shows rests on an answer of the mock.
 	Synthetic bool `json:"synthetic,omitempty"`
 }
@@ -384,6 +425,51 @@ func (s *plotSpec) why(in plotInput, ps plotScore) string {
 	default:
 		return fmt.Sprintf("%s: the score has no extra value %q", in.address, s.value)
 	}
+}
+
+// panelled is the figure, with a panel per data stage when panels says so:
+// each panel laid out as a figure of that stage's instances alone, the
+// figure's series all the panels' (named "PANEL: SERIES") so a reader of
+// its JSON sees every point.
+func (s *plotSpec) panelled(scores []plotScore) (*Figure, error) {
+	if !s.panels {
+		f, err := s.figure(scores)
+		if err == nil {
+			f.countSynthetic()
+		}
+		return f, err
+	}
+	f := &Figure{Kind: s.kind, Title: s.title, XLabel: s.xLabel, YLabel: s.yLabel, Series: []Series{}}
+	var order []string
+	groups := map[string][]int{}
+	for _, i := range s.dataOrder {
+		st := s.inputs[i].stage
+		if groups[st] == nil {
+			order = append(order, st)
+		}
+		groups[st] = append(groups[st], i)
+	}
+	for _, st := range order {
+		sub := *s
+		sub.dataOrder, sub.panels = groups[st], false
+		sub.title = st
+		if t, ok := s.panelTitles[st]; ok {
+			sub.title = t
+		}
+		pf, err := sub.figure(scores)
+		if err != nil {
+			return nil, fmt.Errorf("panel %s: %w", st, err)
+		}
+		pf.countSynthetic()
+		f.Panels = append(f.Panels, pf)
+		for _, ser := range pf.Series {
+			ser.Name = pf.Title + ": " + ser.Name
+			f.Series = append(f.Series, ser)
+		}
+		f.Omitted = append(f.Omitted, pf.Omitted...)
+	}
+	f.countSynthetic()
+	return f, nil
 }
 
 // figure lays the scores out as series and points.
@@ -518,13 +604,36 @@ func (s *plotSpec) scatter(f *Figure, scores []plotScore) (*Figure, error) {
 				f.Omitted = append(f.Omitted, s.why(s.inputs[zi], scores[zi])+" (drawn at the smallest size)")
 			}
 		}
+		if ci, ok := s.byRoleKey["color"][in.key]; ok {
+			if z, _, _, okz := s.pick(scores[ci]); okz {
+				p.Color = &z
+				p.Synthetic = p.Synthetic || scores[ci].synthetic
+			} else {
+				f.Omitted = append(f.Omitted, s.why(s.inputs[ci], scores[ci])+" (drawn grey)")
+			}
+		}
 		ser.Points = append(ser.Points, p)
 	}
 	f.Series = []Series{ser}
+	f.SizeLabel, f.ColorLabel = s.roleLabel("size", s.sizeLabel), s.roleLabel("color", s.colorLabel)
 	if s.pareto {
 		f.Pareto = paretoFront(ser.Points)
 	}
 	return f, nil
+}
+
+// roleLabel names what a scatter's size or colour shows: the param, else
+// the stage of its first instance, "" without one.
+func (s *plotSpec) roleLabel(role, given string) string {
+	if given != "" {
+		return given
+	}
+	for _, in := range s.inputs {
+		if in.role == role {
+			return in.stage
+		}
+	}
+	return ""
 }
 
 // paretoFront returns the indexes of the points no other point dominates

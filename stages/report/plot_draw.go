@@ -5,6 +5,8 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -26,19 +28,18 @@ const (
 // drawFigure draws f as an SVG (its fonts embedded: the page and the
 // paper show the same glyphs whatever fonts the reader has) or a PNG.
 func drawFigure(w io.Writer, f *Figure, format string) error {
-	p, err := buildPlot(f)
-	if err != nil {
-		return err
-	}
+	var err error
 	switch format {
 	case "svg":
 		c := vgsvg.NewWith(vgsvg.UseWH(figWidth, figHeight), vgsvg.EmbedFonts(true))
-		p.Draw(draw.New(c))
-		_, err = c.WriteTo(w)
+		if err = drawOn(f, draw.New(c)); err == nil {
+			_, err = c.WriteTo(w)
+		}
 	case "png":
 		c := vgimg.NewWith(vgimg.UseWH(figWidth, figHeight), vgimg.UseDPI(pngDPI))
-		p.Draw(draw.New(c))
-		_, err = vgimg.PngCanvas{Canvas: c}.WriteTo(w)
+		if err = drawOn(f, draw.New(c)); err == nil {
+			_, err = vgimg.PngCanvas{Canvas: c}.WriteTo(w)
+		}
 	default:
 		err = fmt.Errorf("unknown format %q", format)
 	}
@@ -46,6 +47,7 @@ func drawFigure(w io.Writer, f *Figure, format string) error {
 }
 
 func buildPlot(f *Figure) (*plot.Plot, error) {
+	f.legend, f.heat = nil, nil // drawing sets them again, once per format
 	p := plot.New()
 	p.Title.Text = f.Title
 	if note := f.SyntheticNote(); note != "" {
@@ -75,6 +77,23 @@ func buildPlot(f *Figure) (*plot.Plot, error) {
 	if f.Kind == "line" || f.Kind == "scatter" {
 		pad(&p.X)
 		pad(&p.Y)
+		if len(f.XNames) == 0 {
+			p.X.Tick.Marker = distinctTicks{}
+			if f.Kind == "line" {
+				if xs := distinctX(f); len(xs) > 0 && len(xs) <= 12 {
+					// Few x values (n = 1, 3, 5, 10): a tick at each, not at 2, 6, 10.
+					ticks := make([]plot.Tick, len(xs))
+					for i, x := range xs {
+						ticks[i] = plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64)}
+					}
+					p.X.Tick.Marker = plot.ConstantTicks(ticks)
+				}
+			}
+		}
+		p.Y.Tick.Marker = distinctTicks{}
+	}
+	if f.Kind == "bar" {
+		p.Y.Tick.Marker = distinctTicks{}
 	}
 	if points(f) == 0 {
 		// An empty frame that says so, rather than no file or a broken one.
@@ -84,6 +103,94 @@ func buildPlot(f *Figure) (*plot.Plot, error) {
 	return p, nil
 }
 
+// layout draws p on c with its legend in a strip of its own right of the
+// data (never over a point), its category labels rotated (or thinned)
+// when the font's metrics say they would overlap, and a heatmap's colour
+// bar beside it.
+func layout(p *plot.Plot, f *Figure, c draw.Canvas) {
+	main := c
+	leg := p.Legend
+	if len(f.legend) > 0 {
+		var w vg.Length
+		for _, e := range f.legend {
+			w = max(w, leg.TextStyle.Width(e))
+		}
+		w += leg.ThumbnailWidth + leg.Padding*2 + vg.Points(8)
+		p.Legend = plot.NewLegend()
+		main = draw.Crop(c, 0, -w, 0, 0)
+		leg.Top, leg.Left = true, true
+		leg.YOffs = -vg.Points(24)
+		if f.SizeLabel != "" {
+			leg.Padding = vg.Points(2*maxRadius) - leg.TextStyle.Height("Ag") // rows as tall as the largest circle
+		}
+		defer leg.Draw(draw.Crop(c, c.Max.X-c.Min.X-w, 0, 0, 0))
+	}
+	if (f.Kind == "heatmap" || f.Kind == "scatter") && f.heat != nil {
+		bar := vg.Points(48)
+		top := -vg.Points(30)
+		if f.Kind == "scatter" {
+			top = -vg.Points(170) // below the legend
+		}
+		floor := 0.0
+		if f.Kind == "scatter" {
+			floor = scatterFloor
+		}
+		drawColorBar(draw.Crop(c, c.Max.X-c.Min.X-bar, 0, vg.Points(40), top), *f.heat, f.ColorLabel, floor)
+		main = draw.Crop(main, 0, -bar, 0, 0)
+	}
+	p.Title.Text = wrapLine(p.Title.TextStyle, p.Title.Text, main.Max.X-main.Min.X-vg.Points(8))
+	if n := len(f.XNames); n > 0 {
+		slot := p.DataCanvas(main).Size().X / vg.Length(n)
+		angle, every := tickAngle(p.X.Tick.Label, f.XNames, slot)
+		if angle != 0 {
+			p.X.Tick.Label.Rotation = angle
+			p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+		}
+		if every > 1 {
+			names := make([]string, n)
+			for i := 0; i < n; i += every {
+				names[i] = f.XNames[i]
+			}
+			p.NominalX(names...)
+		}
+	}
+	p.Draw(main)
+}
+
+// heatRange is a heatmap's value range, for its colour bar.
+type heatRange struct{ lo, hi float64 }
+
+// drawColorBar draws the heatmap's colour scale, lo at the bottom.
+// scatterFloor is where a scatter's colour scale starts on heatColor's,
+// so its lowest point is still visible on white.
+const scatterFloor = 0.15
+
+func drawColorBar(c draw.Canvas, r heatRange, label string, floor float64) {
+	const steps = 32
+	x0, x1 := c.Min.X, c.Min.X+vg.Points(10)
+	h := (c.Max.Y - c.Min.Y) / steps
+	for i := 0; i < steps; i++ {
+		y := c.Min.Y + vg.Length(i)*h
+		pts := []vg.Point{{X: x0, Y: y}, {X: x1, Y: y}, {X: x1, Y: y + h + 0.5}, {X: x0, Y: y + h + 0.5}}
+		c.FillPolygon(heatColor(floor+(1-floor)*(float64(i)+0.5)/steps), pts)
+	}
+	st := text.Style{Color: color.Black, Font: plot.DefaultFont, XAlign: draw.XLeft, YAlign: draw.YCenter, Handler: plot.DefaultTextHandler}
+	st.Font.Size = vg.Points(8)
+	if label != "" {
+		c.FillText(st, vg.Point{X: x0, Y: c.Max.Y + vg.Points(8)}, label)
+	}
+	for _, t := range (distinctTicks{}).Ticks(r.lo, r.hi) {
+		if t.Label == "" || t.Value < r.lo || t.Value > r.hi {
+			continue
+		}
+		y := c.Min.Y
+		if r.hi > r.lo {
+			y += vg.Length((t.Value - r.lo) / (r.hi - r.lo) * float64(c.Max.Y-c.Min.Y))
+		}
+		c.FillText(st, vg.Point{X: x1 + vg.Points(3), Y: y}, t.Label)
+	}
+}
+
 // pad widens an axis by 5% of its range on each side, so that a point,
 // its error bar or its label at the edge is not cut by the frame.
 func pad(a *plot.Axis) {
@@ -91,6 +198,20 @@ func pad(a *plot.Axis) {
 		a.Min -= 0.05 * span
 		a.Max += 0.05 * span
 	}
+}
+
+// distinctX lists a figure's x values, ascending, each once.
+func distinctX(f *Figure) []float64 {
+	var xs []float64
+	for _, s := range f.Series {
+		for _, q := range s.Points {
+			if !slices.Contains(xs, q.X) {
+				xs = append(xs, q.X)
+			}
+		}
+	}
+	slices.Sort(xs)
+	return xs
 }
 
 func points(f *Figure) int {
@@ -170,6 +291,7 @@ func addLines(p *plot.Plot, f *Figure) error {
 		}
 		if s.Name != "" {
 			p.Legend.Add(s.Name, l, sc)
+			f.legend = append(f.legend, s.Name)
 		}
 	}
 	return nil
@@ -185,7 +307,7 @@ type rects struct {
 type rect struct {
 	x0, x1, y0, y1 float64
 	fill           color.Color
-	text           string
+	text, short    string // the cell's text, and the value alone
 	textColor      color.Color
 }
 
@@ -197,7 +319,19 @@ func (r *rects) Plot(c draw.Canvas, plt *plot.Plot) {
 		if q.text != "" {
 			st := text.Style{Color: q.textColor, Font: plot.DefaultFont, XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: plot.DefaultTextHandler}
 			st.Font.Size = vg.Points(8)
-			c.FillText(st, vg.Point{X: trX((q.x0 + q.x1) / 2), Y: trY((q.y0 + q.y1) / 2)}, q.text)
+			// Only where the cell holds it: the value alone when its
+			// interval does not fit, nothing when neither does.
+			w, h := trX(q.x1)-trX(q.x0), trY(q.y1)-trY(q.y0)
+			if h < 0 {
+				h = -h
+			}
+			txt := q.text
+			if st.Width(txt)+labelGap > w && q.short != "" {
+				txt = q.short
+			}
+			if st.Width(txt)+labelGap <= w && st.Height(txt) <= h {
+				c.FillText(st, vg.Point{X: trX((q.x0 + q.x1) / 2), Y: trY((q.y0 + q.y1) / 2)}, txt)
+			}
 		}
 	}
 }
@@ -239,6 +373,7 @@ func addBars(p *plot.Plot, f *Figure) error {
 		}
 		if s.Name != "" {
 			p.Legend.Add(s.Name, legendBox{c})
+			f.legend = append(f.legend, s.Name)
 		}
 	}
 	p.X.Min, p.X.Max = -0.5, float64(len(f.XNames))-0.5
@@ -274,16 +409,18 @@ func addHeatmap(p *plot.Plot, f *Figure) error {
 			if t > 0.55 {
 				txt = color.White
 			}
-			label := fmt.Sprintf("%.3g", q.Y)
+			short := fmt.Sprintf("%.3g", q.Y)
+			label := short
 			if q.Lo != nil && q.Hi != nil {
 				label += fmt.Sprintf(" [%.3g, %.3g]", *q.Lo, *q.Hi)
 			}
 			r.cells = append(r.cells, rect{x0: q.X - 0.5, x1: q.X + 0.5, y0: float64(row) - 0.5, y1: float64(row) + 0.5,
-				fill: heatColor(t), text: label, textColor: txt})
+				fill: heatColor(t), text: label, short: short, textColor: txt})
 		}
 	}
 	if len(r.cells) > 0 {
 		p.Add(r)
+		f.heat = &heatRange{lo, hi}
 	}
 	p.NominalY(names...)
 	p.X.Min, p.X.Max = -0.5, float64(len(f.XNames))-0.5
@@ -306,12 +443,19 @@ func addScatter(p *plot.Plot, f *Figure) error {
 	xys := make(plotter.XYs, len(pts))
 	labels := make([]string, len(pts))
 	zlo, zhi := math.Inf(1), math.Inf(-1)
+	clo, chi := math.Inf(1), math.Inf(-1)
 	for i, q := range pts {
 		xys[i] = plotter.XY{X: q.X, Y: q.Y}
 		labels[i] = q.Label
 		if q.Size != nil {
 			zlo, zhi = math.Min(zlo, *q.Size), math.Max(zhi, *q.Size)
 		}
+		if q.Color != nil {
+			clo, chi = math.Min(clo, *q.Color), math.Max(chi, *q.Color)
+		}
+	}
+	if chi >= clo {
+		f.heat = &heatRange{clo, chi}
 	}
 	if len(f.Pareto) > 1 {
 		front := make(plotter.XYs, len(f.Pareto))
@@ -326,6 +470,7 @@ func addScatter(p *plot.Plot, f *Figure) error {
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		p.Add(l)
 		p.Legend.Add("Pareto front", l)
+		f.legend = append(f.legend, "Pareto front")
 	}
 	sc, err := plotter.NewScatter(xys)
 	if err != nil {
@@ -333,6 +478,16 @@ func addScatter(p *plot.Plot, f *Figure) error {
 	}
 	sc.GlyphStyleFunc = func(i int) draw.GlyphStyle {
 		g := draw.GlyphStyle{Color: plotutil.Color(0), Shape: draw.CircleGlyph{}, Radius: vg.Points(minRadius + (maxRadius-minRadius)/2)}
+		if q := pts[i]; q.Color != nil {
+			t := 0.5
+			if chi > clo {
+				t = (*q.Color - clo) / (chi - clo)
+			}
+			g.Color = heatColor(scatterFloor + (1-scatterFloor)*t)
+			g.Shape = draw.CircleGlyph{}
+		} else if f.heat != nil {
+			g.Color = color.Gray{Y: 160}
+		}
 		if q := pts[i]; q.Size != nil {
 			t := 0.5
 			if zhi > zlo {
@@ -345,6 +500,18 @@ func addScatter(p *plot.Plot, f *Figure) error {
 		return g
 	}
 	p.Add(sc)
+	if zhi > zlo {
+		// The size legend: the smallest and largest sizes and one between.
+		name := f.SizeLabel
+		if name == "" {
+			name = "size"
+		}
+		for _, t := range []float64{0, 0.5, 1} {
+			z := zlo + t*(zhi-zlo)
+			p.Legend.Add(fmt.Sprintf("%s %.3g", name, z), sizeGlyph{vg.Points(minRadius + (maxRadius-minRadius)*t)})
+			f.legend = append(f.legend, fmt.Sprintf("%s %.3g", name, z))
+		}
+	}
 	if err := addYErrorBars(p, yErrors(pts, 0), color.Gray{Y: 90}); err != nil {
 		return err
 	}
@@ -356,14 +523,50 @@ func addScatter(p *plot.Plot, f *Figure) error {
 		bars.Color = color.Gray{Y: 90}
 		p.Add(bars)
 	}
-	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
-	if err != nil {
-		return fmt.Errorf("labels: %w", err)
+	radius := make([]vg.Length, len(pts))
+	for i := range pts {
+		radius[i] = sc.GlyphStyleFunc(i).Radius
 	}
-	for i := range lb.TextStyle {
-		lb.TextStyle[i].Font.Size = vg.Points(8)
-	}
-	lb.Offset = vg.Point{X: vg.Points(6), Y: vg.Points(4)}
-	p.Add(lb)
+	p.Add(&pointLabels{xys: xys, labels: labels, radius: radius})
 	return nil
+}
+
+// sizeGlyph is a size legend's thumbnail: an open circle of the radius a
+// point of that size is drawn with.
+type sizeGlyph struct{ r vg.Length }
+
+func (g sizeGlyph) Thumbnail(c *draw.Canvas) {
+	ctr := vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: (c.Min.Y + c.Max.Y) / 2}
+	c.DrawGlyph(draw.GlyphStyle{Color: color.Gray{Y: 60}, Shape: draw.RingGlyph{}, Radius: g.r}, ctr)
+}
+
+// pointLabels draws a scatter's point labels where placeLabels finds room
+// for them, measured in the font on the drawn canvas.
+type pointLabels struct {
+	xys    plotter.XYs
+	labels []string
+	radius []vg.Length
+}
+
+func labelStyle() text.Style {
+	st := text.Style{Color: color.Black, Font: plot.DefaultFont, XAlign: draw.XLeft, YAlign: draw.YBottom, Handler: plot.DefaultTextHandler}
+	st.Font.Size = vg.Points(8)
+	return st
+}
+
+func (l *pointLabels) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	st := labelStyle()
+	pts := make([]vg.Point, len(l.xys))
+	w, h := make([]vg.Length, len(l.xys)), make([]vg.Length, len(l.xys))
+	for i, xy := range l.xys {
+		pts[i] = vg.Point{X: trX(xy.X), Y: trY(xy.Y)}
+		w[i], h[i] = st.Width(l.labels[i]), st.Height(l.labels[i])
+	}
+	boxes, ok := placeLabels(pts, l.radius, w, h, box{c.Min.X, c.Min.Y, c.Max.X, c.Max.Y})
+	for i, b := range boxes {
+		if ok[i] {
+			c.FillText(st, vg.Point{X: b.x0, Y: b.y0}, l.labels[i])
+		}
+	}
 }

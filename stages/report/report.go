@@ -38,7 +38,9 @@ func (reportType) Name() string { return "report" }
 // synthetic cells are marked one by one, from their inputs' records
 // (CSV and JSON gained per-cell synthetic fields).
 // Version 4: the output carries the table for the page beside the files.
-func (reportType) Version() string { return "4" }
+// Version 5: LaTeX states its packages, fits a width, breaks long headers;
+// intervals, common items, N column, extra columns, arrows, underlines.
+func (reportType) Version() string { return "5" }
 
 func (reportType) Params() []stages.Param {
 	return []stages.Param{
@@ -54,6 +56,15 @@ func (reportType) Params() []stages.Param {
 		{Name: "better", Kind: stages.StringMap, Doc: `per column stage, "higher" or "lower": the best value of each column is printed bold`},
 		{Name: "digits", Kind: stages.Int, Default: 3, Min: 0, Max: 12, Doc: "decimals of every value (a column's number_format overrides it)"},
 		{Name: "ci_digits", Kind: stages.Int, Default: 2, Min: 0, Max: 12, Doc: "decimals of confidence interval bounds (Score extra ci_low, ci_high), printed as 0.614 [0.58, 0.65]"},
+		{Name: "width", Kind: stages.String, Default: widthColumn, Doc: `what the LaTeX table is fitted to: "\\columnwidth" (one column of a two-column paper), "\\textwidth" (the page, as table*) or "natural"; a tabular wider than that is scaled down to it (graphicx's \resizebox; numbers cannot wrap), a narrower one is left as set`},
+		{Name: "common_items", Kind: stages.Bool, Default: false, Doc: "score every row on the items all rows share: each value whose statistic the report can recompute (a mean or percentile of its stage's per-item values) is recomputed over the items every such cell has, stated once in a note (IdeaBench Table 1: Low rows over 435 targets, High over 461, all over the 435)"},
+		{Name: "item_name", Kind: stages.String, Default: "items", Doc: `what the items are called in notes: "targets", "keywords", "ideas"`},
+		{Name: "excluded_because", Kind: stages.String, Default: "that some rows lack", Doc: `with common_items, why the other items are out, as the note says it: "26 targets without filtered references excluded"`},
+		{Name: "counts", Kind: stages.String, Default: "notes", Doc: `how counts are shown: "notes" (a note per column stage, a footnote on each cell whose count differs) or "column" (an N column per row, footnotes only for cells without a value)`},
+		{Name: "intervals", Kind: stages.Bool, Default: false, Doc: "print a 95% percentile bootstrap interval (1000 resamples over the items, seed 0) beside each value whose stage gave none, when the value is a mean or percentile of its per-item values (every shipped experiment sets it); false: only the stages' own intervals"},
+		{Name: "extra_columns", Kind: stages.StringList, Doc: `columns of a Score's named extra values, each "STAGE:EXTRA" after its stage's column: ["position_bias.novelty:p_value", "position_bias.novelty:biased"]; labels, better and number_format take the same names`},
+		{Name: "sort_by", Kind: stages.String, Doc: `a column stage ("liveideabench_score.average") to order the rows by, best first by its better direction (higher when it has none), rows without a value last: a leaderboard; default: row_order`},
+		{Name: "notes_from", Kind: stages.Inputs, Doc: "aggregate stages (one instance each) whose value is stated in a note under the table rather than as a column (IdeaBench Table 1's upper limit)"},
 		{Name: "number_format", Kind: stages.StringMap, Doc: `per column stage, a printf format for its values and CI bounds with one of the verbs %f %e %g: { "overlap_score.main" = "%.1f" }`},
 	}
 }

@@ -359,7 +359,7 @@ func TestReportNotScore(t *testing.T) {
 
 func TestReportRegistered(t *testing.T) {
 	typ, ok := stages.Lookup("report")
-	if !ok || typ.Name() != "report" || typ.Version() != "4" {
+	if !ok || typ.Name() != "report" || typ.Version() != "5" {
 		t.Fatal("report type not registered")
 	}
 }

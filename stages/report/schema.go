@@ -11,13 +11,16 @@ func (reportType) Schema(stages.Params) stages.Schema {
 		// Rows are read for their instance keys and generators only.
 		Needs: []stages.Need{{Input: "columns", Fields: []string{"value"}, Why: "a column's score",
 			Fix: "Give columns aggregate stages (insight_score, similarity_score, aggregate, ...): one score per instance."},
-			{Input: "columns", Fields: stages.ScoreReads, Optional: true, Why: "its counts and interval"}}}
+			{Input: "columns", Fields: stages.ScoreReads, Optional: true, Why: "its counts and interval"},
+			{Input: "notes_from", Fields: []string{"value"}, Why: "the value a note states",
+				Fix: "Give notes_from aggregate stages (similarity_score, insight_score, ...): one score per instance."},
+			{Input: "notes_from", Fields: stages.ScoreReads, Optional: true, Why: "its counts and interval"}}}
 }
 
 func (plotType) Schema(p stages.Params) stages.Schema {
 	why := "the score plotted"
-	needs := make([]stages.Need, 0, 3)
-	for _, in := range []string{"data", "y", "size"} {
+	needs := make([]stages.Need, 0, 8)
+	for _, in := range []string{"data", "y", "size", "color"} {
 		needs = append(needs, stages.Need{Input: in, Fields: []string{"value"}, Why: why,
 			Fix: "Plot aggregate stages (insight_score, similarity_score, liveideabench_score, ...)."},
 			stages.Need{Input: in, Fields: stages.ScoreReads, Optional: true, Why: "its interval and extra values"})

@@ -18,6 +18,21 @@ import (
 type table struct {
 	name, title string
 	formats     []string
+	// width is what a LaTeX table is fitted to (widths).
+	width string
+	// common: score every row on the items all rows share (common_items);
+	// itemName names them in notes, excludedBecause says why the others
+	// are out.
+	common                    bool
+	itemName, excludedBecause string
+	// countsColumn: a per-row N column instead of footnotes on counts.
+	countsColumn bool
+	// intervals: bootstrap an interval for each value its stage gave none.
+	intervals bool
+	// sortBy is the column stage rows are sorted by, "" for layout order.
+	sortBy string
+	// noteMetrics are the notes_from stages, stated in a note each.
+	noteMetrics []*metric
 
 	// dims are the row dimensions shown as leading columns (the pivot
 	// excluded); "" names the default dimension, the whole key.
@@ -50,6 +65,9 @@ type metric struct {
 	keys   []string          // instance keys as written, for warnings
 	better string            // "higher", "lower" or ""
 	printf string            // number_format, "" for digits
+	// extra names the Score extra this column shows (extra_columns:
+	// "position_bias.novelty:p_value"), "" for the score's value.
+	extra string
 }
 
 // column is one column of numbers: a metric, at one pivot value.
@@ -86,6 +104,19 @@ func layoutTable(inst *stages.Instance) (*table, []stages.Dep, error) {
 	if t.title == "" {
 		t.title = t.name
 	}
+	t.width = p.String("width")
+	if !slices.Contains(widths, t.width) {
+		return nil, nil, stages.ParamErrorf("width", "width = %q; use %s (fit the table to a column, the default), %s (the page, in table*) or %q (as set)", t.width, widthColumn, widthText, widthNatural)
+	}
+	t.common, t.intervals = p.Bool("common_items"), p.Bool("intervals")
+	t.itemName, t.excludedBecause = p.String("item_name"), p.String("excluded_because")
+	switch c := p.String("counts"); c {
+	case "notes":
+	case "column":
+		t.countsColumn = true
+	default:
+		return nil, nil, stages.ParamErrorf("counts", `counts = %q; use "notes" (a note per column stage, a footnote per cell that differs) or "column" (an N column per row; footnotes only for missing cells)`, c)
+	}
 	t.formats = p.Strings("formats")
 	if len(t.formats) == 0 {
 		return nil, nil, stages.ParamErrorf("formats", "formats is empty; give at least one of %s", formatList())
@@ -108,16 +139,43 @@ func layoutTable(inst *stages.Instance) (*table, []stages.Dep, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	metrics, deps, err := groupColumns(cols)
+	metrics, deps, err := groupColumns(cols, "columns")
 	if err != nil {
 		return nil, nil, err
 	}
-	t.metrics = metrics
+	if t.metrics, err = withExtras(metrics, p.Strings("extra_columns")); err != nil {
+		return nil, nil, err
+	}
+	if nf := p.Inputs("notes_from"); len(nf) > 0 {
+		nm, ndeps, err := groupColumns(nf, "notes_from")
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, m := range nm {
+			if l, ok := labels[m.id]; ok {
+				m.label = l
+			}
+			if len(m.byKey) != 1 {
+				return nil, nil, stages.ParamErrorf("notes_from", "notes_from: %s has %d instances; a note states one value, so give one instance (stage.x.y[\"key\"])", m.id, len(m.byKey))
+			}
+		}
+		t.noteMetrics = nm
+		deps = append(deps, ndeps...)
+	}
 	t.inputs = len(deps)
 	if err := t.metricOptions(p.StringMap("better"), p.StringMap("number_format"), labels); err != nil {
 		return nil, nil, err
 	}
 
+	if sb := p.String("sort_by"); sb != "" {
+		if !slices.ContainsFunc(t.metrics, func(m *metric) bool { return m.id == sb }) {
+			return nil, nil, stages.ParamErrorf("sort_by", "sort_by %q is not a column stage of this report; name one of %s", sb, t.metricIDs())
+		}
+		if p.String("pivot") != "" {
+			return nil, nil, stages.ParamErrorf("sort_by", "sort_by sorts rows by one column; with a pivot a column stage has several, so leave sort_by out or the pivot")
+		}
+		t.sortBy = sb
+	}
 	pivot := -1
 	if pv := p.String("pivot"); pv != "" {
 		for d, name := range dimNames {
@@ -288,7 +346,7 @@ func splitRows(t *table, rows []*stages.Upstream, dims []string, sep string) ([]
 // gives one column stage per label, "STAGE/LABEL", and a dep per node.
 // Dep.Index counts across the listed instances' nodes in list order, as the
 // Dep contract says.
-func groupColumns(cols []*stages.Upstream) ([]*metric, []stages.Dep, error) {
+func groupColumns(cols []*stages.Upstream, input string) ([]*metric, []stages.Dep, error) {
 	var metrics []*metric
 	byAddr := map[string]*metric{}
 	var deps []stages.Dep
@@ -318,11 +376,43 @@ func groupColumns(cols []*stages.Upstream) ([]*metric, []stages.Dep, error) {
 				k = `""`
 			}
 			m.keys = append(m.keys, k)
-			deps = append(deps, stages.Dep{Input: "columns", Index: offset + j})
+			deps = append(deps, stages.Dep{Input: input, Index: offset + j})
 		}
 		offset += len(c.Nodes)
 	}
 	return metrics, deps, nil
+}
+
+// withExtras puts after each column stage the columns of its Score
+// extras that extra_columns names ("STAGE:EXTRA", e.g.
+// "position_bias.novelty:p_value"), each read from the same inputs.
+func withExtras(metrics []*metric, extras []string) ([]*metric, error) {
+	if len(extras) == 0 {
+		return metrics, nil
+	}
+	byBase := map[string][]*metric{}
+	for _, e := range extras {
+		base, name, ok := strings.Cut(e, ":")
+		i := slices.IndexFunc(metrics, func(m *metric) bool { return m.id == base })
+		switch {
+		case !ok || name == "":
+			return nil, stages.ParamErrorf("extra_columns", `extra_columns: %q is not "STAGE:EXTRA"; write e.g. "position_bias.novelty:p_value"`, e)
+		case i < 0:
+			ids := make([]string, len(metrics))
+			for j, m := range metrics {
+				ids[j] = m.id
+			}
+			return nil, stages.ParamErrorf("extra_columns", "extra_columns: %q names no column stage of this report (columns: %s)", base, quoteList(ids))
+		}
+		b := metrics[i]
+		byBase[base] = append(byBase[base], &metric{id: e, label: e, byKey: b.byKey, keys: b.keys, extra: name})
+	}
+	var out []*metric
+	for _, m := range metrics {
+		out = append(out, m)
+		out = append(out, byBase[m.id]...)
+	}
+	return out, nil
 }
 
 // checkColumn refuses a column instance that is not aggregates: one node,
@@ -497,6 +587,9 @@ func (t *table) warnUnknownLabels(labels map[string]string, dims []string, value
 	for _, m := range t.metrics {
 		known[m.id] = true
 	}
+	for _, m := range t.noteMetrics {
+		known[m.id] = true
+	}
 	for d, name := range dims {
 		known[name] = true
 		for _, v := range values[d] {
@@ -537,14 +630,43 @@ func quoteList(ss []string) string {
 	return strings.Join(q, ", ")
 }
 
-// String describes a column for notes: "Novelty" or "Novelty (filtered)".
+// colLabel describes a column for notes: "Novelty" or "Novelty (filtered)",
+// on one line (a label's "\n" is where a LaTeX header breaks).
 func (t *table) colLabel(c column) string {
 	l := t.metrics[c.metric].label
 	if c.pivot >= 0 {
 		l += " (" + t.pivotLabels[c.pivot] + ")"
 	}
-	return l
+	return oneLine(l)
 }
+
+// headerLabel is a column's header in LaTeX, which sets a pivot's values
+// under a spanning header of the column stage: the pivot value, else the
+// column stage's label.
+func (t *table) headerLabel(c column) string {
+	if c.pivot >= 0 {
+		return t.pivotLabels[c.pivot]
+	}
+	return t.metricHeader(t.metrics[c.metric])
+}
+
+// metricHeader is a column stage's header text, with its better
+// direction's arrow in LaTeX (the Markdown header gets arrow()).
+func (t *table) metricHeader(m *metric) string { return m.label }
+
+// arrow is the mark a header carries for its better direction: ↑ where
+// higher is better, ↓ where lower is.
+func (m *metric) arrow() string {
+	switch m.better {
+	case "higher":
+		return "↑"
+	case "lower":
+		return "↓"
+	}
+	return ""
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
 
 // rowLabel describes a row for notes: its dimension labels joined.
 func (r *tableRow) rowLabel() string { return strings.Join(r.labels, " / ") }
