@@ -46,6 +46,7 @@ type early struct {
 }
 
 type earlyCall struct {
+	node    int32 // the node whose offer sent it
 	done    chan struct{}
 	claimed bool
 	res     *Result       // the answer (nil when err)
@@ -101,7 +102,7 @@ func (x *early) offer(pw *walker, i int32, work *stages.Work, key string, parts 
 		x.mu.Unlock()
 		return // every early slot is busy: the run sends it
 	}
-	c := &earlyCall{done: make(chan struct{})}
+	c := &earlyCall{node: i, done: make(chan struct{})}
 	x.calls[key] = c
 	x.mu.Unlock()
 
@@ -188,6 +189,31 @@ func (x *early) take(key string) (*earlyCall, bool) {
 	x.mu.Unlock()
 	<-c.done
 	return c, first
+}
+
+// settleUnclaimed marks, after the walk, the nodes whose early call was
+// answered and stored but which the run never reached (it was interrupted,
+// or stopped by a failure elsewhere): they ran in this run, and the summary
+// counts their calls. Without it an interrupted run said it made fewer
+// calls than the server saw and the cache holds (TestInterruptKeepsCompletedWork).
+func (x *early) settleUnclaimed(w *walker) {
+	if x == nil {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for key, c := range x.calls {
+		if c.claimed || c.rec == nil {
+			continue
+		}
+		c.claimed = true
+		st := &w.states[c.node]
+		if st.status == StatusRan || st.status == StatusCached || st.status == StatusFailed {
+			continue
+		}
+		st.status, st.key, st.usage, st.isCall = StatusRan, key, c.rec.Usage, true
+		st.wantModel, st.servedModel = c.rec.Model, c.rec.ServedModel
+	}
 }
 
 // stop waits for every early call to end (their records written).

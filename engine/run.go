@@ -117,6 +117,7 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 		close(q)
 	}
 	ahead.stop()
+	ahead.settleUnclaimed(w)
 	w.stopWriters()
 	memosRewritten := memos.stop()
 	sum := w.summarize()

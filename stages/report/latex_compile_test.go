@@ -16,20 +16,19 @@ import (
 	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/engine"
 	"github.com/ideaflow/ideaflow/engine/config"
+	"github.com/ideaflow/ideaflow/internal/shareddata"
 	_ "github.com/ideaflow/ideaflow/stages/all"
 )
-
-// shippedData is the authors' LiveIdeaBench files as the project's shared
-// data folder holds them (the worktree sits beside it).
-const shippedData = "../../../shared/data/liveideabench"
 
 // shippedRuns is how each shipped experiment runs offline here: on the
 // mock provider, the LiveIdeaBench boards over three keywords
 // (testdata/latex_keywords.csv) so their 20 rows come in a second.
 func shippedRuns(t *testing.T) map[string][]string {
+	// The authors' LiveIdeaBench files, found as every data-reading test
+	// finds them (internal/shareddata: the clone may be anywhere).
 	board := []string{"offline=true", "keywords=" + abs(t, "testdata/latex_keywords.csv"),
-		"categories=" + abs(t, shippedData+"/csvs/keyword_classifications.csv"),
-		"published=" + abs(t, shippedData+"/results/LiveIdeaBench-202412.csv")}
+		"categories=" + shareddata.Path(t, "liveideabench", "csvs/keyword_classifications.csv"),
+		"published=" + shareddata.Path(t, "liveideabench", "results/LiveIdeaBench-202412.csv")}
 	v2 := board[:3] // the v2 boards have no published one
 	offline := []string{"offline=true"}
 	return map[string][]string{
