@@ -238,7 +238,7 @@ func TestReportPivotFromHCL(t *testing.T) {
 		}
 	}
 	csv := strings.Split(got["table2.csv"], "\n")
-	if !strings.HasPrefix(csv[0], "refs,insight_score.arms[filtered],insight_score.arms[filtered]_count,") ||
+	if !strings.HasPrefix(csv[0], "refs,insight_score.arms[filtered],insight_score.arms[filtered]_ci_low,insight_score.arms[filtered]_ci_high,insight_score.arms[filtered]_count,") ||
 		!strings.HasPrefix(csv[1], "1,") || !strings.HasPrefix(csv[3], "10,") {
 		t.Errorf("csv:\n%s", got["table2.csv"])
 	}

@@ -69,7 +69,7 @@ func (plotType) Params() []stages.Param {
 		{Name: "formats", Kind: stages.StringList, Default: []string{"svg", "png"}, Doc: `files to write: "svg", "png"`},
 		{Name: "panels", Kind: stages.String, Doc: `"stage": one panel per data stage, side by side in one figure with one legend (IdeaBench Fig. 4: novelty and feasibility); default: one panel`},
 		{Name: "panel_titles", Kind: stages.StringMap, Doc: `with panels, each data stage's panel title: { "insight_score.novelty_insight_score" = "Novelty" }; default: the stage's name`},
-		{Name: "intervals", Kind: stages.Bool, Default: false, Doc: "draw a 95% percentile bootstrap interval (1000 resamples over the items, seed 0) as the error bar of each value whose stage gave none, when the value is a mean or percentile of its per-item values, as report's intervals (every shipped figure sets it)"},
+		{Name: "intervals", Kind: stages.Bool, Default: true, Doc: "draw a 95% percentile bootstrap interval (1000 resamples over the items, seed 0) as the error bar of each value whose stage gave none, when the value is a mean or percentile of its per-item values, as report's intervals; false: only the stages' own"},
 	}
 }
 
