@@ -1,6 +1,10 @@
 package expect
 
-import "github.com/ideaflow/ideaflow/stages"
+import (
+	"strings"
+
+	"github.com/ideaflow/ideaflow/stages"
+)
 
 // Schema: an expect reads one number of its score (at field) and gives its
 // verdict.
@@ -9,13 +13,7 @@ func (expectType) Schema(p stages.Params) stages.Schema {
 	if field == "" {
 		field = "value"
 	}
-	top := field
-	for i, c := range field {
-		if c == '.' {
-			top = field[:i]
-			break
-		}
-	}
+	top, _, _ := strings.Cut(field, ".") // the output field the path starts in
 	needs := []stages.Need{{Input: "score", Fields: []string{top}, Why: "the number checked",
 		Fix: "Point score at an aggregate score instance, or set field to the dotted path of the number in its output."}}
 	if field == "value" {
