@@ -171,6 +171,9 @@ type Summary struct {
 	// WallSeconds is the whole wall time, from the process's start when the
 	// caller gives it; Phases splits it.
 	WallSeconds float64 `json:"wall_seconds"`
+	// Compacted says the CLI's close of the cache after the run compacted
+	// its tables (Phases.Close is how long closing took).
+	Compacted bool `json:"compacted,omitempty"`
 	Phases      Phases  `json:"phases"`
 }
 
@@ -244,6 +247,11 @@ type Phases struct {
 	Plan    float64 `json:"plan"`
 	Run     float64 `json:"run"`
 	Reports float64 `json:"reports"`
+	// Close is the time the CLI took to close the cache after the run (a
+	// compaction after many writes), set by the CLI, which closes the cache
+	// before it prints the summary; absent from the run record, which is
+	// written before.
+	Close float64 `json:"close,omitempty"`
 }
 
 // PlanCounts are per-stage plan counts.

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -508,14 +509,33 @@ func (a *app) runCmd() *cobra.Command {
 				return a.verify(g, store)
 			}
 			fmt.Fprintf(a.stdout, "Running %s (cache: %s)\n", g.Exp.Name, a.cacheDirPath())
+			stopServing := func() {}
 			if b, ok := store.(*cache.Badger); ok && !offline {
-				// Closed before the store (deferred after it).
+				// Closed before the store (closeStore, or deferred after it).
 				if srv, err := b.Serve(); err != nil {
 					a.log.Debug().Err(err).Msg("cache not served to readers")
 				} else {
-					defer srv.Close()
+					stopServing = sync.OnceFunc(func() { srv.Close() })
+					defer stopServing()
 					fmt.Fprintf(a.stdout, "While it runs, plan, show, export, report and cache stats read the cache through %s.\n", srv.Path())
 				}
+			}
+			// closeStore closes the cache before the summary is printed, so
+			// that its wall time is the process's: a run that wrote 20,000
+			// records or more compacts the cache as it closes (cache/badger.go
+			// flattenAfter), 1-70 s at 50k-1M writes, which the summary
+			// shows as its own phase instead of a silent tail after it.
+			closeStore := func(sum *engine.Summary) {
+				stopServing()
+				t0 := time.Now()
+				if cerr := store.Close(); cerr != nil {
+					fmt.Fprintf(a.stderr, "warning: %v\n", cerr)
+				}
+				sum.Phases.Close = time.Since(t0).Seconds()
+				if b, ok := store.(*cache.Badger); ok {
+					sum.Compacted = b.CompactedOnClose()
+				}
+				sum.WallSeconds = time.Since(processStart).Seconds()
 			}
 			printRecovery(a.stdout, recovery)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -554,6 +574,7 @@ func (a *app) runCmd() *cobra.Command {
 				} else {
 					sum.Reports = append(sum.Reports, page)
 				}
+				closeStore(sum)
 				printSummary(a.stdout, g.StageOrder(), sum)
 				if offline && sum.Unsaved > 0 && !errors.Is(err, cache.ErrDiskFull) {
 					fmt.Fprintf(a.stderr, "note: %d deterministic node(s) computed in this run were not saved: --offline opens the cache read-only (a run without it saves them)\n", sum.Unsaved)
@@ -671,9 +692,15 @@ func printSummary(w io.Writer, order []string, s *engine.Summary) {
 		services = fmt.Sprintf(", %d service calls", s.ServiceCalls)
 	}
 	ph := s.Phases
-	fmt.Fprintf(w, "%d nodes: %d cached, %d ran, %d failed, %d skipped. %s%s, %d+%d tokens, %s, %.1fs (load %.1f, plan %.1f, run %.1f, reports %.1f).\n",
+	closing := ""
+	if s.Compacted {
+		// Closing is named when it compacted the cache; otherwise it takes
+		// milliseconds.
+		closing = fmt.Sprintf(", compacting the cache %.1f", ph.Close)
+	}
+	fmt.Fprintf(w, "%d nodes: %d cached, %d ran, %d failed, %d skipped. %s%s, %d+%d tokens, %s, %.1fs (load %.1f, plan %.1f, run %.1f, reports %.1f%s).\n",
 		s.Nodes.Total, s.Nodes.Cached, s.Nodes.Ran, s.Nodes.Failed, s.Nodes.Skipped,
-		modelCallsText(s.Requests, s.LLMCalls), services, s.Tokens.Input, s.Tokens.Output, costFigure("", s.CostUSD, s.Unpriced), s.WallSeconds, ph.Load, ph.Plan, ph.Run, ph.Reports)
+		modelCallsText(s.Requests, s.LLMCalls), services, s.Tokens.Input, s.Tokens.Output, costFigure("", s.CostUSD, s.Unpriced), s.WallSeconds, ph.Load, ph.Plan, ph.Run, ph.Reports, closing)
 	for _, p := range slices.Sorted(maps.Keys(s.Unavailable)) {
 		fmt.Fprintf(w, "provider %s unavailable: %d node(s) not run (%s)\n", p, s.Skipped["provider unavailable"], s.Unavailable[p])
 	}
