@@ -432,7 +432,7 @@ type badgerBackend struct {
 	written      atomic.Int64 // write units applied through this handle
 	closeOnce    sync.Once
 	closeErr     error
-	compacted    atomic.Bool // Close compacted the tables (CompactedOnClose)
+	compacted    atomic.Bool    // Close compacted the tables (CompactedOnClose)
 	flattenAfter int64          // writes that make Close compact (flattenAfter, or a test's)
 	log          zerolog.Logger // the cache's own lines (Nop without WithLogger)
 }

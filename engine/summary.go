@@ -173,8 +173,8 @@ type Summary struct {
 	WallSeconds float64 `json:"wall_seconds"`
 	// Compacted says the CLI's close of the cache after the run compacted
 	// its tables (Phases.Close is how long closing took).
-	Compacted bool `json:"compacted,omitempty"`
-	Phases      Phases  `json:"phases"`
+	Compacted bool   `json:"compacted,omitempty"`
+	Phases    Phases `json:"phases"`
 }
 
 // AnsweredBy is one answerer and the model and service nodes it answered,
