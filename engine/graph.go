@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -393,9 +394,25 @@ func (g *Graph) appendNodes(inst *Instance, nodes []stages.Node, expandedFrom *[
 		return diags
 	}
 	base := len(inst.nodes) // stages.Self indexes count from here: this Layout's or Expand's first node
+	// One allocation for the call's nodes and one for their edges, not one
+	// per node (a million-node layout made four small allocations a node).
+	// Pointers into slab stay valid: it is never grown. Each node's Deps is
+	// capped at its own length, so an append to one never writes into the
+	// next node's edges.
+	slab := make([]Node, len(nodes))
+	edges := 0
+	for _, spec := range nodes {
+		edges += len(spec.Deps)
+	}
+	edgeBuf := make([]int32, 0, edges)
+	g.Nodes = slices.Grow(g.Nodes, len(nodes))
+	inst.nodes = slices.Grow(inst.nodes, len(nodes))
+	inst.Up.Nodes = slices.Grow(inst.Up.Nodes, len(nodes))
 	for k, spec := range nodes {
-		n := &Node{Inst: inst, Spec: spec, expanded: expandedFrom != nil, expandedFrom: expandedFrom}
+		n := &slab[k]
+		*n = Node{Inst: inst, Spec: spec, expanded: expandedFrom != nil, expandedFrom: expandedFrom}
 		n.Address = nodeAddress(inst.Address, spec)
+		first := len(edgeBuf)
 		for _, d := range spec.Deps {
 			idx, ok := resolveDep(inst, d, g.byAddr, base)
 			switch {
@@ -404,7 +421,10 @@ func (g *Graph) appendNodes(inst *Instance, nodes []stages.Node, expandedFrom *[
 			case !ok:
 				return errAt(inst.cfg, d.Input, "stage type %s laid out a dependency on %s node %d, which does not exist (an internal error in the stage type)", inst.Type, d.Input, d.Index)
 			}
-			n.Deps = append(n.Deps, int32(idx))
+			edgeBuf = append(edgeBuf, int32(idx))
+		}
+		if len(edgeBuf) > first {
+			n.Deps = edgeBuf[first:len(edgeBuf):len(edgeBuf)]
 		}
 		inst.nodes = append(inst.nodes, int32(len(g.Nodes)))
 		inst.Up.Nodes = append(inst.Up.Nodes, stages.NodeInfo{Item: spec.Item, Slot: spec.Slot, Label: spec.Label})
