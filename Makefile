@@ -60,6 +60,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'RoundTrip|TokensPerMinuteOverestimated' -benchtime 1x -timeout 30m ./stages/llm/
 	$(GO) test -run '^$$' -bench 'CompactAtClose' -benchtime 1x -timeout 30m ./cache/
 	$(GO) test -run '^$$' -bench 'ColdEqualWork' -benchtime 1x ./cmd/ideaflow/
+	$(GO) test -run '^$$' -bench '^BenchmarkBuild$$' -benchtime 3x ./cmd/ideaflow/
 	$(GO) test -run '^$$' -bench 'FirstRequest|WarmAfterUpgrade|PlanVsWarm' -benchtime 1x -timeout 60m ./cmd/ideaflow/
 	$(GO) test -run '^$$' -bench 'RunWithReaders' -benchtime 3x ./cmd/ideaflow/
 	$(GO) test -run '^$$' -bench 'Scale' -benchtime 1x -timeout 60m ./cmd/ideaflow/
