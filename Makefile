@@ -63,7 +63,8 @@ bench: deps
 	$(GO) test -run '^$$' -bench '^BenchmarkBuild$$' -benchtime 3x ./cmd/ideaflow/
 	$(GO) test -run '^$$' -bench 'FirstRequest|WarmAfterUpgrade|PlanVsWarm' -benchtime 1x -timeout 60m ./cmd/ideaflow/
 	$(GO) test -run '^$$' -bench 'RunWithReaders' -benchtime 3x ./cmd/ideaflow/
-	$(GO) test -run '^$$' -bench 'Scale' -benchtime 1x -timeout 60m ./cmd/ideaflow/
+	$(GO) test -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x -timeout 60m ./cmd/ideaflow/
+	$(GO) test -run '^$$' -bench 'ScaleMillion' -benchtime 1x -timeout 120m ./cmd/ideaflow/
 	$(GO) test -run '^$$' -bench 'HTMLFullSize' -benchtime 3x ./stages/report/
 	$(GO) test -run '^$$' -bench 'BrowserFullSize|HTMLPageCollect' -benchtime 3x ./cmd/ideaflow/
 	$(GO) test -run '^$$' -bench 'LiveIdeaBench' -benchtime 1x -timeout 60m ./cmd/ideaflow/

@@ -139,6 +139,23 @@ func BenchmarkScale(b *testing.B) {
 	}
 }
 
+// BenchmarkScaleMillion is BenchmarkScale at issue 23's two 1M-node shapes:
+// 20 models x 50,000 items (1.05M nodes with the filter's) and one model x
+// 500,000 items (filter + one idea per target: 1M nodes). The targets: a
+// warm run (run-warm-s, its own process) under 10 s and under 2 GiB peak
+// RSS (warm-peak-MiB). Each cold run takes minutes.
+//
+//	go test -run '^$' -bench ScaleMillion -benchtime 1x -timeout 120m ./cmd/ideaflow/
+func BenchmarkScaleMillion(b *testing.B) {
+	for _, c := range []struct{ models, items int }{{20, 50_000}, {1, 500_000}} {
+		b.Run(fmt.Sprintf("models=%d/items=%d", c.models, c.items), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				benchScale(b, c.models, c.items, 1, 0)
+			}
+		})
+	}
+}
+
 func benchScale(b *testing.B, models, items, n, perms int) {
 	dir := b.TempDir()
 	exp := filepath.Join(dir, "exp")
