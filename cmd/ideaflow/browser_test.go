@@ -444,8 +444,8 @@ func TestRunWritesReportPage(t *testing.T) {
 	// the best value in bold and the notes; not the CSV's raw columns.
 	for _, want := range []string{`id="synthetic-banner"`,
 		`<figcaption>Quickstart: Insight Score (novelty) <span class="file">(table1)</span></figcaption>`,
-		`<th>Model</th><th class="num">Novelty ↑</th>`, `<tr><td>mock-generator-a</td><td class="num">0.083<span class="ci"> [0.00, 0.25]</span></td></tr>`,
-		`<tr><td>mock-generator-b</td><td class="num"><strong>0.500</strong><span class="ci"> [0.17, 0.83]</span></td></tr>`,
+		`<th>Model</th><th class="num">Novelty ↑</th>`, `<tr><td>mock-generator-a</td><td class="num">0.083<wbr><span class="ci"> [0.00, 0.25]</span></td></tr>`,
+		`<tr><td>mock-generator-b</td><td class="num"><strong>0.500</strong><wbr><span class="ci"> [0.17, 0.83]</span></td></tr>`,
 		`<li>Bold: the best value of each column (higher is better for Novelty).</li>`,
 		`<figure class="plot" data-name="novelty">`, `4 item(s), 24 idea(s), 8 judgement(s).`,
 		`<td id="run-nodes">49 total: 0 cached, 49 ran, 0 failed, 0 skipped</td>`, `<tr><th>var.n</th><td>3</td></tr>`} {

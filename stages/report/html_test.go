@@ -56,8 +56,8 @@ func TestWriteHTML(t *testing.T) {
 		// grid.md read back: title, alignment, bold, interval, footnotes.
 		`<figcaption>Novelty &amp; feasibility by model and scenario <span class="file">(grid)</span></figcaption>`,
 		`<th>Model</th><th>Scenario</th><th class="num">Novelty ↑</th><th class="num">Feasibility (0-10) ↓</th>`,
-		`<tr><td></td><td>high</td><td class="num"><strong>0.614</strong><span class="ci"> [0.58, 0.65]</span></td><td class="num">6.2</td></tr>`,
-		`<td class="num">0.401<span class="ci"> [0.35, 0.45]</span><sup><a href="#fn-grid-2">2</a></sup></td><td class="num">n/a<sup><a href="#fn-grid-3">3</a></sup></td>`,
+		`<tr><td></td><td>high</td><td class="num"><strong>0.614</strong><wbr><span class="ci"> [0.58, 0.65]</span></td><td class="num">6.2</td></tr>`,
+		`<td class="num">0.401<wbr><span class="ci"> [0.35, 0.45]</span><sup><a href="#fn-grid-2">2</a></sup></td><td class="num">n/a<sup><a href="#fn-grid-3">3</a></sup></td>`,
 		`<li>Novelty: each value is over 20 items, except where a note says otherwise.</li>`,
 		`<li id="fn-grid-3">Feasibility (0-10), Llama 3.1 70B / low: not computed (the stage failed or was skipped).</li>`,
 		`<li>not plotted: x: not computed</li>`,
@@ -465,8 +465,8 @@ func TestWriteHTMLUnderlinesAndArrows(t *testing.T) {
 	page := buf.String()
 	for _, want := range []string{
 		`<th class="num">Novelty (Filtered) ↑</th>`,
-		`<td class="num"><u>0.750</u><span class="ci"> [0.70, 0.80]</span></td>`,
-		`<td class="num"><strong><u>0.875</u></strong><span class="ci"> [0.82, 0.93]</span></td>`,
+		`<td class="num"><u>0.750</u><wbr><span class="ci"> [0.70, 0.80]</span></td>`,
+		`<td class="num"><strong><u>0.875</u></strong><wbr><span class="ci"> [0.82, 0.93]</span></td>`,
 		`<td class="num"><strong><u>0.438</u></strong></td>`,
 	} {
 		if !strings.Contains(page, want) {
