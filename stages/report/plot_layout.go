@@ -19,13 +19,47 @@ import (
 // labelGap is the least space between two labels.
 const labelGap = vg.Length(2)
 
-// distinctTicks is plot.DefaultTicks with labels printed to the fewest
-// decimals that tell every labelled tick apart ("5.45", "5.5", "5.55"
-// rather than "5.5" three times).
+// distinctTicks is niceTicks with labels printed to the fewest decimals
+// that tell every labelled tick apart ("5.45", "5.5", "5.55" rather than
+// "5.5" three times).
 type distinctTicks struct{}
 
+// niceTicks are labelled ticks at the largest step of 1, 2 or 5 times a
+// power of ten that gives at least four of them in [min, max] (ranks 1-10
+// read 2, 4, 6, 8, 10 rather than plot.DefaultTicks' 2, 6, 10), with an
+// unlabelled tick halfway between; plot.DefaultTicks where the range is
+// empty or not finite.
+func niceTicks(min, max float64) []plot.Tick {
+	span := max - min
+	if !(span > 0) || math.IsInf(span, 0) {
+		return plot.DefaultTicks{}.Ticks(min, max)
+	}
+	top := math.Floor(math.Log10(span))
+	for e := top; e >= top-2; e-- {
+		for _, m := range []float64{5, 2, 1} {
+			step := m * math.Pow(10, e)
+			first, last := math.Ceil(min/step-1e-9), math.Floor(max/step+1e-9)
+			if last-first+1 < 4 {
+				continue
+			}
+			var ticks []plot.Tick
+			for k := first; k <= last; k++ {
+				ticks = append(ticks, plot.Tick{Value: k*step + 0, Label: "x"}) // + 0: never -0
+				if half := (k + 0.5) * step; half <= max && k < last {
+					ticks = append(ticks, plot.Tick{Value: half})
+				}
+			}
+			if lo := (first - 0.5) * step; lo >= min {
+				ticks = append([]plot.Tick{{Value: lo}}, ticks...)
+			}
+			return ticks
+		}
+	}
+	return plot.DefaultTicks{}.Ticks(min, max)
+}
+
 func (distinctTicks) Ticks(min, max float64) []plot.Tick {
-	ticks := plot.DefaultTicks{}.Ticks(min, max)
+	ticks := niceTicks(min, max)
 	var major []int
 	for i, t := range ticks {
 		if t.Label != "" {

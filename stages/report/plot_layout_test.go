@@ -33,6 +33,25 @@ func TestDistinctTicks(t *testing.T) {
 			t.Errorf("range %v: %d labelled ticks", r, n)
 		}
 	}
+	// Steps of 1, 2 or 5 times a power of ten, at least four labels, all
+	// to one precision.
+	for _, tc := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{1, 10, "2 4 6 8 10"}, {0.5, 12.5, "2 4 6 8 10 12"}, {4.5, 8.5, "5 6 7 8"}, {0, 1, "0.0 0.2 0.4 0.6 0.8 1.0"},
+		{5.42, 5.58, "5.42 5.44 5.46 5.48 5.50 5.52 5.54 5.56 5.58"}, {1, 1000, "200 400 600 800 1000"},
+	} {
+		var labels []string
+		for _, tk := range (distinctTicks{}).Ticks(tc.lo, tc.hi) {
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if got := strings.Join(labels, " "); got != tc.want {
+			t.Errorf("range %v..%v: ticks %q, want %q", tc.lo, tc.hi, got, tc.want)
+		}
+	}
 }
 
 // TestTickAngleBoxesDoNotOverlap: for few short labels, many long ones
