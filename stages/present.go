@@ -148,6 +148,7 @@ func (t Table) IsNumeric(i int) bool { return i < len(t.Numeric) && t.Numeric[i]
 type Cell struct {
 	Value     string
 	Bold      bool
+	Underline bool // the better of a pivot's pair (a report's Table 2)
 	Rest      string
 	Note      int
 	Synthetic bool

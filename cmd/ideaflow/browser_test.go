@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +26,7 @@ import (
 
 	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/engine"
+	"github.com/ideaflow/ideaflow/internal/shareddata"
 	"github.com/ideaflow/ideaflow/stages/report"
 )
 
@@ -439,8 +444,8 @@ func TestRunWritesReportPage(t *testing.T) {
 	// the best value in bold and the notes; not the CSV's raw columns.
 	for _, want := range []string{`id="synthetic-banner"`,
 		`<figcaption>Quickstart: Insight Score (novelty) <span class="file">(table1)</span></figcaption>`,
-		`<th>Model</th><th class="num">Novelty</th>`, `<tr><td>mock-generator-a</td><td class="num">0.083<span class="ci"> [0.00, 0.25]</span></td></tr>`,
-		`<tr><td>mock-generator-b</td><td class="num"><strong>0.500</strong><span class="ci"> [0.17, 0.83]</span></td></tr>`,
+		`<th>Model</th><th class="num">Novelty ↑</th>`, `<tr><td>mock-generator-a</td><td class="num">0.083<wbr><span class="ci"> [0.00, 0.25]</span></td></tr>`,
+		`<tr><td>mock-generator-b</td><td class="num"><strong>0.500</strong><wbr><span class="ci"> [0.17, 0.83]</span></td></tr>`,
 		`<li>Bold: the best value of each column (higher is better for Novelty).</li>`,
 		`<figure class="plot" data-name="novelty">`, `4 item(s), 24 idea(s), 8 judgement(s).`,
 		`<td id="run-nodes">49 total: 0 cached, 49 ran, 0 failed, 0 skipped</td>`, `<tr><th>var.n</th><td>3</td></tr>`} {
@@ -655,6 +660,173 @@ func TestBrowserBenchmarkPages(t *testing.T) {
 			if len(badJudgements) > 0 {
 				t.Errorf("judgements without what was judged or a verdict: %q", badJudgements)
 			}
+		})
+	}
+}
+
+// shippedFigures are the shipped experiments that draw figures, how each
+// runs offline here (the LiveIdeaBench boards over three keywords, the
+// authors' categories and board), and the plot stages each has. The
+// .debiased twins draw the same plots from the same blocks.
+func shippedFigures(t *testing.T) []struct {
+	experiment string
+	vars       []string
+	figures    []string
+} {
+	board := []string{"-var", "offline=true", "-var", "keywords=" + absPath(t, "../../stages/report/testdata/latex_keywords.csv"),
+		"-var", "categories=" + shareddata.Path(t, "liveideabench", "csvs/keyword_classifications.csv")}
+	return []struct {
+		experiment string
+		vars       []string
+		figures    []string
+	}{
+		{"ideabench/ablation_n.hcl", []string{"-var", "offline=true"}, []string{"figure6"}},
+		{"ideabench/ablation_refs.hcl", []string{"-var", "offline=true"}, []string{"figure4", "figure4_similarity"}},
+		{"liveideabench/leaderboard.hcl", append(board, "-var", "published="+shareddata.Path(t, "liveideabench", "results/LiveIdeaBench-202412.csv")), []string{"figure3", "figure5"}},
+		{"liveideabench/leaderboard_v2.hcl", board, []string{"domains", "pareto"}},
+		{"liveideabench/quick.hcl", nil, []string{"figure3", "figure5"}},
+	}
+}
+
+func absPath(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+var (
+	plotStage = regexp.MustCompile(`(?m)^stage "plot" "([^"]+)"`)
+	svgSize   = regexp.MustCompile(`<svg width="([0-9.]+)pt" height="([0-9.]+)pt"`)
+)
+
+// Every shipped figure, as a run writes it and as report.html shows it:
+// the run writes exactly the experiment's plot stages' PNGs, each decoding
+// to the size its SVG declares (points at the PNG's 144 dpi); the page
+// shows exactly those figures, each drawn at its declared aspect ratio and
+// within the 1400 px window. Each PNG, and each figure as the browser
+// renders it, is kept as an artifact (go test -artifacts): NAME.png and
+// NAME.page.png, prefixed with the experiment.
+func TestBrowserShippedFigures(t *testing.T) {
+	chrome := chromiumPath(t)
+	runs := shippedFigures(t)
+	// Every shipped experiment with a plot stage is here, with its plots.
+	files, err := filepath.Glob("../../experiments/*/*.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string][]string{}
+	for _, r := range runs {
+		listed[r.experiment] = r.figures
+	}
+	for _, f := range files {
+		rel := strings.TrimPrefix(filepath.ToSlash(f), "../../experiments/")
+		if strings.HasSuffix(rel, ".debiased.hcl") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, m := range plotStage.FindAllStringSubmatch(string(b), -1) {
+			names = append(names, m[1])
+		}
+		slices.Sort(names)
+		if len(names) > 0 && !slices.Equal(names, listed[rel]) {
+			t.Errorf("%s draws %v; shippedFigures lists %v", rel, names, listed[rel])
+		}
+	}
+	for _, r := range runs {
+		stem := strings.TrimSuffix(strings.ReplaceAll(r.experiment, "/", "-"), ".hcl")
+		t.Run(stem, func(t *testing.T) {
+			out := t.TempDir()
+			args := append([]string{"run", filepath.Join("../../experiments", r.experiment), "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--out", out}, r.vars...)
+			if code, stdout, stderr := cli(t, args...); code != 0 {
+				t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			pngs, err := filepath.Glob(filepath.Join(out, "*.png"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var written []string
+			for _, p := range pngs {
+				written = append(written, strings.TrimSuffix(filepath.Base(p), ".png"))
+			}
+			if !slices.Equal(written, r.figures) {
+				t.Fatalf("the run wrote the PNGs of %v; want exactly %v", written, r.figures)
+			}
+			// The aspect ratio each SVG declares, for the page's check.
+			aspect := map[string]float64{}
+			for _, name := range r.figures {
+				b, err := os.ReadFile(filepath.Join(out, name+".png"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(t.ArtifactDir(), stem+"-"+name+".png"), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				cfg, err := png.DecodeConfig(bytes.NewReader(b))
+				if err != nil {
+					t.Fatalf("%s.png: %v", name, err)
+				}
+				if _, err := png.Decode(bytes.NewReader(b)); err != nil {
+					t.Fatalf("%s.png: %v", name, err)
+				}
+				svg, err := os.ReadFile(filepath.Join(out, name+".svg"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := svgSize.FindSubmatch(svg)
+				if m == nil {
+					t.Fatalf("%s.svg declares no size in points: %.200s", name, svg)
+				}
+				wPt, _ := strconv.ParseFloat(string(m[1]), 64)
+				hPt, _ := strconv.ParseFloat(string(m[2]), 64)
+				wantW, wantH := int(math.Round(wPt*144/72)), int(math.Round(hPt*144/72))
+				if len(b) == 0 || cfg.Width != wantW || cfg.Height != wantH {
+					t.Errorf("%s.png: %d bytes, %dx%d; its SVG declares %gx%g pt, %dx%d at 144 dpi", name, len(b), cfg.Width, cfg.Height, wPt, hPt, wantW, wantH)
+				}
+				aspect[name] = wPt / hPt
+			}
+
+			opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.DisableGPU,
+				chromedp.WindowSize(1400, 900), chromedp.UserDataDir(t.TempDir()))
+			actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+			defer cancelAlloc()
+			ctx, cancel := chromedp.NewContext(actx)
+			defer cancel()
+			tctx, tcancel := context.WithTimeout(ctx, 2*time.Minute)
+			defer tcancel()
+			url := "file://" + filepath.Join(out, "report.html")
+			if err := chromedp.Do(tctx, chromedp.Navigate(url), chromedp.WaitReady(`body[data-loaded]`)); err != nil {
+				t.Fatalf("open %s: %v", url, err)
+			}
+			shown := evalJS[[]string](t, tctx, `Array.from(document.querySelectorAll("#plots figure.plot")).map(f => f.dataset.name).sort()`)
+			if !slices.Equal(shown, r.figures) {
+				t.Fatalf("the page shows the figures %v; want exactly %v", shown, r.figures)
+			}
+			for _, name := range r.figures {
+				sel := `#plots figure.plot[data-name="` + name + `"] svg`
+				box := evalJS[[]float64](t, tctx, `(() => { const r = document.querySelector('`+sel+`').getBoundingClientRect(); return [r.left, r.right, r.width, r.height]; })()`)
+				if box[2] <= 0 || box[3] <= 0 || box[0] < 0 || box[1] > 1400 || math.Abs(box[2]/box[3]-aspect[name]) > 0.01*aspect[name] {
+					t.Errorf("%s on the page: %v..%v px, %vx%v; want within the 1400 px window at its aspect ratio %.4f", name, box[0], box[1], box[2], box[3], aspect[name])
+				}
+				shot, err := chromedp.Run(tctx, chromedp.Screenshot(sel))
+				if err != nil {
+					t.Fatalf("screenshot of %s: %v", name, err)
+				}
+				cfg, err := png.DecodeConfig(bytes.NewReader(shot))
+				if err != nil || cfg.Width == 0 || cfg.Height == 0 {
+					t.Errorf("%s as rendered: %d bytes, %+v, %v", name, len(shot), cfg, err)
+				}
+				if err := os.WriteFile(filepath.Join(t.ArtifactDir(), stem+"-"+name+".page.png"), shot, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Logf("figures %v kept in %s", r.figures, t.ArtifactDir())
 		})
 	}
 }

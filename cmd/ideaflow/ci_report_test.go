@@ -47,7 +47,7 @@ report "ci" {
 	}
 	md := read("ci.md")
 	for _, want := range []string{
-		"| Model | Novelty |",
+		"| Model | Novelty ↑ |",
 		"| mock-generator-a | 0.083 [0.00, 0.25] |",
 		"| mock-generator-b | **0.500** [0.17, 0.83] |",
 		"In brackets: 95% confidence intervals [low, high]",

@@ -119,7 +119,7 @@ func TestReportCommandRendersFromTheCacheAlone(t *testing.T) {
 			t.Errorf("%s: %+v, the run's %+v", n, a, b)
 		}
 	}
-	if md := ran["paper.md"]; !strings.Contains(md, "| Generator A | ") || !strings.Contains(md, "| | Novelty |") {
+	if md := ran["paper.md"]; !strings.Contains(md, "| Generator A | ") || !strings.Contains(md, "| | Novelty ↑ |") {
 		t.Errorf("paper.md lacks its labels:\n%s", md)
 	}
 

@@ -156,7 +156,7 @@ stage "insight_score" "feasibility_average_absolute_rank" {
   parse   = "authors"
 }
 
-report "figure6" {
+report "figure6_table" {
   title = "IdeaBench Figure 6: the target paper's average absolute rank by n (GPT-4o Mini)"
   rows  = stage.generate_ideas.n
   columns = [
@@ -179,27 +179,19 @@ report "figure6" {
   formats   = ["markdown", "csv", "latex"]
 }
 
-# Figure 6 as a figure: n on x, a line each for filtered and unfiltered
+# Figure 6 as the paper draws it: one figure, a novelty and a feasibility
+# panel (as Figure 4), n on x, a line each for filtered and unfiltered
 # references. Keys are "NN REFERENCES".
-stage "plot" "figure6_novelty" {
-  kind      = "line"
-  data      = [stage.insight_score.novelty_average_absolute_rank]
-  x         = "key[0]"
-  series    = "key[1]"
-  separator = " "
-  title     = "Figure 6: target's average absolute rank by n (novelty)"
-  x_label   = "n (ideas per target)"
-  y_label   = "target's average rank"
-  intervals = true # 95% bootstrap intervals as error bars where the value is a mean or percentile over items
-}
-stage "plot" "figure6_feasibility" {
-  kind      = "line"
-  data      = [stage.insight_score.feasibility_average_absolute_rank]
-  x         = "key[0]"
-  series    = "key[1]"
-  separator = " "
-  title     = "Figure 6: target's average absolute rank by n (feasibility)"
-  x_label   = "n (ideas per target)"
-  y_label   = "target's average rank"
-  intervals = true # 95% bootstrap intervals as error bars where the value is a mean or percentile over items
+stage "plot" "figure6" {
+  kind         = "line"
+  data         = [stage.insight_score.novelty_average_absolute_rank, stage.insight_score.feasibility_average_absolute_rank]
+  panels       = "stage"
+  panel_titles = { "insight_score.novelty_average_absolute_rank" = "Novelty", "insight_score.feasibility_average_absolute_rank" = "Feasibility" }
+  x            = "key[0]"
+  series       = "key[1]"
+  separator    = " "
+  title        = "Figure 6: the target paper's average absolute rank by the number of ideas generated"
+  x_label      = "n (ideas per target)"
+  y_label      = "target's average rank"
+  intervals    = true # 95% bootstrap intervals over the targets as error bars
 }

@@ -137,20 +137,23 @@ stage "bootstrap" "originality" {
 report "quick" {
   rows     = stage.generate_from_keyword.ideas
   row_dims = ["model"]
+  # Every column carries its stage's 95% interval over keywords (a mean
+  # over judgements resampled by keyword); the bootstrap stage above is the
+  # other reading, the mean of per-keyword means.
   columns = [
-    stage.bootstrap.originality, stage.liveideabench_score.feasibility, stage.liveideabench_score.clarity,
+    stage.liveideabench_score.originality, stage.liveideabench_score.feasibility, stage.liveideabench_score.clarity,
     stage.liveideabench_score.fluency, stage.liveideabench_score.flexibility, stage.liveideabench_score.average,
   ]
   labels = {
     model                              = "Model"
-    "bootstrap.originality"            = "Originality"
+    "liveideabench_score.originality"  = "Originality"
     "liveideabench_score.feasibility"  = "Feasibility"
     "liveideabench_score.clarity"      = "Clarity"
     "liveideabench_score.fluency"      = "Fluency"
     "liveideabench_score.flexibility"  = "Flexibility"
     "liveideabench_score.average"      = "Average"
   }
-  better  = { "liveideabench_score.average" = "higher", "bootstrap.originality" = "higher" }
+  better  = { "liveideabench_score.average" = "higher", "liveideabench_score.originality" = "higher" }
   formats = ["markdown", "csv", "latex"]
 }
 

@@ -303,7 +303,7 @@ func TestTable1ScriptedCells(t *testing.T) {
 	for _, line := range []string{
 		"gen-a,low,1,0.888888888888889,1,3,0,1,false,0.222222222222222,0,0.333333333333333,3,0,1,false,0.777777777777778,0.666666666666667,1,3,0,1,false,8,8,8,3,0,1,false,false\n",
 		"gen-b,high,0.716666666666667,0.4,0.75,3,0,1,false,0,0,0,3,0,1,false,1,1,1,3,0,1,false,5.2,2,6,3,0,1,false,false\n",
-		"| Model | Resource | Semantic Similarity | Novelty Insight Score | Feasibility Insight Score | Idea Overlap |\n",
+		"| Model | Resource | Semantic Similarity | Novelty Insight Score ↑ | Feasibility Insight Score ↑ | Idea Overlap |\n",
 		"| gen-a | low | 1.000 [0.89, 1.00] | **0.222** [0.00, 0.33] | 0.778 [0.67, 1.00] | 8.000 [8.00, 8.00] |\n| | high | 1.000 [0.89, 1.00] | **0.222** [0.00, 0.33] | 0.778 [0.67, 1.00] | 8.000 [8.00, 8.00] |\n",
 		"| gen-b | low | 0.717 [0.40, 0.75] | 0.000 [0.00, 0.00] | **1.000** [1.00, 1.00] | 5.200 [2.00, 6.00] |\n| | high | 0.717 [0.40, 0.75] | 0.000 [0.00, 0.00] | **1.000** [1.00, 1.00] | 5.200 [2.00, 6.00] |\n",
 		"- Idea Overlap: each value is over 3 items; 1 more item was dropped before scoring.\n",

@@ -86,6 +86,10 @@ type ModelStats struct {
 	// per-judgement mean ("mean"), over that domain's judgements (fluency:
 	// pairs): the heatmap's cells.
 	Domains map[string]map[string]float64 `json:"domains,omitempty"`
+	// Intervals holds, per metric of Scores, its 95% bootstrap interval
+	// over the model's keywords (intervals.go); absent where undefined
+	// (fewer than two keywords).
+	Intervals map[string]Interval `json:"intervals,omitempty"`
 }
 
 // modelAcc accumulates one model.
@@ -359,11 +363,17 @@ func (g *aggregator) finish() ([]*ModelStats, error) {
 // composites are the values flexibility is the percentile of (see the
 // flexibility param at the top of this file).
 func (g *aggregator) composites(a *modelAcc) []float64 {
-	var out []float64
+	vals, _ := g.itemComposites(a)
+	return vals
+}
+
+// itemComposites are the composites and the keyword each is of (the
+// keyword bootstrap resamples them by keyword).
+func (g *aggregator) itemComposites(a *modelAcc) (vals []float64, items []string) {
 	switch g.flexibility {
 	case FlexibilityJudgedMean:
 		for _, j := range a.judged {
-			out = append(out, j.mean)
+			vals, items = append(vals, j.mean), append(items, j.item)
 		}
 	case FlexibilityPaper:
 		flu := perItemMeans(a.perItem["fluency"])
@@ -372,25 +382,25 @@ func (g *aggregator) composites(a *modelAcc) []float64 {
 			f, ok2 := j.scores["feasibility"]
 			fl, ok3 := flu[j.item]
 			if ok1 && ok2 && ok3 {
-				out = append(out, (o+f+fl)/3)
+				vals, items = append(vals, (o+f+fl)/3), append(items, j.item)
 			}
 		}
 	case FlexibilityPerKeyword:
 		o, f, fl := perItemMeans(a.perItem["originality"]), perItemMeans(a.perItem["feasibility"]), perItemMeans(a.perItem["fluency"])
-		items := make([]string, 0, len(o))
+		keys := make([]string, 0, len(o))
 		for item := range o {
-			items = append(items, item)
+			keys = append(keys, item)
 		}
-		sort.Strings(items)
-		for _, item := range items {
+		sort.Strings(keys)
+		for _, item := range keys {
 			fv, ok1 := f[item]
 			flv, ok2 := fl[item]
 			if ok1 && ok2 {
-				out = append(out, (o[item]+fv+flv)/3)
+				vals, items = append(vals, (o[item]+fv+flv)/3), append(items, item)
 			}
 		}
 	}
-	return out
+	return vals, items
 }
 
 // mean of a non-empty slice, summed in order (so equal inputs give equal

@@ -3,6 +3,7 @@ package liveideabench
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -250,13 +251,34 @@ func TestLeaderboardFiles(t *testing.T) {
 		t.Fatalf("published %+v", p)
 	}
 	md := f.Files["leaderboard.main.md"]
-	for _, s := range []string{"SYNTHETIC RESULTS", "| 1 | m2 |", "| 2 | m1 | 6.500 | 5.500 | 6.625 | 7.000 | 6.000 | 6.250 |", "Kendall's tau-b, run vs published, over the 2 models both have: average -1.000;", "Not on the published leaderboard: m3."} {
+	for _, s := range []string{"SYNTHETIC RESULTS", "| 1 | m2 |", "| 2 | m1 | 6.500 [5.00, 7.00] | 5.500 [4.83, 7.50] | 6.625 [6.33, 7.50] | 7.000 | 6.000 | 6.250 |", "| 1 | m2 | 9.000 | 9.000 |",
+		"In brackets: 95% bootstrap intervals [low, high] over the model's keywords (1000 resamples of its keywords", "Kendall's tau-b, run vs published, over the 2 models both have: average -1.000;", "Not on the published leaderboard: m3."} {
 		if !strings.Contains(md, s) {
 			t.Errorf("markdown lacks %q:\n%s", s, md)
 		}
 	}
-	if !strings.HasPrefix(f.Files["leaderboard.main.csv"], "rank,model,family,originality,feasibility,clarity,fluency,flexibility,average,pareto,") {
+	if !strings.HasPrefix(f.Files["leaderboard.main.csv"], "rank,model,family,originality,originality_ci_low,originality_ci_high,feasibility,feasibility_ci_low,feasibility_ci_high,clarity,clarity_ci_low,clarity_ci_high,fluency,fluency_ci_low,fluency_ci_high,flexibility,flexibility_ci_low,flexibility_ci_high,average,average_ci_low,average_ci_high,pareto,") ||
+		!strings.Contains(f.Files["leaderboard.main.csv"], "\n2,m1,f-m1,6.5,5,7,5.5,4.833333333333333,7.5,6.625,6.333333333333333,7.5,7,,,6,,,6.25,,,false,") {
 		t.Errorf("csv:\n%s", f.Files["leaderboard.main.csv"])
+	}
+	// m1's two keywords bring 6 and 2 judgements (originality sums 42 and
+	// 10): a resample draws k1 twice (7), both (52/8 = 6.5) or k2 twice
+	// (5), each a quarter of the time or more, so the 2.5th and 97.5th
+	// percentiles of 1,000 resamples are the extremes, exactly. Its one
+	// fluency pair is k1's: a resample of k2 alone has no fluency, so
+	// fluency, flexibility and the average have no interval; m2 and m3
+	// have one keyword each, so none at all.
+	want := map[string]Interval{"originality": {5, 7}, "feasibility": {29.0 / 6, 7.5}, "clarity": {38.0 / 6, 7.5}}
+	for _, m := range lb.Models {
+		switch {
+		case m.Model == "m1" && !reflect.DeepEqual(m.Intervals, want):
+			t.Errorf("m1's intervals %v, want %v", m.Intervals, want)
+		case m.Model != "m1" && m.Intervals != nil:
+			t.Errorf("%s (one keyword): intervals %v", m.Model, m.Intervals)
+		}
+	}
+	if lb.CILevel != 0.95 || lb.Resamples != 1000 {
+		t.Errorf("level %v, %d resamples", lb.CILevel, lb.Resamples)
 	}
 }
 

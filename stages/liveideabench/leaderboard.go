@@ -63,7 +63,7 @@ var scoreMetrics = []string{"average", "originality", "feasibility", "clarity", 
 type scoreType struct{}
 
 func (scoreType) Name() string    { return "liveideabench_score" }
-func (scoreType) Version() string { return "3" } // 2: Extra "domain=NAME"; 3: flexibility the paper's composite, parse, mapping v1 to six decimals
+func (scoreType) Version() string { return "4" } // 2: Extra "domain=NAME"; 3: flexibility the paper's composite, parse, mapping v1 to six decimals; 4: the interval over keywords
 
 func (scoreType) Params() []stages.Param {
 	return []stages.Param{
@@ -112,7 +112,7 @@ func (scoreType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 			if len(ms) != 1 {
 				return nil, fmt.Errorf("the inputs come from %d models; liveideabench_score scores one (give it one model's instances, or use leaderboard)", len(ms))
 			}
-			s, err := modelScore(g.models[ms[0].Model], metric)
+			s, err := modelScore(g, g.models[ms[0].Model], metric)
 			if err != nil {
 				return nil, stages.ParamErrorf("metric", "%v", err)
 			}
@@ -139,8 +139,11 @@ func (g *aggregator) addAll(in []stages.In) error {
 
 // modelScore is a model's Score for metric: Count is what the metric
 // averages (judgements, or pairs for fluency), Missing what failed,
-// PerItem the per-keyword mean (dimensions and fluency).
-func modelScore(a *modelAcc, metric string) (*stages.Score, error) {
+// PerItem the per-keyword mean (dimensions and fluency), and Extra
+// ci_low, ci_high, ci_level and resamples its 95% bootstrap interval over
+// the model's keywords (intervals.go), which a report prints as the
+// stage's interval and a plot draws as its error bar.
+func modelScore(g *aggregator, a *modelAcc, metric string) (*stages.Score, error) {
 	s := a.stats
 	v, ok := s.Scores[metric]
 	if !ok {
@@ -169,6 +172,10 @@ func modelScore(a *modelAcc, metric string) (*stages.Score, error) {
 	if metric == "fluency" {
 		out.Count, out.Missing = s.Pairs, s.MissingPair
 	}
+	if ci, ok := g.keywordSample(a).interval(metric); ok {
+		out.Extra["ci_low"], out.Extra["ci_high"] = ci.Low, ci.High
+		out.Extra["ci_level"], out.Extra["resamples"] = keywordLevel, keywordResamples
+	}
 	if metric != "average" && metric != "flexibility" {
 		out.PerItem = perItemMeans(a.perItem[metric])
 	}
@@ -182,7 +189,7 @@ func modelScore(a *modelAcc, metric string) (*stages.Score, error) {
 type leaderboardType struct{}
 
 func (leaderboardType) Name() string    { return "leaderboard" }
-func (leaderboardType) Version() string { return "2" } // 2: flexibility the paper's composite, parse, mapping v1 to six decimals
+func (leaderboardType) Version() string { return "3" } // 2: flexibility the paper's composite, parse, mapping v1 to six decimals; 3: intervals over keywords
 
 func (leaderboardType) Params() []stages.Param {
 	return []stages.Param{
@@ -214,6 +221,10 @@ type Leaderboard struct {
 	// (each model's Domains holds the cells).
 	Domains   []string   `json:"domains,omitempty"`
 	Published *Published `json:"published,omitempty"`
+	// CILevel and Resamples are the models' Intervals' (over keywords,
+	// percentile method, seed 0).
+	CILevel   float64 `json:"ci_level"`
+	Resamples int     `json:"resamples"`
 }
 
 // Published compares the run with a published leaderboard over the models
@@ -298,7 +309,11 @@ func (leaderboardType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 			if err != nil {
 				return nil, err
 			}
-			lb := &Leaderboard{Title: title, Synthetic: anySynthetic(rest), Mapping: mappingName, Flexibility: opts.flexibility, Parse: opts.parse, Models: sortedByRank(ms)}
+			for _, m := range ms {
+				m.Intervals = g.keywordSample(g.models[m.Model]).intervals(m)
+			}
+			lb := &Leaderboard{Title: title, Synthetic: anySynthetic(rest), Mapping: mappingName, Flexibility: opts.flexibility, Parse: opts.parse, Models: sortedByRank(ms),
+				CILevel: keywordLevel, Resamples: keywordResamples}
 			lb.fill()
 			if len(published) > 0 {
 				if lb.Published, err = compare(lb.Models, published); err != nil {
@@ -429,6 +444,27 @@ func num(v float64, ok bool) string {
 	return s
 }
 
+// ciText is a metric's interval as the tables print it, " [5.31, 5.66]"
+// (two decimals, as a report's ci_digits), "" without one.
+func (m *ModelStats) ciText(metric string) string {
+	ci, ok := m.Intervals[metric]
+	if !ok {
+		return ""
+	}
+	return " [" + strconv.FormatFloat(ci.Low, 'f', 2, 64) + ", " + strconv.FormatFloat(ci.High, 'f', 2, 64) + "]"
+}
+
+// intervalNote says what the brackets are.
+func (lb *Leaderboard) intervalNote() string {
+	for _, m := range lb.Models {
+		if len(m.Intervals) > 0 {
+			return fmt.Sprintf("In brackets: %s%% bootstrap intervals [low, high] over the model's keywords (%d resamples of its keywords, each bringing all its judgements and fluency pairs, the value recomputed from them; percentile method, seed 0).",
+				strconv.FormatFloat(lb.CILevel*100, 'g', -1, 64), lb.Resamples)
+		}
+	}
+	return ""
+}
+
 func (lb *Leaderboard) files(name string, formats []string) (*stages.Files, error) {
 	out := &stages.Files{Files: map[string]string{}}
 	cols := lb.columns()
@@ -443,7 +479,11 @@ func (lb *Leaderboard) files(name string, formats []string) (*stages.Files, erro
 		case "csv":
 			var buf bytes.Buffer
 			w := csv.NewWriter(&buf)
-			header := append(append([]string{"rank", "model", "family"}, cols...), "pareto", "ideas", "refusals", "dropped", "failed_ideas", "judgements", "missing_judgements", "pairs", "missing_pairs")
+			header := []string{"rank", "model", "family"}
+			for _, c := range cols {
+				header = append(header, c, c+"_ci_low", c+"_ci_high")
+			}
+			header = append(header, "pareto", "ideas", "refusals", "dropped", "failed_ideas", "judgements", "missing_judgements", "pairs", "missing_pairs")
 			if lb.Synthetic {
 				header = append(header, "synthetic")
 			}
@@ -456,6 +496,11 @@ func (lb *Leaderboard) files(name string, formats []string) (*stages.Files, erro
 						row = append(row, strconv.FormatFloat(v, 'g', -1, 64))
 					} else {
 						row = append(row, "")
+					}
+					if ci, ok := m.Intervals[c]; ok {
+						row = append(row, strconv.FormatFloat(ci.Low, 'g', -1, 64), strconv.FormatFloat(ci.High, 'g', -1, 64))
+					} else {
+						row = append(row, "", "")
 					}
 				}
 				row = append(row, strconv.FormatBool(m.Pareto), strconv.Itoa(m.Ideas), strconv.Itoa(m.Refusals), strconv.Itoa(m.Dropped),
@@ -517,7 +562,7 @@ func (lb *Leaderboard) markdown(cols []string) string {
 		fmt.Fprintf(&b, "| %s | %s |", rankText(m.Rank), m.Model)
 		for _, c := range cols {
 			v, ok := m.Scores[c]
-			b.WriteString(" " + num(v, ok) + " |")
+			b.WriteString(" " + num(v, ok) + m.ciText(c) + " |")
 		}
 		pareto := ""
 		if m.Pareto {
@@ -526,6 +571,9 @@ func (lb *Leaderboard) markdown(cols []string) string {
 		fmt.Fprintf(&b, " %s | %d | %d | %d | %d |\n", pareto, m.Ideas, m.Refusals, m.Dropped, m.Missing)
 	}
 	fmt.Fprintf(&b, "\nFluency mapping %s; flexibility: the percentile of %s; scores read by %s; average: mean of fluency, feasibility, originality and flexibility. Pareto (*): the originality-feasibility front.\n", lb.Mapping, flexibilityText[lb.Flexibility], parseText[lb.Parse])
+	if note := lb.intervalNote(); note != "" {
+		b.WriteString("\n" + note + "\n")
+	}
 	if unread := lb.unread(); unread > 0 {
 		fmt.Fprintf(&b, "\nThe authors' parser read nothing from %d answers (left out; the authors' code would have asked again).\n", unread)
 	}

@@ -16,7 +16,8 @@ import (
 // How LiveIdeaBench's outputs read (stages.Presenter). An idea, a panel
 // judgement and a fluency letter read by their schema roles (the
 // default); the leaderboard lays out its table for the page, formatted as
-// its Markdown prints it (three decimals, the Pareto front starred).
+// its Markdown prints it (three decimals, the interval over keywords in
+// brackets, the Pareto front starred).
 
 func (t leaderboardType) Present(out *stages.NodeOutput) (*stages.Presented, error) {
 	pr, err := stages.DefaultPresent(t, out)
@@ -72,7 +73,7 @@ func (lb *Leaderboard) table(name string) stages.Table {
 		row := []stages.Cell{{Value: rankText(m.Rank)}, {Value: m.Model}}
 		for _, c := range cols {
 			v, ok := m.Scores[c]
-			row = append(row, stages.Cell{Value: num(v, ok)})
+			row = append(row, stages.Cell{Value: num(v, ok), Rest: m.ciText(c)})
 		}
 		pareto := ""
 		if m.Pareto {
@@ -87,6 +88,9 @@ func (lb *Leaderboard) table(name string) stages.Table {
 	}
 	t.Notes = append(t.Notes, fmt.Sprintf("Fluency mapping %s; flexibility: the percentile of %s; scores read by %s; average: mean of fluency, feasibility, originality and flexibility. Pareto (*): the originality-feasibility front.",
 		lb.Mapping, flexibilityText[lb.Flexibility], parseText[lb.Parse]))
+	if note := lb.intervalNote(); note != "" {
+		t.Notes = append(t.Notes, note)
+	}
 	if unread := lb.unread(); unread > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("The authors' parser read nothing from %d answers (left out; the authors' code would have asked again).", unread))
 	}

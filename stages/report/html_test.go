@@ -55,9 +55,9 @@ func TestWriteHTML(t *testing.T) {
 		`<th>row</th><th class="num">novelty</th>`, `<td>gpt-4o</td><td class="num">0.614</td>`,
 		// grid.md read back: title, alignment, bold, interval, footnotes.
 		`<figcaption>Novelty &amp; feasibility by model and scenario <span class="file">(grid)</span></figcaption>`,
-		`<th>Model</th><th>Scenario</th><th class="num">Novelty</th><th class="num">Feasibility (0-10)</th>`,
-		`<tr><td></td><td>high</td><td class="num"><strong>0.614</strong><span class="ci"> [0.58, 0.65]</span></td><td class="num">6.2</td></tr>`,
-		`<td class="num">0.401<span class="ci"> [0.35, 0.45]</span><sup><a href="#fn-grid-2">2</a></sup></td><td class="num">n/a<sup><a href="#fn-grid-3">3</a></sup></td>`,
+		`<th>Model</th><th>Scenario</th><th class="num">Novelty ↑</th><th class="num">Feasibility (0-10) ↓</th>`,
+		`<tr><td></td><td>high</td><td class="num"><strong>0.614</strong><wbr><span class="ci"> [0.58, 0.65]</span></td><td class="num">6.2</td></tr>`,
+		`<td class="num">0.401<wbr><span class="ci"> [0.35, 0.45]</span><sup><a href="#fn-grid-2">2</a></sup></td><td class="num">n/a<sup><a href="#fn-grid-3">3</a></sup></td>`,
 		`<li>Novelty: each value is over 20 items, except where a note says otherwise.</li>`,
 		`<li id="fn-grid-3">Feasibility (0-10), Llama 3.1 70B / low: not computed (the stage failed or was skipped).</li>`,
 		`<li>not plotted: x: not computed</li>`,
@@ -390,11 +390,28 @@ func markdownCell(c string) PageCell {
 	if rest, ok := strings.CutPrefix(c, "**"); ok {
 		if i := strings.Index(rest, "**"); i >= 0 {
 			cell.Value, cell.Bold, cell.Rest = rest[:i], true, rest[i+2:]
+			cell.Value, cell.Underline = underlined(cell.Value)
+			return cell
+		}
+	}
+	if rest, ok := strings.CutPrefix(c, "<u>"); ok {
+		if i := strings.Index(rest, "</u>"); i >= 0 {
+			cell.Value, cell.Underline, cell.Rest = rest[:i], true, rest[i+4:]
 			return cell
 		}
 	}
 	cell.Value = c
 	return cell
+}
+
+// underlined reads Markdown's underline, <u>v</u>.
+func underlined(v string) (string, bool) {
+	if in, ok := strings.CutPrefix(v, "<u>"); ok {
+		if in, ok := strings.CutSuffix(in, "</u>"); ok {
+			return in, true
+		}
+	}
+	return v, false
 }
 
 // TestWriteHTMLMarksMixedResults: a page some of whose results rest on the
@@ -434,5 +451,29 @@ func TestWriteHTMLMarksMixedResults(t *testing.T) {
 	if len(items) != 1 || !items[0].Groups[0].Synthetic || !items[0].Groups[0].Judgements[0].Synthetic ||
 		items[0].Groups[1].Synthetic || items[0].Groups[1].Judgements[0].Synthetic {
 		t.Errorf("items %+v", items)
+	}
+}
+
+// TestWriteHTMLUnderlinesAndArrows: the page marks what the Markdown
+// marks: the header's better direction, the better of a pivot's pair
+// underlined (bold too where it is the measure's best).
+func TestWriteHTMLUnderlinesAndArrows(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, &Page{Experiment: "exp", Tables: []PageTable{presentedTable(t, "pivot")}}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, want := range []string{
+		`<th class="num">Novelty (Filtered) ↑</th>`,
+		`<td class="num"><u>0.750</u><wbr><span class="ci"> [0.70, 0.80]</span></td>`,
+		`<td class="num"><strong><u>0.875</u></strong><wbr><span class="ci"> [0.82, 0.93]</span></td>`,
+		`<td class="num"><strong><u>0.438</u></strong></td>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if n := strings.Count(page, "<u>"); n != 6 {
+		t.Errorf("%d underlined cells, want 6 (one per row and measure)", n)
 	}
 }

@@ -108,11 +108,11 @@ func TestPaperTable1(t *testing.T) {
 	}{
 		{"table1_common", stages.Params{"common_items": true, "excluded_because": "without filtered references", "intervals": true},
 			[]string{"- Each value is over the 4 targets every row has; 1 without filtered references excluded.",
-				"| Semantic Similarity |", "In brackets: 95% bootstrap intervals [low, high] over the targets (1000 resamples",
+				"| Semantic Similarity ↑ |", "In brackets: 95% bootstrap intervals [low, high] over the targets (1000 resamples",
 				"- Upper limit (mean BERTScore of each abstract against its own idea): 0.720 [", ", over 5 targets."},
 			[]string{"[^1]", "each value is over"}},
 		{"table1_ncolumn", stages.Params{"counts": "column", "intervals": false},
-			[]string{"| Model | Resource | N | Semantic Similarity |", "| GPT-3.5 Turbo | Low | 4 |", "| | High | 5 |", "- N: the targets each row's values are over."},
+			[]string{"| Model | Resource | N | Semantic Similarity ↑ |", "| GPT-3.5 Turbo | Low | 4 |", "| | High | 5 |", "- N: the targets each row's values are over."},
 			[]string{"[^1]", "[0.", "bootstrap"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

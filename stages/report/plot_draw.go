@@ -563,10 +563,21 @@ func (l *pointLabels) Plot(c draw.Canvas, plt *plot.Plot) {
 		pts[i] = vg.Point{X: trX(xy.X), Y: trY(xy.Y)}
 		w[i], h[i] = st.Width(l.labels[i]), st.Height(l.labels[i])
 	}
-	boxes, ok := placeLabels(pts, l.radius, w, h, box{c.Min.X, c.Min.Y, c.Max.X, c.Max.Y})
+	boxes, ok, leader := placeLabels(pts, l.radius, w, h, box{c.Min.X, c.Min.Y, c.Max.X, c.Max.Y})
+	line := draw.LineStyle{Color: color.Gray{Y: 120}, Width: vg.Points(0.5)}
 	for i, b := range boxes {
-		if ok[i] {
-			c.FillText(st, vg.Point{X: b.x0, Y: b.y0}, l.labels[i])
+		if !ok[i] {
+			continue
 		}
+		if leader[i] {
+			// From the glyph's edge to the label's nearest point.
+			end := b.nearest(pts[i])
+			dx, dy := float64(end.X-pts[i].X), float64(end.Y-pts[i].Y)
+			if n := math.Hypot(dx, dy); n > float64(l.radius[i]) {
+				from := vg.Point{X: pts[i].X + vg.Length(dx/n)*l.radius[i], Y: pts[i].Y + vg.Length(dy/n)*l.radius[i]}
+				c.StrokeLine2(line, from.X, from.Y, end.X, end.Y)
+			}
+		}
+		c.FillText(st, vg.Point{X: b.x0, Y: b.y0}, l.labels[i])
 	}
 }

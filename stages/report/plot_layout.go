@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -18,13 +19,47 @@ import (
 // labelGap is the least space between two labels.
 const labelGap = vg.Length(2)
 
-// distinctTicks is plot.DefaultTicks with labels printed to the fewest
-// decimals that tell every labelled tick apart ("5.45", "5.5", "5.55"
-// rather than "5.5" three times).
+// distinctTicks is niceTicks with labels printed to the fewest decimals
+// that tell every labelled tick apart ("5.45", "5.5", "5.55" rather than
+// "5.5" three times).
 type distinctTicks struct{}
 
+// niceTicks are labelled ticks at the largest step of 1, 2 or 5 times a
+// power of ten that gives at least four of them in [min, max] (ranks 1-10
+// read 2, 4, 6, 8, 10 rather than plot.DefaultTicks' 2, 6, 10), with an
+// unlabelled tick halfway between; plot.DefaultTicks where the range is
+// empty or not finite.
+func niceTicks(min, max float64) []plot.Tick {
+	span := max - min
+	if !(span > 0) || math.IsInf(span, 0) {
+		return plot.DefaultTicks{}.Ticks(min, max)
+	}
+	top := math.Floor(math.Log10(span))
+	for e := top; e >= top-2; e-- {
+		for _, m := range []float64{5, 2, 1} {
+			step := m * math.Pow(10, e)
+			first, last := math.Ceil(min/step-1e-9), math.Floor(max/step+1e-9)
+			if last-first+1 < 4 {
+				continue
+			}
+			var ticks []plot.Tick
+			for k := first; k <= last; k++ {
+				ticks = append(ticks, plot.Tick{Value: k*step + 0, Label: "x"}) // + 0: never -0
+				if half := (k + 0.5) * step; half <= max && k < last {
+					ticks = append(ticks, plot.Tick{Value: half})
+				}
+			}
+			if lo := (first - 0.5) * step; lo >= min {
+				ticks = append([]plot.Tick{{Value: lo}}, ticks...)
+			}
+			return ticks
+		}
+	}
+	return plot.DefaultTicks{}.Ticks(min, max)
+}
+
 func (distinctTicks) Ticks(min, max float64) []plot.Tick {
-	ticks := plot.DefaultTicks{}.Ticks(min, max)
+	ticks := niceTicks(min, max)
 	var major []int
 	for i, t := range ticks {
 		if t.Label != "" {
@@ -91,15 +126,38 @@ func (a box) overlaps(b box) bool {
 // placeLabels puts each point's label (w x h) beside its point, at the
 // first of eight places (right, left, above, below, then the corners)
 // that overlaps no label placed before it, no point and stays inside
-// bounds; a label with no free place is dropped (ok[i] false) rather than
-// printed over another. Points come with their glyph radius.
-func placeLabels(pts []vg.Point, radius []vg.Length, w, h []vg.Length, bounds box) (boxes []box, ok []bool) {
-	boxes, ok = make([]box, len(pts)), make([]bool, len(pts))
+// bounds. A label with no such place beside its point goes further out,
+// on rings of growing radius around it (36 directions each), to the
+// first place that is free in the same way and whose leader line (from
+// the point to the label, drawn: leader[i]) crosses no other label; the
+// papers label every model of a crowded scatter (LiveIdeaBench Fig. 5).
+// Failing that, the nearest such place anywhere in bounds; only a label
+// with no free place at all is dropped (ok[i] false) rather than printed
+// over another. Points come with their glyph
+// radius.
+func placeLabels(pts []vg.Point, radius []vg.Length, w, h []vg.Length, bounds box) (boxes []box, ok, leader []bool) {
+	boxes, ok, leader = make([]box, len(pts)), make([]bool, len(pts)), make([]bool, len(pts))
 	var placed []box
 	glyph := make([]box, len(pts))
 	for i, p := range pts {
 		r := radius[i]
 		glyph[i] = box{p.X - r, p.Y - r, p.X + r, p.Y + r}
+	}
+	free := func(i int, c box) bool {
+		if c.x0 < bounds.x0 || c.x1 > bounds.x1 || c.y0 < bounds.y0 || c.y1 > bounds.y1 {
+			return false
+		}
+		for _, q := range placed {
+			if c.overlaps(q) {
+				return false
+			}
+		}
+		for j, q := range glyph {
+			if j != i && c.overlaps(q) {
+				return false
+			}
+		}
+		return true
 	}
 	for i, p := range pts {
 		r, g := radius[i]+labelGap, labelGap
@@ -113,27 +171,115 @@ func placeLabels(pts []vg.Point, radius []vg.Length, w, h []vg.Length, bounds bo
 			{p.X + r - g, p.Y - r + g - h[i], p.X + r - g + w[i], p.Y - r + g},
 			{p.X - r + g - w[i], p.Y - r + g - h[i], p.X - r + g, p.Y - r + g},
 		}
-	next:
 		for _, c := range cands {
-			if c.x0 < bounds.x0 || c.x1 > bounds.x1 || c.y0 < bounds.y0 || c.y1 > bounds.y1 {
-				continue
+			if free(i, c) {
+				boxes[i], ok[i] = c, true
+				placed = append(placed, c)
+				break
 			}
-			for _, q := range placed {
-				if c.overlaps(q) {
-					continue next
-				}
-			}
-			for j, q := range glyph {
-				if j != i && c.overlaps(q) {
-					continue next
-				}
-			}
-			boxes[i], ok[i] = c, true
-			placed = append(placed, c)
-			break
 		}
 	}
-	return boxes, ok
+	// The widest first: they have the fewest places.
+	var rest []int
+	for i := range pts {
+		if !ok[i] {
+			rest = append(rest, i)
+		}
+	}
+	sort.SliceStable(rest, func(a, b int) bool { return w[rest[a]] > w[rest[b]] })
+	for _, i := range rest {
+		p := pts[i]
+	rings:
+		for k := 1; k <= 24; k++ {
+			d := radius[i] + labelGap + vg.Length(k)*(h[i]+labelGap)
+			for a := 0; a < 36; a++ {
+				th := float64(a) * math.Pi / 18
+				cx := p.X + (d+w[i]/2)*vg.Length(math.Cos(th))
+				cy := p.Y + (d+h[i]/2)*vg.Length(math.Sin(th))
+				c := box{cx - w[i]/2, cy - h[i]/2, cx + w[i]/2, cy + h[i]/2}
+				if !free(i, c) {
+					continue
+				}
+				end := c.nearest(p)
+				crossed := false
+				for _, q := range placed {
+					if q.crosses(p, end) {
+						crossed = true
+						break
+					}
+				}
+				if crossed {
+					continue
+				}
+				boxes[i], ok[i], leader[i] = c, true, true
+				placed = append(placed, c)
+				break rings
+			}
+		}
+		if !ok[i] {
+			// Anywhere in the frame, nearest first, in steps of 4 pt.
+			best, bestD := box{}, math.Inf(1)
+			for y := bounds.y0; y+h[i] <= bounds.y1; y += 4 {
+				for x := bounds.x0; x+w[i] <= bounds.x1; x += 4 {
+					c := box{x, y, x + w[i], y + h[i]}
+					end := c.nearest(p)
+					d := math.Hypot(float64(end.X-p.X), float64(end.Y-p.Y))
+					if d >= bestD || !free(i, c) || crossesAny(placed, p, end) {
+						continue
+					}
+					best, bestD = c, d
+				}
+			}
+			if !math.IsInf(bestD, 1) {
+				boxes[i], ok[i], leader[i] = best, true, true
+				placed = append(placed, best)
+			}
+		}
+	}
+	return boxes, ok, leader
+}
+
+func crossesAny(bs []box, p, q vg.Point) bool {
+	for _, b := range bs {
+		if b.crosses(p, q) {
+			return true
+		}
+	}
+	return false
+}
+
+// nearest is the point of a closest to p.
+func (a box) nearest(p vg.Point) vg.Point {
+	return vg.Point{X: min(max(p.X, a.x0), a.x1), Y: min(max(p.Y, a.y0), a.y1)}
+}
+
+// crosses reports whether the segment p-q passes through a (Liang-Barsky
+// clipping: some part of the segment lies strictly inside the box).
+func (a box) crosses(p, q vg.Point) bool {
+	t0, t1 := 0.0, 1.0
+	dx, dy := float64(q.X-p.X), float64(q.Y-p.Y)
+	for _, e := range [4][2]float64{
+		{-dx, float64(p.X - a.x0)}, {dx, float64(a.x1 - p.X)},
+		{-dy, float64(p.Y - a.y0)}, {dy, float64(a.y1 - p.Y)},
+	} {
+		pe, qe := e[0], e[1]
+		if pe == 0 {
+			if qe <= 0 {
+				return false
+			}
+			continue
+		}
+		t := qe / pe
+		if pe < 0 {
+			t0 = max(t0, t)
+		} else {
+			t1 = min(t1, t)
+		}
+		if t0 >= t1 {
+			return false
+		}
+	}
+	return true
 }
 
 // wrapLine breaks s at spaces into lines no wider than width in style,

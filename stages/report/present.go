@@ -13,7 +13,8 @@ import (
 // the files, and its table is the one the JSON format lays out, which the
 // node's output carries whatever formats the block asks for (reportOutput)
 // — the page shows that, never the Markdown read back. Cells read as the
-// Markdown prints them: the formatted value, bold when best, its interval,
+// Markdown prints them: the formatted value, bold when best, underlined
+// when the better of a pivot's pair, its interval, a header's arrow,
 // "n/a" where there is none, a footnote number.
 
 // pageReport is what the page reads of the JSON format (render.go's
@@ -28,8 +29,9 @@ type pageReport struct {
 		Label string `json:"label"`
 	} `json:"row_dims"`
 	Columns []struct {
-		Label string `json:"label"`
-		Stage string `json:"stage"`
+		Label  string `json:"label"`
+		Stage  string `json:"stage"`
+		Better string `json:"better"`
 	} `json:"columns"`
 	Rows []struct {
 		Values []string `json:"values"`
@@ -40,6 +42,7 @@ type pageReport struct {
 			CILow     *float64 `json:"ci_low"`
 			CIHigh    *float64 `json:"ci_high"`
 			Best      bool     `json:"best"`
+			Underline bool     `json:"underline"`
 			Note      int      `json:"note"`
 			Synthetic bool     `json:"synthetic"`
 		} `json:"cells"`
@@ -92,7 +95,11 @@ func (r *pageReport) table(name string, p stages.Params) stages.Table {
 		t.Header, t.Numeric = append(t.Header, d.Label), append(t.Numeric, false)
 	}
 	for _, c := range r.Columns {
-		t.Header, t.Numeric = append(t.Header, c.Label), append(t.Numeric, true)
+		l := c.Label
+		if a := (&metric{better: c.Better}).arrow(); a != "" {
+			l += " " + a // as the Markdown header
+		}
+		t.Header, t.Numeric = append(t.Header, l), append(t.Numeric, true)
 	}
 	formats := p.StringMap("number_format")
 	ciDigits := p.Int("ci_digits")
@@ -110,7 +117,7 @@ func (r *pageReport) table(name string, p stages.Params) stages.Table {
 		for j, c := range row.Cells {
 			cell := stages.Cell{Value: "n/a", Note: c.Note, Synthetic: t.Mixed && c.Synthetic && c.Text != ""}
 			if c.Text != "" {
-				cell.Value, cell.Bold = c.Text, c.Best
+				cell.Value, cell.Bold, cell.Underline = c.Text, c.Best, c.Underline
 				if c.CILow != nil && c.CIHigh != nil {
 					f := ""
 					if j < len(r.Columns) {

@@ -512,7 +512,7 @@ func (f *filled) writeNotes() {
 		}
 		what := "Bold: the best value of each column"
 		if f.pivot != "" {
-			what = "Bold: the best value of each measure; underlined (LaTeX): the better of its row's " + strings.Join(f.pivotLabels, "/") + " values"
+			what = "Bold: the best value of each measure; underlined: the better of its row's " + strings.Join(f.pivotLabels, "/") + " values"
 		}
 		f.general = append(f.general, what+" ("+strings.Join(parts, "; ")+").")
 	}
@@ -741,10 +741,14 @@ func (f *filled) markdown() string {
 	if f.countsColumn {
 		head, rule = append(head, "N"), append(rule, "---:")
 	}
-	// The better direction's arrow is LaTeX's and the notes' (the page
-	// reads these headers as the column names).
+	// A header carries its better direction's arrow, as in LaTeX (the
+	// notes say what it marks).
 	for _, col := range f.cols {
-		head, rule = append(head, mdEscape(f.colLabel(col))), append(rule, "---:")
+		l := f.colLabel(col)
+		if a := f.metrics[col.metric].arrow(); a != "" {
+			l += " " + a
+		}
+		head, rule = append(head, mdEscape(l)), append(rule, "---:")
 	}
 	b.WriteString(mdRow(head) + "|" + strings.Join(rule, "|") + "|\n")
 	for r, row := range f.rows {
@@ -763,6 +767,11 @@ func (f *filled) markdown() string {
 			text := "n/a"
 			if cl.shown() {
 				text = cl.value
+				if cl.underline {
+					// Markdown has no underline: the HTML tag, which
+					// GitHub and pandoc render (the notes say what it marks).
+					text = "<u>" + text + "</u>"
+				}
 				if cl.best {
 					text = "**" + text + "**"
 				}

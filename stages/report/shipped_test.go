@@ -138,13 +138,16 @@ func unit(s string) float64 {
 // row, whose sixth target has no filtered references), the value their
 // statistic (the stage's summary), integral ratings for overlap, 1-5
 // rubric scores for coverage; a LiveIdeaBench score has no per-item values
-// the report can resample.
+// the report can resample but its own interval over keywords, as the
+// stage computes it.
 func madeUp(t *testing.T, u *stages.Upstream, n stages.NodeInfo, p stages.Params) []byte {
 	t.Helper()
 	id := u.Address + "#" + n.Label
 	s := stages.Score{Extra: map[string]float64{}, PerItem: map[string]float64{}}
 	if u.Type == "liveideabench_score" {
 		s.Value, s.Count = 4+5*unit(id), 18
+		w := 0.1 + 0.3*unit(id+"ci")
+		s.Extra = map[string]float64{"ci_low": s.Value - w, "ci_high": s.Value + w, "ci_level": 0.95, "resamples": 1000}
 		return mustJSON(t, s)
 	}
 	items := 6

@@ -651,7 +651,7 @@ func (t *table) headerLabel(c column) string {
 }
 
 // metricHeader is a column stage's header text, with its better
-// direction's arrow in LaTeX (the Markdown header gets arrow()).
+// direction's arrow added by each format (texArrow, arrow).
 func (t *table) metricHeader(m *metric) string { return m.label }
 
 // arrow is the mark a header carries for its better direction: ↑ where
