@@ -33,6 +33,7 @@ func TestShippedTablesInThePapersShape(t *testing.T) {
 		{"shipped_table2", "ideabench/ablation_refs.hcl", "report.table2"},
 		{"shipped_board", "liveideabench/leaderboard.hcl", "report.leaderboard"},
 		{"shipped_coverage", "scholareval/coverage.hcl", "report.coverage"},
+		{"shipped_coverage_breakdown", "scholareval/coverage.hcl", "report.coverage_breakdown"},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			exp, diags := config.Load("../../experiments/"+tc.file, config.Options{Vars: runs[tc.file]})
@@ -64,7 +65,8 @@ func TestShippedTablesInThePapersShape(t *testing.T) {
 			for _, u := range inst.Params.Inputs("columns") {
 				if len(u.Nodes) == 0 && u.Type == "coverage_score" {
 					seen := map[string]bool{}
-					for _, m := range regexp.MustCompile(`"coverage_score\.review/([^"]+)"`).FindAllStringSubmatch(string(text), -1) {
+					name, _, _ := strings.Cut(strings.TrimPrefix(u.Address, "stage.coverage_score."), "[")
+					for _, m := range regexp.MustCompile(`"coverage_score\.`+name+`/([^"]+)"`).FindAllStringSubmatch(string(text), -1) {
 						if !seen[m[1]] {
 							seen[m[1]] = true
 							u.Nodes = append(u.Nodes, stages.NodeInfo{Label: m[1]})

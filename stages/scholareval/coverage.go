@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -302,7 +303,33 @@ func (coverageScoreType) Params() []stages.Param {
 		{Name: "resamples", Kind: stages.Int, Default: stats.DefaultResamples, Min: 0, Max: 100000, Doc: "bootstrap resamples of the ideas for each mean's confidence interval (0: none)"},
 		{Name: "seed", Kind: stages.Int, Default: 0, Min: 0, Max: math.MaxInt32, Doc: "seed of the resampling; the same seed gives the same intervals"},
 		{Name: "confidence", Kind: stages.Number, Default: stats.DefaultLevel, Doc: "confidence level of the intervals, in (0, 1)"},
+		{Name: "groups", Kind: stages.StringList, Default: groupKinds, Doc: "which means to give, by kind: \"overall\", \"domain\" (each discipline), \"axis\", \"type\", \"severity\" (each value); the paper's main table is [\"overall\", \"domain\"], its breakdowns [\"axis\", \"type\", \"severity\"]. Not key material: a group's mean is the same whichever others are given"},
 	}
+}
+
+// groupKinds are the kinds of group coverage_score can give, in the order
+// it lays them out.
+var groupKinds = []string{"overall", "domain", "axis", "type", "severity"}
+
+// selectedKinds reads the groups param: the kinds to give, each known.
+func selectedKinds(p stages.Params) (map[string]bool, error) {
+	want := map[string]bool{}
+	for _, k := range p.Strings("groups") {
+		if !slices.Contains(groupKinds, k) {
+			return nil, stages.ParamErrorf("groups", "unknown group kind %q: use some of %s", k, strings.Join(groupKinds, ", "))
+		}
+		want[k] = true
+	}
+	if len(want) == 0 {
+		return nil, stages.ParamErrorf("groups", "groups is empty: give at least one of %s", strings.Join(groupKinds, ", "))
+	}
+	return want, nil
+}
+
+// kindOf is the kind of a group name: "domain" for "domain=ai".
+func kindOf(name string) string {
+	kind, _, _ := strings.Cut(name, "=")
+	return kind
 }
 
 // ciOptions are a coverage_score instance's bootstrap settings; nil when it
@@ -424,8 +451,18 @@ func (coverageScoreType) Layout(inst *stages.Instance) ([]stages.Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	want, err := selectedKinds(inst.Params)
+	if err != nil {
+		return nil, err
+	}
 	var nodes []stages.Node
 	for i, g := range groups(items) {
+		if !want[kindOf(g.name)] {
+			// Its slot stays unused, so a group's node (keyed by its slot)
+			// is the same whichever others are selected: two instances
+			// that split the groups share the cache with one that has all.
+			continue
+		}
 		g := g
 		nodes = append(nodes, stages.Node{Slot: i, Label: g.name, Deps: deps, AllowMissing: true,
 			Prepare: func(in []stages.In) (*stages.Work, error) {

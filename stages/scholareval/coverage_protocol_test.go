@@ -2,7 +2,10 @@ package scholareval
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ideaflow/ideaflow/stages"
@@ -141,4 +144,34 @@ func TestCoverageScoreAuthorsMean(t *testing.T) {
 		t.Errorf("%d judged, authors read %d: %+v", len(judged), authorsRead, s)
 	}
 	t.Logf("strict mean %.3f over 19; the authors' parser %.3f over 14", s.Value, s.Extra["authors"])
+}
+
+// coverage_score's groups param: the kinds selected, each known, at least one.
+func TestCoverageScoreGroups(t *testing.T) {
+	for _, tc := range []struct {
+		groups []string
+		want   string // selected kinds, or the error
+	}{
+		{groupKinds, "axis domain overall severity type"},
+		{[]string{"overall", "domain"}, "domain overall"},
+		{[]string{"severity"}, "severity"},
+		{[]string{"overall", "discipline"}, `unknown group kind "discipline": use some of overall, domain, axis, type, severity`},
+		{[]string{}, "groups is empty: give at least one of overall, domain, axis, type, severity"},
+	} {
+		got, err := selectedKinds(stages.Params{"groups": tc.groups})
+		text := ""
+		if err != nil {
+			text = err.Error()
+		} else {
+			text = strings.Join(slices.Sorted(maps.Keys(got)), " ")
+		}
+		if text != tc.want {
+			t.Errorf("groups %v: got %q, want %q", tc.groups, text, tc.want)
+		}
+	}
+	for name, kind := range map[string]string{"overall": "overall", "domain=ai": "domain", "severity=minor": "severity"} {
+		if kindOf(name) != kind {
+			t.Errorf("kindOf(%q) = %q", name, kindOf(name))
+		}
+	}
 }

@@ -3,6 +3,8 @@ package scholareval_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -45,13 +47,13 @@ func TestExperimentPlans(t *testing.T) {
 		real       bool
 		ideas      int
 		rubric     int
-		groups     int // coverage_score nodes: overall, domains, 2 axes, 2 types, 2 severities
+		groups     int // coverage_score.review nodes: overall and the domains (breakdown: 2 axes, 2 types, 2 severities)
 	}{
-		{"sample", "coverage.hcl", false, 3, 10, 9},
-		{"quick", "quick.hcl", false, 2, 7, 8}, // the first two ideas are both ai
-		{"real", "coverage.hcl", true, 118, 1076, 11},
-		{"sample ideaflow", "coverage.ideaflow.hcl", false, 3, 10, 9},
-		{"quick ideaflow", "quick.ideaflow.hcl", false, 2, 7, 8},
+		{"sample", "coverage.hcl", false, 3, 10, 3},
+		{"quick", "quick.hcl", false, 2, 7, 2}, // the first two ideas are both ai
+		{"real", "coverage.hcl", true, 118, 1076, 5},
+		{"sample ideaflow", "coverage.ideaflow.hcl", false, 3, 10, 3},
+		{"quick ideaflow", "quick.ideaflow.hcl", false, 2, 7, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var vars []string
@@ -67,6 +69,7 @@ func TestExperimentPlans(t *testing.T) {
 				"stage.llm_review.baseline":               tc.ideas,
 				`stage.coverage.review["baseline"]`:       tc.rubric,
 				`stage.coverage_score.review["baseline"]`: tc.groups,
+				`stage.coverage_score.breakdown["baseline"]`: 6,
 				"stage.citation_check.baseline":           1,
 			}
 			total := 0
@@ -76,7 +79,7 @@ func TestExperimentPlans(t *testing.T) {
 					t.Errorf("%s: %d nodes planned, want %d", addr, n.Total, want[addr])
 				}
 			}
-			if plan.Nodes.Total != total || plan.Nodes.ToRun != 3*tc.ideas+tc.rubric+tc.groups+1 {
+			if plan.Nodes.Total != total || plan.Nodes.ToRun != 3*tc.ideas+tc.rubric+tc.groups+6+1 {
 				t.Errorf("plan: %+v", plan.Nodes)
 			}
 		})
@@ -141,11 +144,12 @@ func TestQuickRunsOnTheMock(t *testing.T) {
 	}
 }
 
-// The pipeline, its three tables (coverage; reference invalidity, 2 nodes;
-// preference, a judgment per idea and 9 scores) and their reports.
+// The pipeline, its four tables (coverage and its breakdown; reference
+// invalidity, 2 nodes; preference, a judgment per idea and 9 scores) and
+// their reports.
 const (
-	quickNodes         = 142
-	quickIdeaflowNodes = 145
+	quickNodes         = 143
+	quickIdeaflowNodes = 146
 )
 
 // coverage.hcl (and its ideaflow ablation) over the real ScholarIdeas on
@@ -154,7 +158,7 @@ const (
 // seeded mock's and the corpus's.
 func TestCoverageOnTheRealIdeas(t *testing.T) {
 	if testing.Short() {
-		t.Skip("8,319 and 7,802 nodes")
+		t.Skip("8,320 and 7,803 nodes")
 	}
 	for _, tc := range []struct {
 		file   string
@@ -166,11 +170,11 @@ func TestCoverageOnTheRealIdeas(t *testing.T) {
 		// 902 nodes (per idea a recommendation and a references request per
 		// seed, and the selection); 576 embeddings and selections; 340
 		// second-pass ratings; 573 comparisons.
-		{"coverage.hcl", 8319, map[string]int{"stage.contribution_relevance.search": 778, "stage.paper_augment.se": 902,
+		{"coverage.hcl", 8320, map[string]int{"stage.contribution_relevance.search": 778, "stage.paper_augment.se": 902,
 			"stage.embedding_filter.se": 576, "stage.contribution_relevance.augmented": 340, "stage.contribution_compare.se": 573}, false},
 		// ideaflow's: 820 augmentation nodes, one pass of 1,215 ratings,
 		// 617 comparisons.
-		{"coverage.ideaflow.hcl", 7802, map[string]int{"stage.paper_augment.se": 820, "stage.contribution_relevance.se": 1215,
+		{"coverage.ideaflow.hcl", 7803, map[string]int{"stage.paper_augment.se": 820, "stage.contribution_relevance.se": 1215,
 			"stage.contribution_compare.se": 617}, true},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
@@ -188,7 +192,8 @@ func TestCoverageOnTheRealIdeas(t *testing.T) {
 			}
 			want := map[string]int{
 				`stage.coverage.review["scholareval"]`: 1076, `stage.coverage.review["baseline"]`: 1076,
-				`stage.coverage_score.review["scholareval"]`: 11, `stage.coverage_score.review["baseline"]`: 11,
+				`stage.coverage_score.review["scholareval"]`: 5, `stage.coverage_score.review["baseline"]`: 5,
+				`stage.coverage_score.breakdown["scholareval"]`: 6, `stage.coverage_score.breakdown["baseline"]`: 6,
 				"stage.soundness_review.se": 118, "stage.contribution_review.se": 118, "stage.llm_review.baseline": 118,
 				`stage.pairwise_preference.pairs["scholareval_vs_baseline"]`: 118, `stage.preference_score.pairs["scholareval_vs_baseline"]`: 9,
 				`stage.reference_invalidity.review["scholareval"]`: 1, `stage.reference_invalidity.review["baseline"]`: 1,
@@ -202,7 +207,7 @@ func TestCoverageOnTheRealIdeas(t *testing.T) {
 				}
 			}
 			if sum.Nodes.Total != tc.nodes {
-				t.Errorf("%d nodes, want %d (the seeded mock's, and the three reports)", sum.Nodes.Total, tc.nodes)
+				t.Errorf("%d nodes, want %d (the seeded mock's, and the four reports)", sum.Nodes.Total, tc.nodes)
 			}
 		})
 	}
@@ -322,4 +327,89 @@ func short(v any) any {
 		return fmt.Sprintf("%.60q...", s)
 	}
 	return v
+}
+
+// The shipped files split coverage_score into the paper's main table
+// (overall, disciplines) and its breakdowns. A group's node is keyed by
+// its slot, whichever others an instance gives, so a cache filled by one
+// instance giving every group (the files before the split) serves both
+// halves: the split runs no coverage_score node again (cached: the values are
+// the unsplit ones, group for group).
+func TestCoverageSplitSharesTheCache(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(experiments)); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "quick.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Unsplit: one instance with the default groups (all five kinds), and
+	// the breakdown's stage and report gone.
+	unsplit := string(src)
+	for _, cut := range []string{`  groups   = ["overall", "domain"]` + "\n"} {
+		if !strings.Contains(unsplit, cut) {
+			t.Fatalf("quick.hcl no longer has %q", cut)
+		}
+		unsplit = strings.Replace(unsplit, cut, "", 1)
+	}
+	unsplit = cutBlock(t, unsplit, `stage "coverage_score" "breakdown" {`)
+	unsplit = cutBlock(t, unsplit, `report "coverage_breakdown" {`)
+	if err := os.WriteFile(filepath.Join(dir, "unsplit.hcl"), []byte(unsplit), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	load := func(file string) *engine.Graph {
+		exp, diags := config.Load(filepath.Join(dir, file), config.Options{})
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		g, diags := engine.Build(exp)
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		return g
+	}
+	store := cache.NewMemory()
+	g := load("unsplit.hcl")
+	e := &engine.Engine{Store: store, Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), zerolog.Nop())}
+	before, err := e.Run(context.Background(), g, engine.RunOptions{ReportDir: t.TempDir()})
+	if err != nil || len(before.Failures) != 0 {
+		t.Fatalf("unsplit run: %v %v", err, before.Failures)
+	}
+	if n := before.Stages[`stage.coverage_score.review["scholareval"]`].Ran; n != 8 {
+		t.Fatalf("unsplit: %d coverage_score nodes for scholareval, want 8 (overall, ai, 2 axes, 2 types, 2 severities)", n)
+	}
+	after, err := e.Run(context.Background(), load("quick.hcl"), engine.RunOptions{ReportDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sys := range []string{"scholareval", "baseline"} {
+		for inst, want := range map[string]int{"review": 2, "breakdown": 6} {
+			c := after.Stages[fmt.Sprintf(`stage.coverage_score.%s[%q]`, inst, sys)]
+			if c.Total != want || c.Cached != want || c.Ran != 0 {
+				t.Errorf("split %s[%s]: %+v, want all %d cached", inst, sys, c, want)
+			}
+		}
+	}
+	// Only the two reports run: the main one lost the breakdown's columns,
+	// the breakdown's is new.
+	if after.Nodes.Ran != 2 || after.LLMCalls != 0 || after.ServiceCalls != 0 ||
+		after.Stages["report.coverage"].Ran != 1 || after.Stages["report.coverage_breakdown"].Ran != 1 {
+		t.Errorf("split run: %+v, %d model and %d service calls; want only the two reports run", after.Nodes, after.LLMCalls, after.ServiceCalls)
+	}
+}
+
+// cutBlock removes the block that starts with head (up to its closing
+// brace at the start of a line) from an experiment's text.
+func cutBlock(t *testing.T, text, head string) string {
+	t.Helper()
+	i := strings.Index(text, head)
+	if i < 0 {
+		t.Fatalf("no %s", head)
+	}
+	j := strings.Index(text[i:], "\n}\n")
+	if j < 0 {
+		t.Fatalf("%s is not closed", head)
+	}
+	return text[:i] + text[i+j+3:]
 }
