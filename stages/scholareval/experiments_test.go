@@ -64,13 +64,13 @@ func TestExperimentPlans(t *testing.T) {
 			e := &engine.Engine{Store: cache.NewMemory()}
 			plan := e.Plan(g).Summary
 			want := map[string]int{
-				"stage.soundness_methods.se":              tc.ideas,
-				"stage.contribution_dimensions.se":        tc.ideas,
-				"stage.llm_review.baseline":               tc.ideas,
-				`stage.coverage.review["baseline"]`:       tc.rubric,
-				`stage.coverage_score.review["baseline"]`: tc.groups,
+				"stage.soundness_methods.se":                 tc.ideas,
+				"stage.contribution_dimensions.se":           tc.ideas,
+				"stage.llm_review.baseline":                  tc.ideas,
+				`stage.coverage.review["baseline"]`:          tc.rubric,
+				`stage.coverage_score.review["baseline"]`:    tc.groups,
 				`stage.coverage_score.breakdown["baseline"]`: 6,
-				"stage.citation_check.baseline":           1,
+				"stage.citation_check.baseline":              1,
 			}
 			total := 0
 			for addr, n := range plan.Stages {
