@@ -120,9 +120,10 @@ func (e *Engine) dispatch(w *walker, q chan task) {
 	for t := range q {
 		if len(t.batch) > 0 {
 			e.dispatchBatch(w, t)
-			continue
+		} else {
+			e.dispatchOne(w, t)
 		}
-		e.dispatchOne(w, t)
+		w.act.add(-1)
 	}
 }
 
@@ -140,6 +141,9 @@ func (e *Engine) dispatchOne(w *walker, t task) {
 	}
 	n := w.g.Nodes[t.idx]
 	tk, est := newTask(t.key, n.Address, t.work)
+	if tk.Chat != nil && batched(e.Exec, tk.Provider) {
+		est = batchEstimate(t.work.Call.Model, *tk.Chat) // checked before the round is submitted
+	}
 	if down := w.unavailable(tk.Provider); down != "" {
 		w.skip(t.idx, t.key, why(skipUnavailable, down))
 		return
@@ -166,7 +170,7 @@ func (e *Engine) dispatchOne(w *walker, t task) {
 	case c != nil && first:
 		res, err = c.res, c.err // answered (or failed) early, not yet stored
 	default:
-		res, err = e.Exec.Execute(w.ctx, tk)
+		res, err = e.Exec.Execute(w.act.hold(w.ctx), tk)
 	}
 	if err != nil {
 		var ee *ExecError
