@@ -39,7 +39,7 @@ const (
 	// flagMore marks records with fields added since (the last flag bit
 	// spent): a uvarint of moreCached and moreObtained follows the
 	// AdoptedFrom, then those fields in that order.
-	flagMore = 1 << 6
+	flagMore     = 1 << 6
 	moreCached   = 1 << 0 // Usage.CachedTokens
 	moreObtained = 1 << 1 // Obtained
 	// maxRecordBody refuses to inflate a damaged length prefix into a huge allocation.
