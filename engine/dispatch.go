@@ -106,6 +106,9 @@ func (e *Engine) startWorkers(w *walker, toRun int) {
 		q := make(chan task, toRun)
 		w.queues[name] = q
 		n := e.Exec.Concurrency(name)
+		if batched(e.Exec, name) {
+			n = max(min(n, toRun), 1) // a round's size: no more workers than calls
+		}
 		for k := 0; k < n+n/2; k++ {
 			go e.dispatch(w, q)
 		}

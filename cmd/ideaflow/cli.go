@@ -151,7 +151,7 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.StringVar(&a.logFormat, "log-format", "", "log format: json or console (default console on a terminal, json otherwise)")
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.BoolVar(&a.confine, "confine", false, "refuse every read of the experiment (file(), templatefile, dataset, references, categories and corpus paths) outside its folder and the cache, symlinks and .. resolved: for running experiments from others")
-	root.AddCommand(a.validateCmd(), a.planCmd(), a.runCmd(), a.reportCmd(), a.graphCmd(), a.showCmd(), a.exportCmd(), a.checkCmd(), a.evidenceCmd(), a.docCmd(), a.cacheCmd(), a.dataCmd(), a.versionCmd())
+	root.AddCommand(a.validateCmd(), a.planCmd(), a.runCmd(), a.reportCmd(), a.graphCmd(), a.showCmd(), a.exportCmd(), a.checkCmd(), a.evidenceCmd(), a.docCmd(), a.cacheCmd(), a.dataCmd(), a.batchesCmd(), a.versionCmd())
 	return root
 }
 
@@ -483,7 +483,7 @@ func pendingText(pe *engine.Pending) string {
 }
 
 func (a *app) runCmd() *cobra.Command {
-	var offline, verify, allowUnpriced bool
+	var offline, verify, allowUnpriced, detach bool
 	var maxCost float64
 	var summaryJSON, outDir string
 	cmd := &cobra.Command{
@@ -540,7 +540,10 @@ func (a *app) runCmd() *cobra.Command {
 			printRecovery(a.stdout, recovery)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			e := &engine.Engine{Store: store, Log: a.log, Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), a.log),
+			ctx, detachRun := context.WithCancel(ctx)
+			defer detachRun()
+			ex, bx := a.executor(g, detach, detachRun)
+			e := &engine.Engine{Store: store, Log: a.log, Exec: ex,
 				// The cache cut a damaged log on opening: trust no memo
 				// unread, so every lost record is recomputed in this run.
 				CheckRecords: recovery.RecordsUnreadable > 0}
@@ -554,6 +557,7 @@ func (a *app) runCmd() *cobra.Command {
 				opts.OnProgress = progressLog(a.log, 5*time.Second)
 			}
 			sum, err := e.Run(ctx, g, opts)
+			inFlight := closeBatches(a, bx, err == nil)
 			var ie *engine.InputError
 			if errors.As(err, &ie) {
 				if len(ie.Diags) > 0 {
@@ -591,6 +595,9 @@ func (a *app) runCmd() *cobra.Command {
 				return &exitError{exitEnvironment, diskFullError(a.cacheDirPath(), sum)}
 			case err != nil:
 				return &exitError{exitFailedNodes, err}
+			case bx != nil && bx.Detached():
+				fmt.Fprintf(a.stdout, "detached: %s; run again to collect the answers (ideaflow batches lists them)\n", inFlight)
+				return nil
 			case sum.Interrupted:
 				return &exitError{exitInterrupted, errors.New("interrupted: completed nodes are in the cache; run again to continue")}
 			case sum.BudgetExhausted:
@@ -602,6 +609,7 @@ func (a *app) runCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	f.BoolVar(&detach, "detach", false, "with providers that set batch = true: submit what is ready, collect the batches that ended, and exit instead of waiting for running batches (a later run collects them)")
 	f.BoolVar(&offline, "offline", false, "fail before any call unless every model and service node is cached")
 	f.BoolVar(&verify, "verify", false, "make no calls: recompute every cached deterministic node and compare it with the cache (exit 1 if any differs)")
 	f.Float64Var(&maxCost, "max-cost", 0, "stop dispatching model calls when the next could take the run's cost past this many USD; refused when a call to make goes to a model without a price block")
