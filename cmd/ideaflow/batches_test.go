@@ -205,3 +205,150 @@ func TestBatchPipelineMatchesSync(t *testing.T) {
 	}
 	t.Logf("%d requests; sync and batch outputs equal for %d records", syncRequests, len(want))
 }
+
+// TestBatchCostAtBatchAndCachedRates: every line of every batch reports
+// 100 prompt tokens, 40 of them from the prompt cache, and 10 completion
+// tokens. gen-a's price block gives batch and cached batch rates ($1,
+// $0.25 and $4 per million): (60*1 + 40*0.25 + 10*4)/1e6 = $0.000110 a
+// call. The judge's gives only sync rates ($1, $2), which a batch falls
+// back to, and cached input falls back to the input rate: $0.000120. 8
+// calls of each: $0.001840, where the sync price would be 8*(100*2 +
+// 10*8)/1e6 + 8*(100*1 + 10*2)/1e6 = $0.003200. The records keep the
+// cached tokens, and show says which batch answered.
+func TestBatchCostAtBatchAndCachedRates(t *testing.T) {
+	usage := &openai.Usage{PromptTokens: 100, CompletionTokens: 10, PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: 40}}
+	srv := llmtest.NewBatch(llmtest.New(llmtest.WithResponder(batchResponder)), llmtest.WithBatchPlan(func(n int, ids []string) llmtest.BatchPlan {
+		lines := map[string]llmtest.LineScript{}
+		for _, id := range ids {
+			lines[id] = llmtest.LineScript{Fault: llmtest.Fault{Usage: usage}}
+		}
+		return llmtest.BatchPlan{Lines: lines}
+	}))
+	defer srv.Close()
+	t.Setenv(batchKeyEnv, "sk-batch-test")
+	dir := t.TempDir()
+	exp, cacheDir := filepath.Join(dir, "exp"), filepath.Join(dir, "cache")
+	batchExperiment(t, exp, srv.URL, true)
+	sumPath := filepath.Join(dir, "sum.json")
+	if code, out, errOut := cli(t, "run", exp, "--cache-dir", cacheDir, "--summary-json", sumPath, "--max-cost", "1"); code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	sum := readSummary(t, sumPath)
+	const want = 8*110e-6 + 8*120e-6
+	if d := sum.CostUSD - want; d > 1e-12 || d < -1e-12 || sum.LLMCalls != 16 || sum.Tokens.Input != 1600 || sum.Tokens.Output != 160 {
+		t.Errorf("cost $%.9f, %d calls, %+v tokens; want $%.9f, 16 calls, 1600+160 tokens", sum.CostUSD, sum.LLMCalls, sum.Tokens, want)
+	}
+	const gen0 = `stage.generate_ideas.main/qs-membrane/sample 0`
+	code, out, errOut := cli(t, "show", gen0, exp, "--cache-dir", cacheDir)
+	if code != 0 {
+		t.Fatalf("show: exit %d\n%s", code, errOut)
+	}
+	var batchID string
+	for _, b := range srv.Batches() {
+		for _, id := range b.CustomIDs {
+			if len(b.CustomIDs) == 8 && batchID == "" && id != "" {
+				batchID = b.ID
+			}
+		}
+	}
+	for _, line := range []string{
+		"  usage:       100 input + 10 output tokens (40 input from the provider's prompt cache), $0.000110, ",
+		"  obtained:    by batch " + batchID + " of provider fake\n",
+	} {
+		if !strings.Contains(out, line) {
+			t.Errorf("show lacks %q:\n%s", line, out)
+		}
+	}
+}
+
+// syncOutputs runs the batch experiment synchronously against srv in a
+// cache of its own and returns its records' outputs and how many requests
+// it sent.
+func syncOutputs(t *testing.T, srv *llmtest.BatchServer, dir string) (map[string][]byte, int) {
+	t.Helper()
+	exp, cacheDir := filepath.Join(dir, "sync"), filepath.Join(dir, "sync-cache")
+	batchExperiment(t, exp, srv.URL, false)
+	before := srv.Chat.Count()
+	if code, out, errOut := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatalf("sync run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	return outputs(t, cacheDir), srv.Chat.Count() - before
+}
+
+// checkSameAsSync asserts a batch cache holds the sync run's outputs and
+// that the fake saw each of its requests submitted exactly once.
+func checkSameAsSync(t *testing.T, srv *llmtest.BatchServer, cacheDir string, want map[string][]byte, requests int) {
+	t.Helper()
+	submitted := srv.Submitted()
+	if len(submitted) != requests {
+		t.Errorf("%d distinct requests submitted, want %d", len(submitted), requests)
+	}
+	for id, n := range submitted {
+		if n != 1 {
+			t.Errorf("%s submitted %d times", id, n)
+		}
+	}
+	got := outputs(t, cacheDir)
+	if len(got) < len(want) {
+		t.Errorf("%d records, want %d", len(got), len(want))
+	}
+	// An interrupted (or detached) run also stores the aggregates it
+	// computed over the items it had (under keys that say so); the final
+	// run's are the sync run's.
+	for k, v := range got {
+		if _, ok := want[k]; !ok {
+			t.Logf("also stored %s: %.200s", k, v)
+		}
+	}
+	for k, w := range want {
+		if !bytes.Equal(got[k], w) {
+			t.Errorf("%s: output %s, want %s", k, got[k], w)
+		}
+	}
+}
+
+// TestBatchDetachAndResume: run --detach submits what is ready, polls
+// once and exits 0 with the batches in flight (ideaflow batches lists
+// them); each later run --detach polls again, collects what ended and
+// submits the next round; the runs end with the sync run's outputs, each
+// request submitted once.
+func TestBatchDetachAndResume(t *testing.T) {
+	srv := llmtest.NewBatch(llmtest.New(llmtest.WithResponder(batchResponder)))
+	defer srv.Close()
+	t.Setenv(batchKeyEnv, "sk-batch-test")
+	dir := t.TempDir()
+	want, requests := syncOutputs(t, srv, dir)
+	exp, cacheDir := filepath.Join(dir, "exp"), filepath.Join(dir, "cache")
+	batchExperiment(t, exp, srv.URL, true)
+
+	runs := 0
+	for ; runs < 20; runs++ {
+		code, out, errOut := cli(t, "run", exp, "--cache-dir", cacheDir, "--detach")
+		if code != 0 {
+			t.Fatalf("run %d --detach: exit %d\n%s\n%s", runs+1, code, out, errOut)
+		}
+		if !strings.Contains(out, "detached: ") {
+			break
+		}
+		if runs == 0 {
+			if !strings.Contains(out, "detached: 12 request(s) in 2 batch(es) of provider fake in flight; run again") {
+				t.Errorf("first run's output:\n%s", out)
+			}
+			code, list, errOut := cli(t, "batches", exp, "--cache-dir", cacheDir)
+			if code != 0 || !strings.Contains(list, "provider fake: 2 submission(s) in flight") || strings.Count(list, "  submitted  ") != 2 {
+				t.Errorf("batches: exit %d\n%s\n%s", code, list, errOut)
+			}
+		}
+	}
+	// One status per poll (validating, in_progress, finalizing,
+	// completed): each round takes several detached runs.
+	if runs < 4 || runs == 20 {
+		t.Fatalf("%d detached runs", runs)
+	}
+	t.Logf("%d detached runs, then one that found everything cached", runs)
+	checkSameAsSync(t, srv, cacheDir, want, requests)
+	code, list, _ := cli(t, "batches", exp, "--cache-dir", cacheDir)
+	if code != 0 || !strings.Contains(list, "provider fake: no batch in flight") {
+		t.Errorf("batches after the last run: exit %d\n%s", code, list)
+	}
+}
