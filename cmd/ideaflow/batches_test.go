@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -350,5 +353,88 @@ func TestBatchDetachAndResume(t *testing.T) {
 	code, list, _ := cli(t, "batches", exp, "--cache-dir", cacheDir)
 	if code != 0 || !strings.Contains(list, "provider fake: no batch in flight") {
 		t.Errorf("batches after the last run: exit %d\n%s", code, list)
+	}
+}
+
+// TestBatchKilledRunSubmitsNothingTwice SIGKILLs a batch run at each step
+// a crash could lose (the server holds that request unanswered until the
+// child is gone, so the kill lands exactly there), then resumes it in a
+// new process: every request is submitted once across both, and the
+// outputs are the sync run's.
+//
+//   - during the first upload: the intent is recorded, nothing uploaded;
+//   - at the first poll: the first round's batches are created and
+//     recorded;
+//   - during the first download: a batch has ended, nothing handed over;
+//   - during the second round's upload: round 1's answers were handed over
+//     (and maybe stored), its submissions still open in the journal.
+func TestBatchKilledRunSubmitsNothingTwice(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		route string
+		nth   int // 0: the first request of the route
+	}{
+		{"during upload", llmtest.RouteUpload, 0},
+		{"after submit", llmtest.RouteRetrieve, 0},
+		{"during download", llmtest.RouteDownload, 0},
+		{"during the second round's upload", llmtest.RouteUpload, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.NewBatch(llmtest.New(llmtest.WithResponder(batchResponder)))
+			defer srv.Close()
+			t.Setenv(batchKeyEnv, "sk-batch-test")
+			dir := t.TempDir()
+			want, requests := syncOutputs(t, srv, dir)
+			exp, cacheDir := filepath.Join(dir, "exp"), filepath.Join(dir, "cache")
+			batchExperiment(t, exp, srv.URL, true)
+
+			held := make(chan struct{})
+			var mu sync.Mutex
+			seen := 0
+			srv.SetHook(func(route string, r *http.Request) bool {
+				if route != tc.route {
+					return false
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				seen++
+				if seen == tc.nth+1 {
+					close(held)
+					return true
+				}
+				return seen > tc.nth+1 // nothing else of the route gets through either
+			})
+			child := exec.Command(os.Args[0], "-test.run=^$")
+			child.Env = append(os.Environ(), "IDEAFLOW_TEST_AS_CLI=1",
+				"IDEAFLOW_TEST_ARGS="+strings.Join([]string{"run", exp, "--cache-dir", cacheDir, "--log-level", "warn"}, "\x1f"))
+			var childOut strings.Builder
+			child.Stdout, child.Stderr = &childOut, &childOut
+			if err := child.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- child.Wait() }()
+			select {
+			case <-held:
+			case err := <-exited:
+				t.Fatalf("the child ended (%v) before the held request:\n%s", err, childOut.String())
+			}
+			if err := child.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			<-exited
+			srv.SetHook(nil)
+			before := srv.Submitted()
+
+			code, out, errOut := cli(t, "run", exp, "--cache-dir", cacheDir)
+			if code != 0 {
+				t.Fatalf("resumed run: exit %d\n%s\n%s", code, out, errOut)
+			}
+			checkSameAsSync(t, srv, cacheDir, want, requests)
+			if n := srv.Chat.Count(); n != requests {
+				t.Errorf("%d synchronous requests besides the sync run's", n-requests)
+			}
+			t.Logf("%d of %d requests were submitted before the kill", len(before), requests)
+		})
 	}
 }

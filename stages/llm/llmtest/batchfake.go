@@ -323,6 +323,9 @@ func (s *BatchServer) auth(route string, h http.HandlerFunc) http.HandlerFunc {
 		hook := s.hook
 		s.mu.Unlock()
 		if hook != nil && hook(route, r) {
+			// Read to the end first: the server notices a client gone only
+			// once it reads the connection again, after the body.
+			_, _ = io.Copy(io.Discard, r.Body)
 			<-r.Context().Done()
 			return
 		}
