@@ -343,6 +343,8 @@ type PlanSummary struct {
 	ReasonsFrom string `json:"reasons_from,omitempty"`
 	// Order lists stage addresses in DAG order, for printing.
 	Order []string `json:"-"`
+	// Batch describes the calls that go through Batch APIs (batchplan.go).
+	Batch *BatchPlan `json:"batch,omitempty"`
 }
 
 // addCalls counts calls completions of model (m, when known, is its block),
@@ -805,6 +807,7 @@ func (w *walker) planSummary() *PlanSummary {
 		}
 		p.Stages[inst.Address] = c
 	}
+	p.Batch = w.batchPlan()
 	return p
 }
 

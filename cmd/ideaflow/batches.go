@@ -180,3 +180,19 @@ func cancelBatch(ctx context.Context, p llm.Provider, path, id string) (bool, er
 	}
 	return true, bc.Cancel(ctx, id)
 }
+
+// batchPlanText is plan's line on the calls that go in batches: how many,
+// in how many rounds, and the estimate at batch prices beside the
+// synchronous one.
+func batchPlanText(b *engine.BatchPlan, e *engine.Estimate) string {
+	rounds := "1 batch round"
+	if b.Rounds != 1 {
+		rounds = fmt.Sprintf("%d batch rounds", b.Rounds)
+	}
+	s := fmt.Sprintf("Batches (provider %s): %d of the %d model calls in %s (one per stage depth), ~$%.4f at batch prices against ~$%.4f synchronously",
+		strings.Join(b.Providers, ", "), b.Calls, e.LLMCalls, rounds, b.CostUSD, b.SyncCostUSD)
+	if b.Calls < e.LLMCalls {
+		s += fmt.Sprintf("; the whole estimate at batch prices: ~$%.4f", e.CostUSD-b.SyncCostUSD+b.CostUSD)
+	}
+	return s + "."
+}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +18,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/engine"
 	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
 )
 
@@ -436,5 +439,55 @@ func TestBatchKilledRunSubmitsNothingTwice(t *testing.T) {
 			}
 			t.Logf("%d of %d requests were submitted before the kill", len(before), requests)
 		})
+	}
+}
+
+// TestBatchPlanRoundsAndCost: plan states the calls that go in batches,
+// their rounds (2: generate_ideas and extract_idea, then rank_ideas) and
+// their cost at batch prices beside the synchronous estimate: gen-a's
+// tokens at $1 and $4 per million instead of $2 and $8, the judge's at
+// its synchronous prices (its block gives no batch price). After the
+// run, nothing is left to batch and plan says nothing of batches.
+func TestBatchPlanRoundsAndCost(t *testing.T) {
+	srv := llmtest.NewBatch(llmtest.New(llmtest.WithResponder(batchResponder)))
+	defer srv.Close()
+	t.Setenv(batchKeyEnv, "sk-batch-test")
+	dir := t.TempDir()
+	exp, cacheDir := filepath.Join(dir, "exp"), filepath.Join(dir, "cache")
+	batchExperiment(t, exp, srv.URL, true)
+
+	code, out, errOut := cli(t, "plan", exp, "--cache-dir", cacheDir, "--json")
+	if code != 0 {
+		t.Fatalf("plan --json: exit %d\n%s", code, errOut)
+	}
+	var p engine.PlanSummary
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	gen := p.Stages["stage.generate_ideas.main"].Estimate
+	ext := p.Stages["stage.extract_idea.stated"].Estimate
+	rank := p.Stages["stage.rank_ideas.novelty"].Estimate
+	if gen == nil || ext == nil || rank == nil || p.Batch == nil {
+		t.Fatalf("plan: %s", out)
+	}
+	wantBatch := float64(gen.TokensInput)/1e6*1 + float64(gen.TokensOutput)/1e6*4 + ext.CostUSD + rank.CostUSD
+	b := p.Batch
+	if b.Rounds != 2 || b.Calls != 16 || !slices.Equal(b.Providers, []string{"fake"}) || math.Abs(b.CostUSD-wantBatch) > 1e-12 ||
+		math.Abs(b.SyncCostUSD-p.Estimate.CostUSD) > 1e-12 || gen.LLMCalls != 8 || ext.LLMCalls != 4 || rank.LLMCalls != 4 {
+		t.Errorf("batch plan %+v; want 2 rounds, 16 calls, $%.9f at batch prices, $%.9f sync", *b, wantBatch, p.Estimate.CostUSD)
+	}
+	_, text, _ := cli(t, "plan", exp, "--cache-dir", cacheDir)
+	line := fmt.Sprintf("Batches (provider fake): 16 of the 16 model calls in 2 batch rounds (one per stage depth), ~$%.4f at batch prices against ~$%.4f synchronously.\n",
+		wantBatch, p.Estimate.CostUSD)
+	if !strings.Contains(text, line) {
+		t.Errorf("plan lacks %q:\n%s", line, text)
+	}
+	t.Logf("plan: %s", strings.TrimSpace(line))
+
+	if code, out, errOut := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if _, text, _ := cli(t, "plan", exp, "--cache-dir", cacheDir); strings.Contains(text, "Batches") {
+		t.Errorf("plan of a cached run speaks of batches:\n%s", text)
 	}
 }

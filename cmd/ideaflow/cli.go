@@ -386,6 +386,9 @@ func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary, exp string) 
 		}
 		fmt.Fprintf(w, "  tokens: %s; output at max_tokens, an upper bound.\n", counted)
 	}
+	if b := p.Batch; b != nil {
+		fmt.Fprintln(w, batchPlanText(b, &e))
+	}
 	if ub := p.UpperBound; ub.LLMCalls > 0 || ub.ServiceCalls > 0 {
 		fmt.Fprintf(w, "Not yet known: stages that expand after others run may add up to %d calls, %s (an upper bound, at each stage's limit per item).\n",
 			ub.LLMCalls+ub.ServiceCalls, costText(&ub))
