@@ -28,7 +28,7 @@ const batchKeyEnv = "BATCH_TEST_KEY"
 // extract_idea states each target's idea with the judge (depth 1, beside
 // generate_ideas), and rank_ideas ranks the generated ideas against it
 // (depth 2). So 3 model stages, 2 batch rounds.
-func batchExperiment(t *testing.T, dir, url string, batch bool) {
+func batchExperiment(t *testing.T, dir, url string, batch bool, settings ...string) {
 	t.Helper()
 	hcl := fmt.Sprintf(`
 provider "fake" {
@@ -38,6 +38,7 @@ provider "fake" {
   max_retries        = 2
   batch              = %v
   batch_poll_seconds = 0.001
+  %s
 }
 
 model "gen" {
@@ -103,7 +104,7 @@ stage "rank_ideas" "novelty" {
 stage "insight_score" "novelty" {
   ranks = stage.rank_ideas.novelty
 }
-`, url, batchKeyEnv, batch)
+`, url, batchKeyEnv, batch, strings.Join(settings, "\n  "))
 	writeExperiment(t, dir, scenario{})
 	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(hcl), 0o644); err != nil {
 		t.Fatal(err)
@@ -489,5 +490,92 @@ func TestBatchPlanRoundsAndCost(t *testing.T) {
 	}
 	if _, text, _ := cli(t, "plan", exp, "--cache-dir", cacheDir); strings.Contains(text, "Batches") {
 		t.Errorf("plan of a cached run speaks of batches:\n%s", text)
+	}
+}
+
+// TestBatchFailedLinesRetriedByPolicy: the first batch's first line comes
+// back with a request_timeout error object, and the second batch expires
+// with none of its lines run. batch_retry = "batch" asks them again in
+// the next round (each of those requests is submitted twice, no other
+// more than once); "sync" asks them synchronously at once;
+// "none" fails their nodes. Either retry policy ends with the sync run's
+// outputs.
+func TestBatchFailedLinesRetriedByPolicy(t *testing.T) {
+	// The requests asked again: the failed line and every line of the
+	// expired batch (4 or 8: the round's two files go in the order their
+	// first tasks came).
+	for _, tc := range []struct {
+		policy      string
+		sync, twice bool // the retried requests go synchronously / in a later batch
+		wantFailed  bool
+	}{
+		{"batch", false, true, false},
+		{"sync", true, false, false},
+		{"none", false, false, true},
+	} {
+		t.Run(tc.policy, func(t *testing.T) {
+			var failedFirst string
+			var expiredN int
+			srv := llmtest.NewBatch(llmtest.New(llmtest.WithResponder(batchResponder)), llmtest.WithBatchPlan(func(n int, ids []string) llmtest.BatchPlan {
+				switch n {
+				case 1:
+					failedFirst = ids[0]
+					return llmtest.BatchPlan{Lines: map[string]llmtest.LineScript{ids[0]: {Error: "request_timeout"}}}
+				case 2:
+					expiredN = len(ids)
+					return llmtest.BatchPlan{End: llmtest.BatchExpired}
+				}
+				return llmtest.BatchPlan{}
+			}))
+			defer srv.Close()
+			t.Setenv(batchKeyEnv, "sk-batch-test")
+			dir := t.TempDir()
+			want, requests := syncOutputs(t, srv, dir)
+			exp, cacheDir := filepath.Join(dir, "exp"), filepath.Join(dir, "cache")
+			batchExperiment(t, exp, srv.URL, true, fmt.Sprintf("batch_retry = %q", tc.policy))
+			code, out, errOut := cli(t, "run", exp, "--cache-dir", cacheDir)
+			if tc.wantFailed {
+				if code != exitFailedNodes || !strings.Contains(out, "line_error request_timeout") || !strings.Contains(out, "expired") {
+					t.Fatalf("exit %d, want %d with the line's error:\n%s\n%s", code, exitFailedNodes, out, errOut)
+				}
+				return
+			}
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+			}
+			retried := expiredN + 1
+			if failedFirst == "" || (expiredN != 4 && expiredN != 8) {
+				t.Fatalf("failed line %q, %d expired lines", failedFirst, expiredN)
+			}
+			wantSync, wantTwice := 0, 0
+			if tc.sync {
+				wantSync = retried
+			}
+			if tc.twice {
+				wantTwice = retried
+			}
+			if n := srv.Chat.Count() - requests; n != wantSync {
+				t.Errorf("%d synchronous requests, want %d", n, wantSync)
+			}
+			twice := 0
+			for id, n := range srv.Submitted() {
+				switch {
+				case n == 2:
+					twice++
+				case n != 1:
+					t.Errorf("%s submitted %d times", id, n)
+				}
+			}
+			if twice != wantTwice || srv.Submitted()[failedFirst] != 1+min(wantTwice, 1) {
+				t.Errorf("%d requests submitted twice, want %d", twice, wantTwice)
+			}
+			t.Logf("%d requests asked again (%s)", retried, tc.policy)
+			got := outputs(t, cacheDir)
+			for k, w := range want {
+				if !bytes.Equal(got[k], w) {
+					t.Errorf("%s: output %s, want %s", k, got[k], w)
+				}
+			}
+		})
 	}
 }
