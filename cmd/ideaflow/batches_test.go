@@ -579,3 +579,28 @@ func TestBatchFailedLinesRetriedByPolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchBudgetAtBatchPrices: --max-cost reserves a batch call's
+// estimate at its batch price before the round is submitted. A budget of
+// $0.0205 covers the plan's batch estimate ($0.020378: see
+// TestBatchPlanRoundsAndCost) but not its synchronous one ($0.0326): the
+// batch run completes, the same experiment run synchronously stops at
+// the budget.
+func TestBatchBudgetAtBatchPrices(t *testing.T) {
+	srv := llmtest.NewBatch(llmtest.New(llmtest.WithResponder(batchResponder)))
+	defer srv.Close()
+	t.Setenv(batchKeyEnv, "sk-batch-test")
+	dir := t.TempDir()
+	for _, batch := range []bool{true, false} {
+		exp, cacheDir := filepath.Join(dir, fmt.Sprint("exp-", batch)), filepath.Join(dir, fmt.Sprint("cache-", batch))
+		batchExperiment(t, exp, srv.URL, batch)
+		_, plan, _ := cli(t, "plan", exp, "--cache-dir", cacheDir)
+		code, out, errOut := cli(t, "run", exp, "--cache-dir", cacheDir, "--max-cost", "0.0205")
+		switch {
+		case batch && code != 0:
+			t.Errorf("batch run: exit %d\n%s\n%s\n%s", code, plan, out, errOut)
+		case !batch && code != exitBudget:
+			t.Errorf("sync run: exit %d, want %d (budget)\n%s\n%s", code, exitBudget, out, errOut)
+		}
+	}
+}
