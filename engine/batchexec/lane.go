@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ideaflow/ideaflow/engine/executor"
 	"github.com/ideaflow/ideaflow/stages/llm"
@@ -29,6 +30,12 @@ type lane struct {
 
 	clientMu sync.Mutex // held by the driver for a round, and by open and close
 	client   *batch.Client
+
+	// lost: an answer was collected for a call whose run was already
+	// cancelled (its caller may have gone without it), so this lane's
+	// collected submissions are not recorded done: the next run collects
+	// them again rather than asking again.
+	lost atomic.Bool
 
 	mu      sync.Mutex
 	pending []*call
@@ -214,6 +221,9 @@ func (l *lane) round(round, held []*call) []*call {
 		switch {
 		case ok:
 			c.resp, c.fail, c.batchID = r.Response, r.Failure, r.BatchID
+			if c.ctx.Err() != nil {
+				l.lost.Store(true)
+			}
 		case werr != nil:
 			c.err = fmt.Errorf("provider %s: %w", l.name, werr)
 		case serr != nil:
@@ -256,7 +266,7 @@ func (l *lane) close(durable bool) error {
 	close(l.stop)
 	<-l.stopped
 	var err error
-	if durable {
+	if durable && !l.lost.Load() {
 		err = l.client.Finish()
 	}
 	return errors.Join(err, l.journal.Close())
