@@ -237,16 +237,17 @@ func TestBatchCostAtBatchAndCachedRates(t *testing.T) {
 	exp, cacheDir := filepath.Join(dir, "exp"), filepath.Join(dir, "cache")
 	batchExperiment(t, exp, srv.URL, true)
 	sumPath := filepath.Join(dir, "sum.json")
-	if code, out, errOut := cli(t, "run", exp, "--cache-dir", cacheDir, "--summary-json", sumPath, "--max-cost", "1"); code != 0 {
+	code, out, errOut := cli(t, "run", exp, "--cache-dir", cacheDir, "--summary-json", sumPath, "--max-cost", "1")
+	if code != 0 || !strings.Contains(out, ". 16 model calls, 1600+160 tokens (640 input from prompt caches), $0.0018, ") {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
 	}
 	sum := readSummary(t, sumPath)
 	const want = 8*110e-6 + 8*120e-6
-	if d := sum.CostUSD - want; d > 1e-12 || d < -1e-12 || sum.LLMCalls != 16 || sum.Tokens.Input != 1600 || sum.Tokens.Output != 160 {
-		t.Errorf("cost $%.9f, %d calls, %+v tokens; want $%.9f, 16 calls, 1600+160 tokens", sum.CostUSD, sum.LLMCalls, sum.Tokens, want)
+	if d := sum.CostUSD - want; d > 1e-12 || d < -1e-12 || sum.LLMCalls != 16 || sum.Tokens.Input != 1600 || sum.Tokens.Output != 160 || sum.Tokens.Cached != 640 {
+		t.Errorf("cost $%.9f, %d calls, %+v tokens; want $%.9f, 16 calls, 1600 (640 cached) + 160 tokens", sum.CostUSD, sum.LLMCalls, sum.Tokens, want)
 	}
 	const gen0 = `stage.generate_ideas.main/qs-membrane/sample 0`
-	code, out, errOut := cli(t, "show", gen0, exp, "--cache-dir", cacheDir)
+	code, out, errOut = cli(t, "show", gen0, exp, "--cache-dir", cacheDir)
 	if code != 0 {
 		t.Fatalf("show: exit %d\n%s", code, errOut)
 	}

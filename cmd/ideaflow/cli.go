@@ -709,9 +709,13 @@ func printSummary(w io.Writer, order []string, s *engine.Summary) {
 		// milliseconds.
 		closing = fmt.Sprintf(", compacting the cache %.1f", ph.Close)
 	}
-	fmt.Fprintf(w, "%d nodes: %d cached, %d ran, %d failed, %d skipped. %s%s, %d+%d tokens, %s, %.1fs (load %.1f, plan %.1f, run %.1f, reports %.1f%s).\n",
+	tokens := fmt.Sprintf("%d+%d tokens", s.Tokens.Input, s.Tokens.Output)
+	if s.Tokens.Cached > 0 {
+		tokens = fmt.Sprintf("%d+%d tokens (%d input from prompt caches)", s.Tokens.Input, s.Tokens.Output, s.Tokens.Cached)
+	}
+	fmt.Fprintf(w, "%d nodes: %d cached, %d ran, %d failed, %d skipped. %s%s, %s, %s, %.1fs (load %.1f, plan %.1f, run %.1f, reports %.1f%s).\n",
 		s.Nodes.Total, s.Nodes.Cached, s.Nodes.Ran, s.Nodes.Failed, s.Nodes.Skipped,
-		modelCallsText(s.Requests, s.LLMCalls), services, s.Tokens.Input, s.Tokens.Output, costFigure("", s.CostUSD, s.Unpriced), s.WallSeconds, ph.Load, ph.Plan, ph.Run, ph.Reports, closing)
+		modelCallsText(s.Requests, s.LLMCalls), services, tokens, costFigure("", s.CostUSD, s.Unpriced), s.WallSeconds, ph.Load, ph.Plan, ph.Run, ph.Reports, closing)
 	for _, p := range slices.Sorted(maps.Keys(s.Unavailable)) {
 		fmt.Fprintf(w, "provider %s unavailable: %d node(s) not run (%s)\n", p, s.Skipped["provider unavailable"], s.Unavailable[p])
 	}
