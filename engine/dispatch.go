@@ -102,12 +102,16 @@ func (f *flights) ranHere(key string) bool {
 // A queue holds every node that may run, so resolvers rarely wait on it.
 func (e *Engine) startWorkers(w *walker, toRun int) {
 	w.queues = map[string]chan task{}
+	grows := len(w.g.pending()) > 0
 	for name := range w.g.Exp.Providers {
 		q := make(chan task, toRun)
 		w.queues[name] = q
 		n := e.Exec.Concurrency(name)
-		if batched(e.Exec, name) {
-			n = max(min(n, toRun), 1) // a round's size: no more workers than calls
+		if batched(e.Exec, name) && !grows {
+			// A round's size, but no more workers than calls. A graph that
+			// may still grow keeps them all: a round closes only once every
+			// ready call is held, each by a worker.
+			n = max(min(n, toRun), 1)
 		}
 		for k := 0; k < n+n/2; k++ {
 			go e.dispatch(w, q)
