@@ -353,7 +353,7 @@ func TestBatchDetachAndResume(t *testing.T) {
 	if runs < 4 || runs == 20 {
 		t.Fatalf("%d detached runs", runs)
 	}
-	t.Logf("%d detached runs, then one that found everything cached", runs)
+	t.Logf("%d runs --detach left batches in flight; the next one finished the run", runs)
 	checkSameAsSync(t, srv, cacheDir, want, requests)
 	code, list, _ := cli(t, "batches", exp, "--cache-dir", cacheDir)
 	if code != 0 || !strings.Contains(list, "provider fake: no batch in flight") {
