@@ -60,6 +60,9 @@ type Usage struct {
 	CostUSD      float64 `json:"cost_usd"`
 	LatencyMS    int64   `json:"latency_ms"`
 	Attempts     int     `json:"attempts"`
+	// CachedTokens is the part of InputTokens the provider served from its
+	// prompt cache (priced at the cached-input rate); 0 on older records.
+	CachedTokens int64 `json:"cached_tokens,omitempty"`
 }
 
 // Part is one named piece of a key's material, e.g. {"model.temperature", <digest>, "0.7"}.
@@ -117,6 +120,9 @@ type Record struct {
 	// who gave them. Its Answerer is the one the user declared.
 	AdoptedFrom string    `json:"adopted_from,omitempty"`
 	CreatedAt   time.Time `json:"created_at"`
+	// Obtained says how a call's answer was obtained when not by one
+	// request of its own: "batch <id> of provider <name>".
+	Obtained string `json:"obtained,omitempty"`
 }
 
 // Answerer is who answered a call, as the record of the call says: the

@@ -36,6 +36,12 @@ const (
 	flagAnswerer = 1 << 3
 	flagFed      = 1 << 4
 	flagAdopted  = 1 << 5
+	// flagMore marks records with fields added since (the last flag bit
+	// spent): a uvarint of moreCached and moreObtained follows the
+	// AdoptedFrom, then those fields in that order.
+	flagMore     = 1 << 6
+	moreCached   = 1 << 0 // Usage.CachedTokens
+	moreObtained = 1 << 1 // Obtained
 	// maxRecordBody refuses to inflate a damaged length prefix into a huge allocation.
 	maxRecordBody = 1 << 30
 )
@@ -185,6 +191,16 @@ func encodeRecord(rec *Record) []byte {
 	if rec.AdoptedFrom != "" {
 		flags |= flagAdopted
 	}
+	var more uint64
+	if rec.Usage.CachedTokens != 0 {
+		more |= moreCached
+	}
+	if rec.Obtained != "" {
+		more |= moreObtained
+	}
+	if more != 0 {
+		flags |= flagMore
+	}
 	e.byte(flags)
 	e.bytes(rec.Output)
 	// Summary fields next: Stats and List stop decoding after them.
@@ -218,6 +234,15 @@ func encodeRecord(rec *Record) []byte {
 	}
 	if rec.AdoptedFrom != "" {
 		e.str(rec.AdoptedFrom)
+	}
+	if more != 0 {
+		e.uvarint(more)
+		if more&moreCached != 0 {
+			e.varint(rec.Usage.CachedTokens)
+		}
+		if more&moreObtained != 0 {
+			e.str(rec.Obtained)
+		}
 	}
 	if body := e.buf[1:]; len(body) >= compressMin {
 		limit := s2.MaxEncodedLen(len(body))
@@ -323,6 +348,15 @@ func decodeRecord(v []byte) (*Record, error) {
 	}
 	if flags&flagAdopted != 0 {
 		rec.AdoptedFrom = d.str()
+	}
+	if flags&flagMore != 0 {
+		more := d.uvarint()
+		if more&moreCached != 0 {
+			rec.Usage.CachedTokens = d.varint()
+		}
+		if more&moreObtained != 0 {
+			rec.Obtained = d.str()
+		}
 	}
 	switch {
 	case len(output) == 0:

@@ -33,6 +33,9 @@ func TestRecordCodecRoundTrip(t *testing.T) {
 		{"synthetic answerer", &Record{Key: "k", Synthetic: true, Answerer: &Answerer{Class: "mock", Identity: "seed 7", Synthetic: true}}, recordPlain},
 		{"fed", &Record{Key: "k", Synthetic: true, Fed: []Answerer{{Class: "endpoint", Identity: "http://a"}, {Class: "mock", Identity: "seed 0", Synthetic: true}}}, recordPlain},
 		{"adopted", &Record{Key: "k", AnswerKey: "a", Answerer: &Answerer{Class: "endpoint", Identity: "http://gw"}, AdoptedFrom: "0ld"}, recordPlain},
+		{"batch answer with cached tokens", &Record{Key: "k", Usage: Usage{InputTokens: 50, CachedTokens: 32}, Obtained: "batch batch_000003 of provider openai"}, recordPlain},
+		{"cached tokens only", &Record{Key: "k", Usage: Usage{InputTokens: 50, CachedTokens: 32}}, recordPlain},
+		{"obtained only", &Record{Key: "k", AdoptedFrom: "0ld", Obtained: "batch b"}, recordPlain},
 		{"negative and huge numbers", &Record{
 			Key:   "k",
 			Usage: Usage{InputTokens: -1, OutputTokens: 1 << 62, CostUSD: -0.5, LatencyMS: -(1 << 40), Attempts: -3},

@@ -138,6 +138,7 @@ func (w *walker) flushGroup(g *sampleGroup) {
 	for _, k := range order {
 		ts := byReq[k]
 		q := w.queues[w.states[ts[0].idx].provider]
+		w.act.add(1)
 		if len(ts) == 1 {
 			q <- ts[0]
 			continue

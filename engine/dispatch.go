@@ -102,10 +102,17 @@ func (f *flights) ranHere(key string) bool {
 // A queue holds every node that may run, so resolvers rarely wait on it.
 func (e *Engine) startWorkers(w *walker, toRun int) {
 	w.queues = map[string]chan task{}
+	grows := len(w.g.pending()) > 0
 	for name := range w.g.Exp.Providers {
 		q := make(chan task, toRun)
 		w.queues[name] = q
 		n := e.Exec.Concurrency(name)
+		if batched(e.Exec, name) && !grows {
+			// A round's size, but no more workers than calls. A graph that
+			// may still grow keeps them all: a round closes only once every
+			// ready call is held, each by a worker.
+			n = max(min(n, toRun), 1)
+		}
 		for k := 0; k < n+n/2; k++ {
 			go e.dispatch(w, q)
 		}
@@ -120,9 +127,10 @@ func (e *Engine) dispatch(w *walker, q chan task) {
 	for t := range q {
 		if len(t.batch) > 0 {
 			e.dispatchBatch(w, t)
-			continue
+		} else {
+			e.dispatchOne(w, t)
 		}
-		e.dispatchOne(w, t)
+		w.act.add(-1)
 	}
 }
 
@@ -140,6 +148,9 @@ func (e *Engine) dispatchOne(w *walker, t task) {
 	}
 	n := w.g.Nodes[t.idx]
 	tk, est := newTask(t.key, n.Address, t.work)
+	if tk.Chat != nil && batched(e.Exec, tk.Provider) {
+		est = batchEstimate(t.work.Call.Model, *tk.Chat) // checked before the round is submitted
+	}
 	if down := w.unavailable(tk.Provider); down != "" {
 		w.skip(t.idx, t.key, why(skipUnavailable, down))
 		return
@@ -166,7 +177,7 @@ func (e *Engine) dispatchOne(w *walker, t task) {
 	case c != nil && first:
 		res, err = c.res, c.err // answered (or failed) early, not yet stored
 	default:
-		res, err = e.Exec.Execute(w.ctx, tk)
+		res, err = e.Exec.Execute(w.act.hold(w.ctx), tk)
 	}
 	if err != nil {
 		var ee *ExecError

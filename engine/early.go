@@ -66,8 +66,8 @@ func (e *Engine) newEarly(ctx context.Context, g *Graph, opts RunOptions) *early
 		calls: map[string]*earlyCall{}, down: map[string]bool{}}
 	for name := range g.Exp.Providers {
 		ok := !g.Exp.MissingKeys([]string{name}).HasErrors()
-		if sb != nil && sb.BatchesSamples(name) {
-			ok = false
+		if sb != nil && sb.BatchesSamples(name) || batched(e.Exec, name) {
+			ok = false // n-choices groups and batch rounds are the run's
 		}
 		x.usable[name] = ok
 		n := e.Exec.Concurrency(name)
@@ -236,7 +236,7 @@ func recordOf(work *stages.Work, tk *Task, res *Result, out []byte) *cache.Recor
 	rec := &cache.Record{
 		Output: out, Usage: usageOf(res.Usage), ServedModel: res.ServedModel,
 		Fingerprint: res.Fingerprint, Raw: res.Raw, Reasoning: res.Reasoning, Attempts: attemptsOf(res.Attempts),
-		Answerer: answeredBy(work, res),
+		Answerer: answeredBy(work, res), Obtained: res.Obtained,
 	}
 	rec.Synthetic = rec.Answerer.Synthetic
 	if tk.Chat != nil {

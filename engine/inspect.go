@@ -119,6 +119,9 @@ type NodeResult struct {
 	// Planned marks an output the plan computed in memory: it is not in
 	// the cache yet.
 	Planned bool `json:"planned,omitempty"`
+	// Obtained says how a call's answer was obtained when not by one
+	// request of its own (a batch).
+	Obtained string `json:"obtained,omitempty"`
 }
 
 // InspectOptions control Inspect.
@@ -426,7 +429,7 @@ func resultOf(rec *cache.Record) *NodeResult {
 		Output: json.RawMessage(rec.Output), OutputDigest: rec.OutputDigest, Model: rec.Model, ServedModel: rec.ServedModel,
 		Fingerprint: rec.Fingerprint, Raw: rec.Raw, Reasoning: rec.Reasoning, Usage: rec.Usage, Attempts: rec.Attempts,
 		Synthetic: rec.Synthetic, AnswerKey: rec.AnswerKey, CreatedAt: rec.CreatedAt,
-		Answerer: rec.Answerer, Fed: rec.Fed, AdoptedFrom: rec.AdoptedFrom,
+		Answerer: rec.Answerer, Fed: rec.Fed, AdoptedFrom: rec.AdoptedFrom, Obtained: rec.Obtained,
 	}
 }
 

@@ -83,6 +83,7 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	w.ctx = ctx
 	w.early = ahead
 	w.budget = &budget{max: opts.MaxCost}
+	w.act = newActivity(e.Exec)
 	// The run takes over the plan's states: cached nodes stay settled, the
 	// rest start afresh (a plan's in-memory results are not cache records).
 	w.states, w.provs = plan.states, plan.provs
@@ -239,6 +240,7 @@ func (w *walker) runMiss(i int32, work *stages.Work, key string, parts []namedPa
 	if w.joinGroup(t) {
 		return // sent with its sibling samples once they are all prepared
 	}
+	w.act.add(1)
 	q <- t
 }
 
@@ -268,6 +270,7 @@ func (w *walker) complete(i int32, inKey [32]byte, key string, parts []namedPart
 		w.write(job)
 		return
 	}
+	w.act.add(1)
 	w.writes <- job
 }
 

@@ -61,6 +61,9 @@ func (d *Drops) add(st *nodeState) {
 type Tokens struct {
 	Input  int64 `json:"input"`
 	Output int64 `json:"output"`
+	// Cached is the part of Input the providers served from their prompt
+	// caches (priced at the cached-input rate).
+	Cached int64 `json:"cached,omitempty"`
 }
 
 // ModelUsage is what one model cost in a run.
@@ -343,6 +346,8 @@ type PlanSummary struct {
 	ReasonsFrom string `json:"reasons_from,omitempty"`
 	// Order lists stage addresses in DAG order, for printing.
 	Order []string `json:"-"`
+	// Batch describes the calls that go through Batch APIs (batchplan.go).
+	Batch *BatchPlan `json:"batch,omitempty"`
 }
 
 // addCalls counts calls completions of model (m, when known, is its block),
@@ -355,6 +360,7 @@ func (s *Summary) addCalls(c *StageSummary, model string, m *stages.Model, calls
 	s.LLMCalls += calls
 	s.Tokens.Input += u.InputTokens
 	s.Tokens.Output += u.OutputTokens
+	s.Tokens.Cached += u.CachedTokens
 	s.CostUSD += u.CostUSD
 	c.LLMCalls += calls
 	if c.Tokens == nil {
@@ -362,11 +368,13 @@ func (s *Summary) addCalls(c *StageSummary, model string, m *stages.Model, calls
 	}
 	c.Tokens.Input += u.InputTokens
 	c.Tokens.Output += u.OutputTokens
+	c.Tokens.Cached += u.CachedTokens
 	c.CostUSD += u.CostUSD
 	mu := s.Models[model]
 	mu.Calls += calls
 	mu.Tokens.Input += u.InputTokens
 	mu.Tokens.Output += u.OutputTokens
+	mu.Tokens.Cached += u.CachedTokens
 	mu.CostUSD += u.CostUSD
 	mu.Unpriced = mu.Unpriced || unpriced
 	s.Models[model] = mu
@@ -805,6 +813,7 @@ func (w *walker) planSummary() *PlanSummary {
 		}
 		p.Stages[inst.Address] = c
 	}
+	p.Batch = w.batchPlan()
 	return p
 }
 

@@ -104,6 +104,9 @@ type walker struct {
 	early *early
 	// choiceRequests counts the n-choices requests answered (choices.go).
 	choiceRequests atomic.Int64
+	// act counts the run's work for an executor that sends calls in
+	// rounds (rounds.go); nil otherwise.
+	act *activity
 }
 
 func newWalker(g *Graph, store cache.Store, plan bool) *walker {
@@ -199,6 +202,7 @@ func (w *walker) walkRound(from, resolvers int) {
 				select { // calls first
 				case i := <-w.readyCalls:
 					w.resolve(i)
+					w.act.add(-1)
 					continue
 				default:
 				}
@@ -210,6 +214,7 @@ func (w *walker) walkRound(from, resolvers int) {
 				case <-w.done:
 					return
 				}
+				w.act.add(-1)
 			}
 		}()
 	}
@@ -280,6 +285,7 @@ func (w *walker) finish(i int32) {
 // enqueue hands a ready node to the resolvers: a node of an instance that
 // makes calls goes ahead of deterministic ones.
 func (w *walker) enqueue(i int32) {
+	w.act.add(1)
 	if inst := w.g.Nodes[i].Inst; inst.calls || inst.services {
 		w.readyCalls <- i
 		return

@@ -31,6 +31,7 @@ func (w *walker) startWriters() {
 			defer w.writersWG.Done()
 			for job := range w.writes {
 				w.write(job)
+				w.act.add(-1)
 			}
 		}()
 	}

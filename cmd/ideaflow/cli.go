@@ -151,7 +151,7 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.StringVar(&a.logFormat, "log-format", "", "log format: json or console (default console on a terminal, json otherwise)")
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.BoolVar(&a.confine, "confine", false, "refuse every read of the experiment (file(), templatefile, dataset, references, categories and corpus paths) outside its folder and the cache, symlinks and .. resolved: for running experiments from others")
-	root.AddCommand(a.validateCmd(), a.planCmd(), a.runCmd(), a.reportCmd(), a.graphCmd(), a.showCmd(), a.exportCmd(), a.checkCmd(), a.evidenceCmd(), a.docCmd(), a.cacheCmd(), a.dataCmd(), a.versionCmd())
+	root.AddCommand(a.validateCmd(), a.planCmd(), a.runCmd(), a.reportCmd(), a.graphCmd(), a.showCmd(), a.exportCmd(), a.checkCmd(), a.evidenceCmd(), a.docCmd(), a.cacheCmd(), a.dataCmd(), a.batchesCmd(), a.versionCmd())
 	return root
 }
 
@@ -386,6 +386,9 @@ func printPlan(w io.Writer, g *engine.Graph, p *engine.PlanSummary, exp string) 
 		}
 		fmt.Fprintf(w, "  tokens: %s; output at max_tokens, an upper bound.\n", counted)
 	}
+	if b := p.Batch; b != nil {
+		fmt.Fprintln(w, batchPlanText(b, &e))
+	}
 	if ub := p.UpperBound; ub.LLMCalls > 0 || ub.ServiceCalls > 0 {
 		fmt.Fprintf(w, "Not yet known: stages that expand after others run may add up to %d calls, %s (an upper bound, at each stage's limit per item).\n",
 			ub.LLMCalls+ub.ServiceCalls, costText(&ub))
@@ -483,7 +486,7 @@ func pendingText(pe *engine.Pending) string {
 }
 
 func (a *app) runCmd() *cobra.Command {
-	var offline, verify, allowUnpriced bool
+	var offline, verify, allowUnpriced, detach bool
 	var maxCost float64
 	var summaryJSON, outDir string
 	cmd := &cobra.Command{
@@ -540,7 +543,10 @@ func (a *app) runCmd() *cobra.Command {
 			printRecovery(a.stdout, recovery)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			e := &engine.Engine{Store: store, Log: a.log, Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), a.log),
+			ctx, detachRun := context.WithCancel(ctx)
+			defer detachRun()
+			ex, bx := a.executor(g, detach, detachRun)
+			e := &engine.Engine{Store: store, Log: a.log, Exec: ex,
 				// The cache cut a damaged log on opening: trust no memo
 				// unread, so every lost record is recomputed in this run.
 				CheckRecords: recovery.RecordsUnreadable > 0}
@@ -554,6 +560,7 @@ func (a *app) runCmd() *cobra.Command {
 				opts.OnProgress = progressLog(a.log, 5*time.Second)
 			}
 			sum, err := e.Run(ctx, g, opts)
+			inFlight := closeBatches(a, bx, err == nil)
 			var ie *engine.InputError
 			if errors.As(err, &ie) {
 				if len(ie.Diags) > 0 {
@@ -591,6 +598,9 @@ func (a *app) runCmd() *cobra.Command {
 				return &exitError{exitEnvironment, diskFullError(a.cacheDirPath(), sum)}
 			case err != nil:
 				return &exitError{exitFailedNodes, err}
+			case bx != nil && bx.Detached():
+				fmt.Fprintf(a.stdout, "detached: %s; run again to collect the answers (ideaflow batches lists them)\n", inFlight)
+				return nil
 			case sum.Interrupted:
 				return &exitError{exitInterrupted, errors.New("interrupted: completed nodes are in the cache; run again to continue")}
 			case sum.BudgetExhausted:
@@ -602,6 +612,7 @@ func (a *app) runCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	f.BoolVar(&detach, "detach", false, "with providers that set batch = true: submit what is ready, collect the batches that ended, and exit instead of waiting for running batches (a later run collects them)")
 	f.BoolVar(&offline, "offline", false, "fail before any call unless every model and service node is cached")
 	f.BoolVar(&verify, "verify", false, "make no calls: recompute every cached deterministic node and compare it with the cache (exit 1 if any differs)")
 	f.Float64Var(&maxCost, "max-cost", 0, "stop dispatching model calls when the next could take the run's cost past this many USD; refused when a call to make goes to a model without a price block")
@@ -698,9 +709,13 @@ func printSummary(w io.Writer, order []string, s *engine.Summary) {
 		// milliseconds.
 		closing = fmt.Sprintf(", compacting the cache %.1f", ph.Close)
 	}
-	fmt.Fprintf(w, "%d nodes: %d cached, %d ran, %d failed, %d skipped. %s%s, %d+%d tokens, %s, %.1fs (load %.1f, plan %.1f, run %.1f, reports %.1f%s).\n",
+	tokens := fmt.Sprintf("%d+%d tokens", s.Tokens.Input, s.Tokens.Output)
+	if s.Tokens.Cached > 0 {
+		tokens = fmt.Sprintf("%d+%d tokens (%d input from prompt caches)", s.Tokens.Input, s.Tokens.Output, s.Tokens.Cached)
+	}
+	fmt.Fprintf(w, "%d nodes: %d cached, %d ran, %d failed, %d skipped. %s%s, %s, %s, %.1fs (load %.1f, plan %.1f, run %.1f, reports %.1f%s).\n",
 		s.Nodes.Total, s.Nodes.Cached, s.Nodes.Ran, s.Nodes.Failed, s.Nodes.Skipped,
-		modelCallsText(s.Requests, s.LLMCalls), services, s.Tokens.Input, s.Tokens.Output, costFigure("", s.CostUSD, s.Unpriced), s.WallSeconds, ph.Load, ph.Plan, ph.Run, ph.Reports, closing)
+		modelCallsText(s.Requests, s.LLMCalls), services, tokens, costFigure("", s.CostUSD, s.Unpriced), s.WallSeconds, ph.Load, ph.Plan, ph.Run, ph.Reports, closing)
 	for _, p := range slices.Sorted(maps.Keys(s.Unavailable)) {
 		fmt.Fprintf(w, "provider %s unavailable: %d node(s) not run (%s)\n", p, s.Skipped["provider unavailable"], s.Unavailable[p])
 	}

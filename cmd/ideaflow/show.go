@@ -259,7 +259,14 @@ func printNode(w io.Writer, v *engine.NodeView) {
 					shortDigest(r.AdoptedFrom), r.Answerer)
 			}
 			u := r.Usage
-			fmt.Fprintf(w, "  usage:       %d input + %d output tokens, $%.6f, %d ms\n", u.InputTokens, u.OutputTokens, u.CostUSD, u.LatencyMS)
+			cached := ""
+			if u.CachedTokens > 0 {
+				cached = fmt.Sprintf(" (%d input from the provider's prompt cache)", u.CachedTokens)
+			}
+			fmt.Fprintf(w, "  usage:       %d input + %d output tokens%s, $%.6f, %d ms\n", u.InputTokens, u.OutputTokens, cached, u.CostUSD, u.LatencyMS)
+			if r.Obtained != "" {
+				fmt.Fprintf(w, "  obtained:    by %s\n", r.Obtained)
+			}
 			if r.AnswerKey != "" {
 				fmt.Fprintf(w, "  answer:      re-derived with no call from the stored answer %s (the same request, asked under other output settings)\n", shortDigest(r.AnswerKey))
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/format"
 	"github.com/ideaflow/ideaflow/stages/llm"
+	"github.com/ideaflow/ideaflow/stages/pricing"
 )
 
 // Task is one call node handed to an executor. It is plain data, so it can
@@ -52,6 +53,9 @@ type Result struct {
 	Synthetic   bool            `json:"synthetic,omitempty"`
 	// Choices answers a task's Samples, in order; nil where none came.
 	Choices []*Result `json:"choices,omitempty"`
+	// Obtained says how the answer was obtained when not by one request
+	// (e.g. "batch batch_abc of provider openai"), for `show`.
+	Obtained string `json:"obtained,omitempty"`
 }
 
 // ExecError is a failed task with what the model said, for the failure record.
@@ -153,8 +157,9 @@ func (e *LocalExecutor) chat(ctx context.Context, c llm.Client, t *Task) (*Resul
 			OutputTokens: outcome.Usage.OutputTokens,
 			LatencyMS:    time.Since(start).Milliseconds(),
 			Attempts:     len(attempts),
+			CachedTokens: outcome.Usage.CachedTokens,
 		}
-		u.CostUSD = Cost(t.Price, u.InputTokens, u.OutputTokens)
+		u.CostUSD = pricing.Cost(t.Price, outcome.Usage, pricing.Sync)
 	}
 	if err != nil {
 		raw := ""

@@ -9,6 +9,9 @@ type Usage struct {
 	CostUSD      float64 `json:"cost_usd"`
 	LatencyMS    int64   `json:"latency_ms"`
 	Attempts     int     `json:"attempts"`
+	// CachedTokens is the part of InputTokens the provider served from its
+	// prompt cache, priced at the cached-input rate (stages/pricing).
+	CachedTokens int64 `json:"cached_tokens,omitempty"`
 }
 
 // Attempt is one completion asked for (a repair re-ask included), as

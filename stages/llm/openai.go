@@ -22,11 +22,55 @@ func init() {
 			"through POST {base_url}/chat/completions, embeddings through POST {base_url}/embeddings.",
 		Chat: true, Ops: []string{OpEmbeddings}, DefaultConcurrency: DefaultMaxConcurrency,
 		Settings: withSettings(httpSettings(DefaultMaxConcurrency), requiredKey(), settingOrg, settingRepairs,
-			maxBatch(DefaultEmbeddingBatch, "embedding inputs per request"), settingNChoices),
+			maxBatch(DefaultEmbeddingBatch, "embedding inputs per request"), settingNChoices,
+			settingBatch, settingBatchMaxRequests, settingBatchWindow, settingBatchRetry, settingBatchPoll),
 		Identify:    func(p Provider) (Answerer, error) { return EndpointAnswerer(p, openai.DefaultConfig("").BaseURL) },
 		AnswererDoc: "the class endpoint and endpoint_identity, by default the normalised base_url (https://api.openai.com/v1 when unset)",
 		open:        newOpenAI,
 	})
+}
+
+// The batch settings (engine/batchexec): with batch = true the run sends
+// this provider's chat calls through the provider's Batch API (at its
+// batch price) instead of one request each. They change no answer: a
+// batch answer is keyed, stored and read like a synchronous one.
+var (
+	settingBatch = Setting{Name: "batch", Type: TypeBool, Default: false,
+		Doc: "send chat calls through the Batch API (upload, batch, poll, download; priced at the model's batch price): the calls ready at once go in one batch, a round per stage depth; answers are the same as synchronous ones and share their cache"}
+	settingBatchMaxRequests = Setting{Name: "batch_max_requests", Type: TypeInt, Default: DefaultBatchMaxRequests,
+		Doc:   "most requests in one batch round (the API takes at most 50000 per file; a round of several models makes one file each)",
+		Range: &Range{Min: 1, Max: 50_000, Zero: fmt.Sprintf("the default, %d", DefaultBatchMaxRequests)}}
+	settingBatchWindow = Setting{Name: "batch_window", Type: TypeString, Default: "24h",
+		Doc: "the batch's completion window, as the API spells it (OpenAI offers 24h)", Check: checkWindow}
+	settingBatchRetry = Setting{Name: "batch_retry", Type: TypeString, Default: "batch",
+		Doc:   "what to do with a line that failed transiently (expired, timed out, server error): \"batch\" asks it again in the next round, \"sync\" asks it synchronously at once, \"none\" fails the node",
+		Check: checkBatchRetry}
+	settingBatchPoll = Setting{Name: "batch_poll_seconds", Type: TypeNumber, Default: 15.0,
+		Doc:   "first wait between polls of a running batch, doubled after each poll up to 10 minutes",
+		Range: &Range{Min: 0.001, Max: 3600, Zero: "the default, 15"}}
+)
+
+// DefaultBatchMaxRequests is batch_max_requests' default: a round's tasks
+// each hold a goroutine until their batch ends, so a round is kept well
+// under the API's 50000 lines per file.
+const DefaultBatchMaxRequests = 10_000
+
+func checkWindow(v any) error {
+	s, _ := v.(string)
+	n := strings.TrimSuffix(s, "h")
+	if n == s || n == "" || strings.Trim(n, "0123456789") != "" {
+		return fmt.Errorf("must be a number of hours such as \"24h\", got %q", s)
+	}
+	return nil
+}
+
+func checkBatchRetry(v any) error {
+	switch s, _ := v.(string); s {
+	case "batch", "sync", "none":
+		return nil
+	default:
+		return fmt.Errorf("must be \"batch\", \"sync\" or \"none\", got %q", s)
+	}
 }
 
 // requiredKey is api_key_env for the openai kind: OpenAI-compatible servers

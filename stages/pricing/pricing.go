@@ -58,5 +58,7 @@ func RatesOf(p stages.Price, m Mode) Rates {
 func Cost(p stages.Price, u llm.Usage, m Mode) float64 {
 	r := RatesOf(p, m)
 	cached := min(max(u.CachedTokens, 0), u.InputTokens)
-	return (float64(u.InputTokens-cached)*r.Input + float64(cached)*r.CachedInput + float64(u.OutputTokens)*r.Output) / 1e6
+	// Summed per million in this order so that a call without cached
+	// tokens costs, to the last bit, what executor.Cost said before.
+	return float64(u.InputTokens-cached)/1e6*r.Input + float64(cached)/1e6*r.CachedInput + float64(u.OutputTokens)/1e6*r.Output
 }

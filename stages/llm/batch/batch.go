@@ -131,6 +131,12 @@ type Options struct {
 	MaxPollErrors    int
 	Clock            llm.Clock     // polling waits (tests: llmtest.FakeClock)
 	NewID            func() string // submission ids (default: random)
+	// DeferDone leaves a submission open once its results are handed over
+	// (Submission.Collected) until Finish records it done: for a caller
+	// whose sink is not durable by itself (the engine writes a result to
+	// the cache after the executor returns it), so that a crash before
+	// the write collects the answers again rather than asking again.
+	DeferDone bool
 }
 
 func (o *Options) defaults() {

@@ -27,6 +27,9 @@ type Submission struct {
 	BatchID string // once submitted
 	State   Op     // OpIntent, OpUploaded or OpSubmitted: the last step recorded
 	Since   int64  // unix time of the intent
+	// Collected: its results were handed over in this process, its done
+	// deferred (Options.DeferDone) until Finish.
+	Collected bool
 }
 
 // Client sends items through one provider's batch interface, recording
@@ -42,6 +45,7 @@ type Client struct {
 	order     []string               // open submission ids, oldest first
 	reqs      map[string]llm.Request // the request of each key the caller gave
 	recovered bool
+	pollErrs  int // transient poll failures in a row
 }
 
 // New makes a Client on c (a client of a kind implementing llm.BatchAPI:
@@ -58,26 +62,50 @@ func New(c llm.Client, j Journal, o Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("batch: read journal: %w", err)
 	}
+	subs, err := Replay(entries)
+	if err != nil {
+		return nil, err
+	}
+	for i := range subs {
+		s := subs[i]
+		bc.open[s.ID] = &s
+		bc.order = append(bc.order, s.ID)
+	}
+	return bc, nil
+}
+
+// Replay is what a journal's entries say is open: the submissions not
+// done, oldest first, each at its last recorded step. `ideaflow batches`
+// lists them without a connection to the provider.
+func Replay(entries []Entry) ([]Submission, error) {
+	open := map[string]*Submission{}
+	var order []string
 	for i, e := range entries {
-		s := bc.open[e.Submission]
+		s := open[e.Submission]
 		if s == nil && e.Op != OpIntent {
 			return nil, fmt.Errorf("batch: journal entry %d (%s of submission %q) has no intent before it; the journal is not one this client wrote", i+1, e.Op, e.Submission)
 		}
 		switch e.Op {
 		case OpIntent:
-			bc.open[e.Submission] = &Submission{ID: e.Submission, Model: e.Model, Keys: e.Keys, State: OpIntent, Since: e.Time.Unix()}
-			bc.order = append(bc.order, e.Submission)
+			open[e.Submission] = &Submission{ID: e.Submission, Model: e.Model, Keys: e.Keys, State: OpIntent, Since: e.Time.Unix()}
+			order = append(order, e.Submission)
 		case OpUploaded:
 			s.FileID, s.State = e.FileID, OpUploaded
 		case OpSubmitted:
 			s.BatchID, s.State = e.BatchID, OpSubmitted
 		case OpDone:
-			bc.forget(e.Submission)
+			delete(open, e.Submission)
 		default:
 			return nil, fmt.Errorf("batch: journal entry %d has unknown op %q", i+1, e.Op)
 		}
 	}
-	return bc, nil
+	var out []Submission
+	for _, id := range order {
+		if s, ok := open[id]; ok {
+			out = append(out, *s)
+		}
+	}
+	return out, nil
 }
 
 // Open lists the submissions not yet done, oldest first: what `ideaflow
@@ -122,6 +150,9 @@ func (c *Client) Submit(ctx context.Context, items []Item) ([]Result, error) {
 	}
 	carried := map[string]bool{}
 	for _, s := range c.open {
+		if s.Collected {
+			continue // its answers were handed over: a key of it asked again is a new request
+		}
 		for _, k := range s.Keys {
 			carried[k] = true
 		}
@@ -311,58 +342,92 @@ func (c *Client) find(ctx context.Context, s *Submission) (*openai.Batch, error)
 // request is never submitted again. The first poll is immediate; then
 // the wait starts at PollFirst and doubles to PollMax.
 func (c *Client) Wait(ctx context.Context, sink func(Result) error) error {
-	if err := c.recover(ctx); err != nil {
-		return err
-	}
 	delay := c.o.PollFirst
-	pollErrs := 0 // transient poll failures in a row
 	for {
-		running := 0
-		for _, id := range append([]string(nil), c.order...) {
-			s := c.open[id]
-			if s.State != OpSubmitted { // a creation this run could not confirm
-				if err := c.settle(ctx, s); err != nil {
-					return err
-				}
-				if s.State != OpSubmitted {
-					continue // closed: it submitted nothing
-				}
-			}
-			b, err := c.files.RetrieveBatch(ctx, s.BatchID)
-			if err != nil {
-				if pollErrs++; ctx.Err() != nil || refused(err) || pollErrs > c.o.MaxPollErrors {
-					return fmt.Errorf("batch: poll %s (batch %s): %w", s.ID, s.BatchID, err)
-				}
-				running++ // still running, for all we know
-				continue
-			}
-			pollErrs = 0
-			if !ended(b.Status) {
-				running++
-				continue
-			}
-			results, err := c.collect(ctx, s, &b.Batch)
-			if err != nil {
-				return err
-			}
-			for _, r := range results {
-				if err := sink(r); err != nil {
-					return fmt.Errorf("batch: hand over %s: %w", r.Key, err)
-				}
-			}
-			if err := c.record(Entry{Op: OpDone, Submission: s.ID, BatchID: s.BatchID}); err != nil {
-				return err
-			}
-			c.forget(s.ID)
-		}
-		if running == 0 {
-			return nil
+		running, err := c.Poll(ctx, sink)
+		if err != nil || running == 0 {
+			return err
 		}
 		if err := c.o.Clock.Sleep(ctx, delay); err != nil {
 			return err
 		}
 		delay = min(2*delay, c.o.PollMax)
 	}
+}
+
+// Poll polls every open submission once, hands sink the results of those
+// whose batch ended (as Wait does) and returns how many are still
+// running: for a caller that must not block until they end (run
+// --detach). A poll that fails transiently counts the batch as running;
+// MaxPollErrors such failures in a row, across calls, end with an error.
+func (c *Client) Poll(ctx context.Context, sink func(Result) error) (int, error) {
+	if err := c.recover(ctx); err != nil {
+		return 0, err
+	}
+	running := 0
+	for _, id := range append([]string(nil), c.order...) {
+		s := c.open[id]
+		if s.Collected {
+			continue
+		}
+		if s.State != OpSubmitted { // a creation this run could not confirm
+			if err := c.settle(ctx, s); err != nil {
+				return running, err
+			}
+			if s.State != OpSubmitted {
+				continue // closed: it submitted nothing
+			}
+		}
+		b, err := c.files.RetrieveBatch(ctx, s.BatchID)
+		if err != nil {
+			if c.pollErrs++; ctx.Err() != nil || refused(err) || c.pollErrs > c.o.MaxPollErrors {
+				return running, fmt.Errorf("batch: poll %s (batch %s): %w", s.ID, s.BatchID, err)
+			}
+			running++ // still running, for all we know
+			continue
+		}
+		c.pollErrs = 0
+		if !ended(b.Status) {
+			running++
+			continue
+		}
+		results, err := c.collect(ctx, s, &b.Batch)
+		if err != nil {
+			return running, err
+		}
+		for _, r := range results {
+			if err := sink(r); err != nil {
+				return running, fmt.Errorf("batch: hand over %s: %w", r.Key, err)
+			}
+		}
+		if c.o.DeferDone {
+			s.Collected = true
+			continue
+		}
+		if err := c.record(Entry{Op: OpDone, Submission: s.ID, BatchID: s.BatchID}); err != nil {
+			return running, err
+		}
+		c.forget(s.ID)
+	}
+	return running, nil
+}
+
+// Finish records done for every submission whose results were handed
+// over (Options.DeferDone): the caller calls it once what sink accepted is
+// durable. Until then a crash leaves them open, and the next run collects
+// them again.
+func (c *Client) Finish() error {
+	for _, id := range append([]string(nil), c.order...) {
+		s := c.open[id]
+		if !s.Collected {
+			continue
+		}
+		if err := c.record(Entry{Op: OpDone, Submission: s.ID, BatchID: s.BatchID}); err != nil {
+			return err
+		}
+		c.forget(s.ID)
+	}
+	return nil
 }
 
 // Cancel asks the provider to cancel an open submission's batch; Wait then

@@ -137,24 +137,48 @@ func (j *FileJournal) read() (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("batch journal %s: %w", j.path, err)
 	}
+	entries, good, err := parse(j.path, data)
+	j.entries = entries
+	return good, err
+}
+
+// ReadFile reads a journal's entries without its lock, for a reader beside
+// the run that holds it (`ideaflow batches`): a last line being written
+// reads as torn and is left out. A missing file has no entries.
+func ReadFile(path string) ([]Entry, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("batch journal: %w", err)
+	}
+	entries, _, err := parse(path, data)
+	return entries, err
+}
+
+// parse decodes a journal's lines, returning the entries and the length of
+// the good prefix: a torn last line is cut off, any other damage fails.
+func parse(path string, data []byte) ([]Entry, int64, error) {
+	var entries []Entry
 	var good int64
 	for n := 1; len(data) > 0; n++ {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 { // no newline: the write a crash interrupted
-			return good, nil
+			return entries, good, nil
 		}
 		e, err := decodeLine(data[:i])
 		if err != nil {
 			if len(data) == i+1 { // the last line: a torn write
-				return good, nil
+				return entries, good, nil
 			}
-			return 0, fmt.Errorf("batch journal %s line %d is damaged (%v) and later entries follow it; it records which requests are already submitted, so ideaflow will not guess: restore the file from a backup, or check the provider's batch list (ideaflow batches) and move the file aside", j.path, n, err)
+			return nil, 0, fmt.Errorf("batch journal %s line %d is damaged (%v) and later entries follow it; it records which requests are already submitted, so ideaflow will not guess: restore the file from a backup, or check the provider's batch list (ideaflow batches) and move the file aside", path, n, err)
 		}
-		j.entries = append(j.entries, e)
+		entries = append(entries, e)
 		good += int64(i + 1)
 		data = data[i+1:]
 	}
-	return good, nil
+	return entries, good, nil
 }
 
 func decodeLine(line []byte) (Entry, error) {

@@ -83,6 +83,10 @@ type BatchInfo struct {
 	ID, Status, InputFileID, OutputFileID, ErrorFileID string
 	Metadata                                           map[string]string
 	CustomIDs                                          []string // input lines, in order
+	// RetrievesBefore is how many batch retrievals (polls) the server had
+	// answered when this batch was created: batches of one round of a
+	// client that polls only once a round is submitted share it.
+	RetrievesBefore int
 }
 
 // BatchOption configures a BatchServer.
@@ -124,6 +128,7 @@ type BatchServer struct {
 	submitted map[string]int // custom_id -> lines carrying it in created batches
 	executed  map[string]int // custom_id -> lines that ran (billed)
 	counts    BatchCounts
+	hook      func(route string, r *http.Request) bool
 }
 
 type fakeFile struct {
@@ -137,6 +142,7 @@ type fakeBatch struct {
 	lines   []inputLine
 	ticks   int
 	invalid []batchError // validation's findings: the batch fails
+	after   int          // retrievals the server had answered when it was created
 }
 
 type inputLine struct {
@@ -219,13 +225,13 @@ func NewBatch(chat *Server, opts ...BatchOption) *BatchServer {
 		o(s)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/files", s.auth(s.upload))
-	mux.HandleFunc("GET /v1/files/{id}", s.auth(s.fileObject))
-	mux.HandleFunc("GET /v1/files/{id}/content", s.auth(s.fileContent))
-	mux.HandleFunc("POST /v1/batches", s.auth(s.create))
-	mux.HandleFunc("GET /v1/batches", s.auth(s.list))
-	mux.HandleFunc("GET /v1/batches/{id}", s.auth(s.retrieve))
-	mux.HandleFunc("POST /v1/batches/{id}/cancel", s.auth(s.cancel))
+	mux.HandleFunc("POST /v1/files", s.auth(RouteUpload, s.upload))
+	mux.HandleFunc("GET /v1/files/{id}", s.auth(RouteFile, s.fileObject))
+	mux.HandleFunc("GET /v1/files/{id}/content", s.auth(RouteDownload, s.fileContent))
+	mux.HandleFunc("POST /v1/batches", s.auth(RouteCreate, s.create))
+	mux.HandleFunc("GET /v1/batches", s.auth(RouteList, s.list))
+	mux.HandleFunc("GET /v1/batches/{id}", s.auth(RouteRetrieve, s.retrieve))
+	mux.HandleFunc("POST /v1/batches/{id}/cancel", s.auth(RouteCancel, s.cancel))
 	mux.HandleFunc("/", chat.serve)
 	s.srv = httptest.NewServer(mux)
 	s.URL = s.srv.URL + "/v1"
@@ -270,7 +276,8 @@ func (s *BatchServer) Batches() []BatchInfo {
 	out := make([]BatchInfo, len(s.batches))
 	for i, b := range s.batches {
 		out[i] = BatchInfo{ID: b.obj.ID, Status: b.obj.Status, InputFileID: b.obj.InputFileID,
-			OutputFileID: deref(b.obj.OutputFileID), ErrorFileID: deref(b.obj.ErrorFileID), Metadata: b.obj.Metadata}
+			OutputFileID: deref(b.obj.OutputFileID), ErrorFileID: deref(b.obj.ErrorFileID), Metadata: b.obj.Metadata,
+			RetrievesBefore: b.after}
 		for _, l := range b.lines {
 			out[i].CustomIDs = append(out[i].CustomIDs, l.CustomID)
 		}
@@ -288,8 +295,40 @@ func (s *BatchServer) FileContent(id string) []byte {
 	return nil
 }
 
-func (s *BatchServer) auth(h http.HandlerFunc) http.HandlerFunc {
+// The batch routes, as SetHook names them.
+const (
+	RouteUpload   = "upload"   // POST /v1/files
+	RouteFile     = "file"     // GET /v1/files/{id}
+	RouteDownload = "download" // GET /v1/files/{id}/content
+	RouteCreate   = "create"   // POST /v1/batches
+	RouteList     = "list"     // GET /v1/batches
+	RouteRetrieve = "retrieve" // GET /v1/batches/{id}
+	RouteCancel   = "cancel"   // POST /v1/batches/{id}/cancel
+)
+
+// SetHook sets (nil: clears) a hook called before each batch route's
+// request is handled. When it returns true the request is held, unhandled,
+// until its client goes away: a test kills the client process there
+// (during an upload, at the first poll after a submission, during a
+// download) knowing the server did nothing with it.
+func (s *BatchServer) SetHook(h func(route string, r *http.Request) (hold bool)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hook = h
+}
+
+func (s *BatchServer) auth(route string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		hook := s.hook
+		s.mu.Unlock()
+		if hook != nil && hook(route, r) {
+			// Read to the end first: the server notices a client gone only
+			// once it reads the connection again, after the body.
+			_, _ = io.Copy(io.Discard, r.Body)
+			<-r.Context().Done()
+			return
+		}
 		if key := s.Chat.apiKey; key != "" && r.Header.Get("Authorization") != "Bearer "+key {
 			writeError(w, http.StatusUnauthorized, "Incorrect API key provided: "+r.Header.Get("Authorization")+".", "invalid_api_key", "")
 			return
@@ -416,6 +455,7 @@ func (s *BatchServer) create(w http.ResponseWriter, r *http.Request) {
 		b.plan = s.plan(len(s.batches)+1, ids)
 	}
 	b.obj.RequestCounts.Total = len(b.lines)
+	b.after = s.counts.Retrieves
 	s.batches = append(s.batches, b)
 	s.byID[b.obj.ID] = b
 	writeJSON(w, b.obj)
