@@ -559,7 +559,13 @@ func (a *app) runCmd() *cobra.Command {
 			} else {
 				opts.OnProgress = progressLog(a.log, 5*time.Second)
 			}
-			sum, err := e.Run(ctx, g, opts)
+			var sum *engine.Summary
+			if g.Exp.StopWhen != nil {
+				// Rounds of items until the stop_when rule stops (adaptive.go).
+				g, sum, err = a.runAdaptive(ctx, e, g, opts)
+			} else {
+				sum, err = e.Run(ctx, g, opts)
+			}
 			inFlight := closeBatches(a, bx, err == nil)
 			var ie *engine.InputError
 			if errors.As(err, &ie) {

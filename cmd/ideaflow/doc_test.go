@@ -82,7 +82,7 @@ func TestDocTopics(t *testing.T) {
 		}
 	}
 	code, _, stderr := cli(t, "doc", "nope")
-	if code != exitBadInput || !strings.Contains(stderr, `no topic "nope": use stages, datasets, providers, blocks, a block kind (variable, locals, provider, model, dataset, quality, stage, report, expect, settings), a stage type (`) || !strings.Contains(stderr, "filter_references, ") || !strings.Contains(stderr, "generate_ideas, ") {
+	if code != exitBadInput || !strings.Contains(stderr, `no topic "nope": use stages, datasets, providers, blocks, a block kind (variable, locals, provider, model, dataset, quality, stage, report, expect, settings, stop_when), a stage type (`) || !strings.Contains(stderr, "filter_references, ") || !strings.Contains(stderr, "generate_ideas, ") {
 		t.Errorf("doc nope: exit %d\n%s", code, stderr)
 	}
 	if code, _, stderr := cli(t, "doc", "--format", "html"); code != exitBadInput || !strings.Contains(stderr, `--format "html": only markdown is supported`) {

@@ -90,6 +90,22 @@ var blockDocs = map[string]blockDoc{
 			"name":      "the experiment's name in every output (default: its file's or folder's name); plan compares a run with the last one of that name",
 		},
 	},
+	"stop_when": {
+		about: "`stop_when { ... }` makes the run adaptive: the items of one dataset are taken in a seeded random order, `round` at a time, and after each round anytime-valid confidence sequences of every model's mean score decide whether the answer is known; at most one per experiment.",
+		attrs: map[string]string{
+			"items":      "the dataset taken in rounds (`dataset.keywords`); it must not set `sample` itself",
+			"scores":     "the stage block whose nodes score each item, one instance per model (`stage.judge_panel.main`)",
+			"round":      "items added per round",
+			"seed":       "orders the items (default 0); round k's items are a prefix of round k+1's, so later rounds and raised targets reuse the cache",
+			"separated":  "stop once every pair of models is separated (intervals disjoint) or tied, at this board-wide confidence level (e.g. 0.95)",
+			"tie":        "with separated: a pair whose intervals allow no difference of means as large as this counts as tied",
+			"half_width": "stop once every model's interval is narrower than twice this",
+			"max_calls":  "stop once the run has spent this many calls",
+			"method":     "the confidence sequence: \"bernstein\" (empirical Bernstein, default) or \"betting\" (tighter, slower); Waudby-Smith & Ramdas 2023",
+			"range":      "the scores' bounds, [lowest, highest] (default [1, 10])",
+			"field":      "the output field read as a node's score (default \"mean\")",
+		},
+	},
 }
 
 // priceDocs documents a model's price block.

@@ -99,8 +99,9 @@ var blockSchemas = map[string]*hcl.BodySchema{
 		{Name: "references"}, {Name: "min_references"}, {Name: "sample"}, {Name: "sample_seed"},
 		{Name: "categories"},
 	}},
-	"quality":  {Attributes: []hcl.AttributeSchema{{Name: "definition"}, {Name: "name"}}},
-	"settings": {Attributes: []hcl.AttributeSchema{{Name: "max_nodes"}, {Name: "name"}}},
+	"quality":   {Attributes: []hcl.AttributeSchema{{Name: "definition"}, {Name: "name"}}},
+	"settings":  {Attributes: []hcl.AttributeSchema{{Name: "max_nodes"}, {Name: "name"}}},
+	"stop_when": stopWhenSchema,
 }
 
 var priceSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "input_per_mtok"}, {Name: "output_per_mtok"},
@@ -171,6 +172,15 @@ func (l *loader) collect(files []parsedFile) {
 				content, diags := b.Body.Content(blockSchemas["settings"])
 				l.diags = append(l.diags, diags...)
 				add(&decl{addr: "settings", kind: "settings", name: "settings", block: b, content: content, declRange: b.DefRange})
+			case "stop_when":
+				if prev, dup := l.decls["stop_when"]; dup {
+					l.errorf(&b.DefRange, "Duplicate stop_when block",
+						"An experiment has one stop_when block and another is at %s; merge them into one.", rangeString(prev.declRange))
+					continue
+				}
+				content, diags := b.Body.Content(stopWhenSchema)
+				l.diags = append(l.diags, diags...)
+				add(&decl{addr: "stop_when", kind: "stop_when", name: "stop_when", block: b, content: content, declRange: b.DefRange})
 			default:
 				kind := b.Type
 				prefix := kind

@@ -97,6 +97,8 @@ func (l *loader) load(files []parsedFile) {
 			l.expandStage(d)
 		case "settings":
 			l.evalSettings(d)
+		case "stop_when":
+			l.evalStopWhen(d)
 		}
 		if errorCount(l.diags) > before && publishesNothingReliable[d.kind] {
 			failed[d.addr] = true

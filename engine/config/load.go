@@ -41,9 +41,10 @@ var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 	{Type: "report", LabelNames: []string{"name"}},
 	{Type: "expect", LabelNames: []string{"name"}},
 	{Type: "settings"},
+	{Type: "stop_when"},
 }}
 
-const topLevelHint = "The top-level blocks are variable, locals, provider, model, dataset, quality, stage, report, expect and settings."
+const topLevelHint = "The top-level blocks are variable, locals, provider, model, dataset, quality, stage, report, expect, settings and stop_when."
 
 // Load reads the experiment at path (a folder of .hcl files, or one .hcl file)
 // and decodes it. It returns every problem found, not just the first; with

@@ -34,6 +34,10 @@ type Experiment struct {
 	// Source is the digest of the experiment's files' contents, for run records.
 	Source string
 
+	// StopWhen is the experiment's stop_when block (nil: none): the run
+	// goes in rounds of items until its rule stops it (engine/adaptive.go).
+	StopWhen *StopWhen
+
 	// MaxNodes caps the nodes of the laid-out graph: settings { max_nodes },
 	// else DefaultMaxNodes. See CheckNodes.
 	MaxNodes int
