@@ -98,7 +98,7 @@ report "adaptive" {
   row_dims = ["model"]
   columns  = [stage.liveideabench_score.originality]
   labels   = { model = "Model", "liveideabench_score.originality" = "Originality" }
-  formats  = ["markdown", "csv"]
+  formats  = ["markdown", "csv", "latex"]
 }
 
 stop_when {

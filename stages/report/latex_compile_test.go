@@ -40,6 +40,7 @@ func shippedRuns(t *testing.T) map[string][]string {
 		"ideabench/main.hcl":                        offline,
 		"ideabench/position_bias.hcl":               offline,
 		"ideabench/sanity.hcl":                      offline,
+		"liveideabench/adaptive.hcl":                nil,
 		"liveideabench/leaderboard.debiased.hcl":    board,
 		"liveideabench/leaderboard.hcl":             board,
 		"liveideabench/leaderboard_v2.debiased.hcl": v2,
