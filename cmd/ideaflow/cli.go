@@ -484,7 +484,7 @@ func pendingText(pe *engine.Pending) string {
 func (a *app) runCmd() *cobra.Command {
 	var offline, verify, allowUnpriced bool
 	var maxCost float64
-	var summaryJSON, outDir string
+	var summaryJSON, outDir, executorKind string
 	cmd := &cobra.Command{
 		Use:   "run [EXPERIMENT]",
 		Short: "Run an experiment; only nodes not in the cache are computed",
@@ -520,7 +520,11 @@ func (a *app) runCmd() *cobra.Command {
 			printRecovery(a.stdout, recovery)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			e := &engine.Engine{Store: store, Log: a.log, Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), a.log),
+			exec, err := newExecutor(executorKind, g.Exp.LLMProviders(), a.log)
+			if err != nil {
+				return &exitError{exitBadInput, err}
+			}
+			e := &engine.Engine{Store: store, Log: a.log, Exec: exec,
 				// The cache cut a damaged log on opening: trust no memo
 				// unread, so every lost record is recomputed in this run.
 				CheckRecords: recovery.RecordsUnreadable > 0}
@@ -587,6 +591,8 @@ func (a *app) runCmd() *cobra.Command {
 	f.BoolVar(&allowUnpriced, "allow-unpriced", false, "with --max-cost: start although some calls go to models without a price (the budget counts priced calls only)")
 	f.StringVar(&summaryJSON, "summary-json", "", "write the run summary as JSON to this file")
 	f.StringVar(&outDir, "out", "", "folder for report files (default results/ beside a folder experiment's files, results/<file stem>/ beside a one-file experiment)")
+	f.StringVar(&executorKind, "executor", "local", "where calls run: local, or loopback (every task and result through JSON to a second in-process executor, as to a worker)")
+	a.addRemoteFlags(cmd)
 	a.addVarFlags(cmd)
 	return cmd
 }
