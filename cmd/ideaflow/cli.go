@@ -83,6 +83,8 @@ type app struct {
 	shared      readStore
 	sharedTried bool
 	log         zerolog.Logger
+	// cacheRemote, cacheRemoteEndpoint: run --cache-remote (remote.go).
+	cacheRemote, cacheRemoteEndpoint string
 }
 
 // Main runs the CLI with args and returns the exit code. A panic on its
@@ -520,6 +522,11 @@ func (a *app) runCmd() *cobra.Command {
 			printRecovery(a.stdout, recovery)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			store, err = a.remoteTier(ctx, store, offline)
+			if err != nil {
+				return &exitError{exitBadInput, err}
+			}
+			defer a.reportRemote(store)
 			exec, err := newExecutor(executorKind, g.Exp.LLMProviders(), a.log)
 			if err != nil {
 				return &exitError{exitBadInput, err}
