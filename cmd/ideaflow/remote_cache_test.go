@@ -18,7 +18,7 @@ import (
 
 // fakeS3 is an in-process S3 (gofakes3: it honours If-None-Match) with one
 // bucket, and the environment the AWS chain reads dummy credentials from.
-func fakeS3(t *testing.T) (*s3mem.Backend, string) {
+func fakeS3(t testing.TB) (*s3mem.Backend, string) {
 	t.Helper()
 	b := s3mem.New()
 	if err := b.CreateBucket("lab"); err != nil {
