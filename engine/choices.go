@@ -174,7 +174,7 @@ func (e *Engine) dispatchBatch(w *walker, t task) {
 		}
 		return
 	}
-	res, err := e.Exec.Execute(w.ctx, tk)
+	res, err := settle(e.Exec.Execute(w.ctx, tk))
 	if err != nil {
 		w.budget.settle(est, 0)
 		for _, m := range t.batch {

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/engine/executor"
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/llm"
 )
@@ -177,7 +178,7 @@ func (e *Engine) dispatchOne(w *walker, t task) {
 	case c != nil && first:
 		res, err = c.res, c.err // answered (or failed) early, not yet stored
 	default:
-		res, err = e.Exec.Execute(w.act.hold(w.ctx), tk)
+		res, err = settle(e.Exec.Execute(w.act.hold(w.ctx), tk))
 	}
 	if err != nil {
 		var ee *ExecError
@@ -190,6 +191,12 @@ func (e *Engine) dispatchOne(w *walker, t task) {
 		}
 		if w.ctx.Err() != nil {
 			w.skip(t.idx, t.key, why(skipInterrupted, ""))
+			return
+		}
+		if errors.Is(err, executor.ErrBudget) {
+			// An executor elsewhere refused it for a spending limit: as
+			// when this run's budget refuses it before sending.
+			w.skip(t.idx, t.key, why(skipBudget, ""))
 			return
 		}
 		if errors.Is(err, llm.ErrProviderUnavailable) {

@@ -116,7 +116,7 @@ func (x *early) offer(pw *walker, i int32, work *stages.Work, key string, parts 
 		defer close(c.done)
 		tk, est := newTask(key, n.Address, work)
 		c.est = est
-		res, err := x.e.Exec.Execute(x.ctx, tk)
+		res, err := settle(x.e.Exec.Execute(x.ctx, tk))
 		if err != nil {
 			c.err = err
 			if errors.Is(err, llm.ErrProviderUnavailable) {

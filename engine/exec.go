@@ -20,6 +20,12 @@ type (
 // NewLocalExecutor calls providers in-process (executor.NewLocalExecutor).
 var NewLocalExecutor = executor.NewLocalExecutor
 
+// settle reads an executor's outcome: a Result carrying a failure envelope
+// (an executor across a wire) becomes the error it stands for, so every
+// decision below (provider unavailable, ExecError's raw answer and usage,
+// budget) is the same as on a local error.
+var settle = executor.Settle
+
 // cost is what in input and out output tokens cost at a price.
 var cost = executor.Cost
 

@@ -84,6 +84,8 @@ type app struct {
 	shared      readStore
 	sharedTried bool
 	log         zerolog.Logger
+	// cacheRemote, cacheRemoteEndpoint: run --cache-remote (remote.go).
+	cacheRemote, cacheRemoteEndpoint string
 }
 
 // Main runs the CLI with args and returns the exit code. A panic on its
@@ -488,7 +490,7 @@ func pendingText(pe *engine.Pending) string {
 func (a *app) runCmd() *cobra.Command {
 	var offline, verify, allowUnpriced, detach bool
 	var maxCost float64
-	var summaryJSON, outDir string
+	var summaryJSON, outDir, executorKind string
 	cmd := &cobra.Command{
 		Use:   "run [EXPERIMENT]",
 		Short: "Run an experiment; only nodes not in the cache are computed",
@@ -508,6 +510,7 @@ func (a *app) runCmd() *cobra.Command {
 				return err
 			}
 			defer store.Close()
+			local := store // the local cache, under a remote tier if any
 			if verify {
 				return a.verify(g, store)
 			}
@@ -535,7 +538,7 @@ func (a *app) runCmd() *cobra.Command {
 					fmt.Fprintf(a.stderr, "warning: %v\n", cerr)
 				}
 				sum.Phases.Close = time.Since(t0).Seconds()
-				if b, ok := store.(*cache.Badger); ok {
+				if b, ok := local.(*cache.Badger); ok { // store may be a remote tier over it
 					sum.Compacted = b.CompactedOnClose()
 				}
 				sum.WallSeconds = time.Since(processStart).Seconds()
@@ -543,9 +546,22 @@ func (a *app) runCmd() *cobra.Command {
 			printRecovery(a.stdout, recovery)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			store, err = a.remoteTier(ctx, store, offline)
+			if err != nil {
+				return &exitError{exitBadInput, err}
+			}
+			defer a.reportRemote(store)
 			ctx, detachRun := context.WithCancel(ctx)
 			defer detachRun()
 			ex, bx := a.executor(g, detach, detachRun)
+			if executorKind != "" && executorKind != "local" {
+				if bx != nil {
+					return &exitError{exitBadInput, fmt.Errorf("--executor %s: batch providers (batch = true) run in this process only; drop the flag or the batch setting", executorKind)}
+				}
+				if ex, err = newExecutor(executorKind, g.Exp.LLMProviders(), a.log); err != nil {
+					return &exitError{exitBadInput, err}
+				}
+			}
 			e := &engine.Engine{Store: store, Log: a.log, Exec: ex,
 				// The cache cut a damaged log on opening: trust no memo
 				// unread, so every lost record is recomputed in this run.
@@ -625,6 +641,8 @@ func (a *app) runCmd() *cobra.Command {
 	f.BoolVar(&allowUnpriced, "allow-unpriced", false, "with --max-cost: start although some calls go to models without a price (the budget counts priced calls only)")
 	f.StringVar(&summaryJSON, "summary-json", "", "write the run summary as JSON to this file")
 	f.StringVar(&outDir, "out", "", "folder for report files (default results/ beside a folder experiment's files, results/<file stem>/ beside a one-file experiment)")
+	f.StringVar(&executorKind, "executor", "local", "where calls run: local, or loopback (every task and result through JSON to a second in-process executor, as to a worker)")
+	a.addRemoteFlags(cmd)
 	a.addVarFlags(cmd)
 	return cmd
 }

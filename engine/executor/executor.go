@@ -37,6 +37,16 @@ type Task struct {
 	// Samples, when more than one, asks Chat for these sample indexes in one
 	// request with n choices (see choices.go); Result.Choices answers them.
 	Samples []int `json:"samples,omitempty"`
+	// Deadline, when set, bounds the task wherever it runs: an executor
+	// gives up at it (a failure of kind cancelled), as it does when the
+	// context it was handed is cancelled.
+	Deadline time.Time `json:"deadline,omitzero"`
+	// Settings are the provider's settings (names of the environment
+	// variables holding secrets, never their values), so an executor that
+	// has no provider of that name, a worker on another machine, can run
+	// the task from the task alone. An executor that has one refuses a
+	// task whose settings differ. Nil: the executor's own.
+	Settings *llm.Provider `json:"settings,omitempty"`
 }
 
 // Result is what an executor returns for a task, also plain data: the parsed
@@ -56,6 +66,9 @@ type Result struct {
 	// Obtained says how the answer was obtained when not by one request
 	// (e.g. "batch batch_abc of provider openai"), for `show`.
 	Obtained string `json:"obtained,omitempty"`
+	// Error, when set, is the task's failure as plain data (see Envelope,
+	// Settle): the rest is then empty.
+	Error *Failure `json:"error,omitempty"`
 }
 
 // ExecError is a failed task with what the model said, for the failure record.
@@ -94,22 +107,51 @@ func NewLocalExecutor(providers map[string]llm.Provider, log zerolog.Logger, opt
 	return &LocalExecutor{providers: providers, opts: append([]llm.Option{llm.WithLogger(log)}, opts...), clients: map[string]llm.Client{}}
 }
 
-func (e *LocalExecutor) client(name string) (llm.Client, error) {
+// client is the client for a provider's settings, made once per key.
+func (e *LocalExecutor) client(key string, p llm.Provider) (llm.Client, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if c, ok := e.clients[name]; ok {
+	if c, ok := e.clients[key]; ok {
 		return c, nil
-	}
-	p, ok := e.providers[name]
-	if !ok {
-		return nil, fmt.Errorf("no provider %q", name)
 	}
 	c, err := llm.New(p, e.opts...)
 	if err != nil {
 		return nil, err // llm.New names the provider
 	}
-	e.clients[name] = c
+	e.clients[key] = c
 	return c, nil
+}
+
+// settings are the provider settings t runs with, and the key of their
+// client: the executor's own provider of t's name, else the settings the
+// task carries (one client per distinct settings, so two coordinators'
+// tasks never share a client whose settings are not theirs).
+func (e *LocalExecutor) settings(t *Task) (llm.Provider, string, error) {
+	own, ok := e.providers[t.Provider]
+	if t.Settings == nil {
+		if !ok {
+			return llm.Provider{}, "", fmt.Errorf("no provider %q", t.Provider)
+		}
+		return own, t.Provider, nil
+	}
+	carried := NormalizeSettings(*t.Settings)
+	if carried.Name != t.Provider {
+		return llm.Provider{}, "", fmt.Errorf("task %s for provider %q carries the settings of provider %q", t.Address, t.Provider, carried.Name)
+	}
+	if ok {
+		if SettingsDigest(own) != SettingsDigest(carried) {
+			return llm.Provider{}, "", fmt.Errorf("the task's settings for provider %q differ from this executor's", t.Provider)
+		}
+		return own, t.Provider, nil
+	}
+	return carried, t.Provider + "@" + SettingsDigest(carried), nil
+}
+
+// Settings are the executor's own settings for provider, for a task that
+// goes to an executor elsewhere (see Task.Settings).
+func (e *LocalExecutor) Settings(provider string) (llm.Provider, bool) {
+	p, ok := e.providers[provider]
+	return p, ok
 }
 
 // Concurrency is the provider's max_concurrency, else its kind's default
@@ -127,23 +169,32 @@ func (e *LocalExecutor) Concurrency(provider string) int {
 }
 
 func (e *LocalExecutor) Execute(ctx context.Context, t *Task) (*Result, error) {
-	c, err := e.client(t.Provider)
+	p, key, err := e.settings(t)
 	if err != nil {
 		return nil, err
+	}
+	c, err := e.client(key, p)
+	if err != nil {
+		return nil, err
+	}
+	if !t.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, t.Deadline)
+		defer cancel()
 	}
 	switch {
 	case t.Chat != nil && len(t.Samples) > 1:
 		return e.chatChoices(ctx, c, t)
 	case t.Chat != nil:
-		return e.chat(ctx, c, t)
+		return e.chat(ctx, c, p, t)
 	case t.Service != nil:
-		return e.service(ctx, c, t)
+		return e.service(ctx, c, p, t)
 	}
 	return nil, fmt.Errorf("task %s has neither a chat nor a service request", t.Address)
 }
 
-func (e *LocalExecutor) chat(ctx context.Context, c llm.Client, t *Task) (*Result, error) {
-	repairs := e.providers[t.Provider].Repairs()
+func (e *LocalExecutor) chat(ctx context.Context, c llm.Client, p llm.Provider, t *Task) (*Result, error) {
+	repairs := p.Repairs()
 	start := time.Now()
 	outcome, err := llm.Ask(ctx, c, *t.Chat, nil, repairs)
 	var attempts []Attempt
@@ -175,10 +226,10 @@ func (e *LocalExecutor) chat(ctx context.Context, c llm.Client, t *Task) (*Resul
 	}, nil
 }
 
-func (e *LocalExecutor) service(ctx context.Context, c llm.Client, t *Task) (*Result, error) {
+func (e *LocalExecutor) service(ctx context.Context, c llm.Client, p llm.Provider, t *Task) (*Result, error) {
 	sc, ok := c.(llm.ServiceClient)
 	if !ok {
-		return nil, fmt.Errorf("provider %q (kind %q) serves no %q requests; point the stage at a model of a provider kind that does", t.Provider, e.providers[t.Provider].Kind, t.Service.Op)
+		return nil, fmt.Errorf("provider %q (kind %q) serves no %q requests; point the stage at a model of a provider kind that does", t.Provider, p.Kind, t.Service.Op)
 	}
 	start := time.Now()
 	resp, err := sc.Call(ctx, *t.Service)

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/cache/remote"
+	"github.com/ideaflow/ideaflow/engine"
+	"github.com/ideaflow/ideaflow/engine/executor"
+	"github.com/ideaflow/ideaflow/stages/llm"
+)
+
+// newExecutor is the executor run --executor names: "" or "local" calls the
+// providers in-process; "loopback" sends every task through JSON to a
+// second in-process executor and its result (or failure envelope) back, as
+// a worker on another machine would: the seam's end-to-end check, and the
+// shape of a queue's executor (issue 27).
+func newExecutor(kind string, providers map[string]llm.Provider, log zerolog.Logger) (engine.Executor, error) {
+	local := engine.NewLocalExecutor(providers, log)
+	switch kind {
+	case "", "local":
+		return local, nil
+	case "loopback":
+		// The worker side knows no provider: each task carries its settings.
+		worker := engine.NewLocalExecutor(nil, log)
+		return executor.NewWire(executor.ServeWith(worker), local), nil
+	}
+	return nil, fmt.Errorf("--executor %q: want local or loopback", kind)
+}
+
+// addRemoteFlags adds run's flags for the scale-out seams.
+func (a *app) addRemoteFlags(cmd *cobra.Command) {
+	cmd.Flags().Lookup("executor").Hidden = true // a test and debugging seam until a queue executor lands
+	cmd.Flags().StringVar(&a.cacheRemote, "cache-remote", "", "a shared record store under the local cache, s3://bucket/prefix: records missing locally are read from it, new ones written to it once (credentials from the standard AWS chain)")
+	cmd.Flags().StringVar(&a.cacheRemoteEndpoint, "cache-remote-endpoint", "", "base URL of an S3-compatible service other than AWS (default $IDEAFLOW_CACHE_REMOTE_ENDPOINT)")
+}
+
+// remoteTier puts --cache-remote under store. --offline reads the remote
+// too (records are immutable; reading one is no call) but the local cache
+// is read-only then, so what it reads serves nothing: it is left off.
+func (a *app) remoteTier(ctx context.Context, store cache.Store, offline bool) (cache.Store, error) {
+	if a.cacheRemote == "" || offline {
+		return store, nil
+	}
+	endpoint := a.cacheRemoteEndpoint
+	if endpoint == "" {
+		endpoint = os.Getenv("IDEAFLOW_CACHE_REMOTE_ENDPOINT")
+	}
+	obj, err := remote.OpenS3(ctx, a.cacheRemote, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(a.stdout, "Remote cache: %s\n", obj.Where())
+	return remote.New(ctx, store, obj, a.log), nil
+}
+
+// reportRemote says what the remote tier did; a corrupt object is named
+// by count here and by key in the log.
+func (a *app) reportRemote(store cache.Store) {
+	t, ok := store.(*remote.Tier)
+	if !ok {
+		return
+	}
+	st := t.RemoteStats()
+	fmt.Fprintf(a.stdout, "Remote cache %s: %d record(s) read, %d written (%d already there)", t.Where(), st.Hits, st.Written, st.Present)
+	if st.Corrupt > 0 {
+		fmt.Fprintf(a.stdout, ", %d corrupt object(s) ignored (recomputed)", st.Corrupt)
+	}
+	if st.ReadErrors+st.WriteErrors > 0 {
+		fmt.Fprintf(a.stdout, ", %d read and %d write error(s) (see the log)", st.ReadErrors, st.WriteErrors)
+	}
+	fmt.Fprintln(a.stdout)
+}
