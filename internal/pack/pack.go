@@ -50,8 +50,15 @@ var ErrRefused = errors.New("pack refused")
 type Manifest struct {
 	Format     int    `json:"format"`
 	Experiment string `json:"experiment"`
+	// Root is the base name of the experiment's folder: unpack recreates
+	// it, since an experiment is named after its folder. Main is the
+	// experiment's file for a one-file experiment ("" for a folder).
+	Root string `json:"root"`
+	Main string `json:"main,omitempty"`
 	// Output is the address of the output the pack rebuilds (report.table1).
 	Output string `json:"output"`
+	// GitCommit is the experiment's commit when packed (reports name it).
+	GitCommit string `json:"git_commit,omitempty"`
 	// Variables are the -var values of the run, as HCL literals.
 	Variables map[string]string `json:"variables,omitempty"`
 	// Records counts the records in the bundle; BundleDigest is the
