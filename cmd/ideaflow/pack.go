@@ -175,8 +175,27 @@ func packVariables(g *engine.Graph) map[string]string {
 
 // unpackTo checks a pack and writes it under dir: the experiment in
 // dir/<root>, the variables in dir/pack.vars. It returns the manifest, the
-// bundle and the experiment's path. dir must be empty or not exist.
-func unpackTo(file, dir string) (*pack.Manifest, []byte, string, string, error) {
+// bundle, the experiment's and the variables' paths, and lacking, which
+// names the data files the pack does not carry and this machine lacks (the
+// rest is unpacked: the receiver puts them there and runs). dir must be
+// empty or not exist.
+func unpackTo(file, dir string) (m *pack.Manifest, bundle []byte, exp, vars string, lacking, err error) {
+	m, bundle, exp, vars, err = unpackFiles(file, dir)
+	var l lackingFiles
+	if errors.As(err, &l) {
+		return m, bundle, exp, vars, err, nil
+	}
+	return m, bundle, exp, vars, nil, err
+}
+
+// lackingFiles is unpackFiles' error for data files it could not check.
+type lackingFiles struct{ files []string }
+
+func (l lackingFiles) Error() string {
+	return "the pack does not carry these data files, and they are not there: put them there (same digest), then run: " + strings.Join(l.files, "; ")
+}
+
+func unpackFiles(file, dir string) (*pack.Manifest, []byte, string, string, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, "", "", fmt.Errorf("read pack: %w", err)
@@ -209,11 +228,20 @@ func unpackTo(file, dir string) (*pack.Manifest, []byte, string, string, error) 
 	var missing []string
 	for _, x := range m.External {
 		p := x.Path
-		if !filepath.IsAbs(p) {
+		outside := filepath.IsAbs(p)
+		if !outside {
 			p = filepath.Join(root, filepath.FromSlash(p))
 		}
-		if b, err := os.ReadFile(p); err != nil || digestOf(b) != x.SHA256 {
+		b, err := os.ReadFile(p)
+		switch {
+		case err != nil && outside:
+			// A file outside the packer's experiment folder (the authors'
+			// data folder): this machine's experiment finds its own copy
+			// (ideaflow data get); loading names it if it cannot.
+		case err != nil:
 			missing = append(missing, fmt.Sprintf("%s (%d bytes, %s)", p, x.Size, x.SHA256))
+		case digestOf(b) != x.SHA256:
+			missing = append(missing, fmt.Sprintf("%s differs from the packed run's (want %d bytes, %s)", p, x.Size, x.SHA256))
 		}
 	}
 	var lines []string
@@ -229,7 +257,7 @@ func unpackTo(file, dir string) (*pack.Manifest, []byte, string, string, error) 
 		exp = filepath.Join(root, m.Main)
 	}
 	if len(missing) > 0 {
-		return m, entries[pack.BundleName], exp, vars, fmt.Errorf("the pack does not carry these data files; put them there, then run: %s", strings.Join(missing, "; "))
+		return m, entries[pack.BundleName], exp, vars, lackingFiles{missing}
 	}
 	return m, entries[pack.BundleName], exp, vars, nil
 }
@@ -254,7 +282,7 @@ func (a *app) unpackCmd() *cobra.Command {
 		Short: "Check a pack (refused whole if any byte changed), write its experiment under DIR and import its records into the cache",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
-			m, bundle, exp, vars, err := unpackTo(args[0], args[1])
+			m, bundle, exp, vars, lacking, err := unpackTo(args[0], args[1])
 			if err != nil {
 				return &exitError{exitBadInput, err}
 			}
@@ -262,8 +290,11 @@ func (a *app) unpackCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "unpacked %s of %s into %s: %d records imported into %s\n  rebuild it with: ideaflow run %s --offline --var-file %s\n",
+			fmt.Fprintf(a.stdout, "unpacked %s of %s into %s: %d records imported into %s\n  rebuild it with: ideaflow report %s --var-file %s (no call)\n",
 				m.Output, m.Experiment, exp, n, a.cacheDirPath(), exp, vars)
+			if lacking != nil {
+				return &exitError{exitBadInput, lacking}
+			}
 			return nil
 		},
 	}
@@ -275,7 +306,7 @@ func (a *app) reproduceCmd() *cobra.Command {
 		Short: "Unpack a pack into DIR (records into DIR/.cache unless --cache-dir) and rebuild its output from them: no call",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
-			m, bundle, exp, vars, err := unpackTo(args[0], args[1])
+			m, bundle, exp, vars, lacking, err := unpackTo(args[0], args[1])
 			if err != nil {
 				return &exitError{exitBadInput, err}
 			}
@@ -287,6 +318,9 @@ func (a *app) reproduceCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "unpacked %s of %s into %s: %d records imported into %s\n", m.Output, m.Experiment, exp, n, a.cacheDirPath())
+			if lacking != nil {
+				return &exitError{exitBadInput, fmt.Errorf("%w (then: ideaflow report %s --var-file %s --cache-dir %s)", lacking, exp, vars, a.cacheDirPath())}
+			}
 			// Only the pack's output is rebuilt: the records of the other
 			// reports are not in it. Rendering makes no call.
 			g, err := a.loadWith(exp, nil, []string{vars})

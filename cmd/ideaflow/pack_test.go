@@ -151,3 +151,49 @@ func TestTamperedPackRefusedWhole(t *testing.T) {
 		t.Errorf("a refused pack created the cache %s", fresh)
 	}
 }
+
+// TestPackLeavesLargeFilesOut packs with --max-file below the data file's
+// size: the pack lists it by digest instead of carrying it; reproduce on a
+// machine without it names it and exits 2; unpack with it put in place
+// (same bytes) imports the records, and report rebuilds table1 with no call.
+func TestPackLeavesLargeFilesOut(t *testing.T) {
+	srv, exp, cacheDir, _ := newScenario(t)
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	data, _ := os.ReadFile(filepath.Join(exp, "data/targets.jsonl"))
+	packFile := filepath.Join(t.TempDir(), "t.pack")
+	code, out, stderr := cli(t, "pack", "report.table1", exp, "-o", packFile, "--cache-dir", cacheDir, "--max-file", strconv.Itoa(len(data)-1))
+	if code != 0 || !strings.Contains(out, "not carried (over "+strconv.Itoa(len(data)-1)+" bytes): data/targets.jsonl, "+strconv.Itoa(len(data))+" bytes, sha256:") {
+		t.Fatalf("pack: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if b, _ := os.ReadFile(packFile); bytes.Contains(b, data) {
+		t.Fatal("the pack carries the data file over --max-file")
+	}
+	dir := filepath.Join(t.TempDir(), "r")
+	code, _, stderr = cli(t, "reproduce", packFile, dir)
+	if code != exitBadInput || !strings.Contains(stderr, filepath.Join(dir, "exp", "data", "targets.jsonl")+" ("+strconv.Itoa(len(data))+" bytes, sha256:") {
+		t.Fatalf("reproduce without the data file: exit %d\n%s", code, stderr)
+	}
+	into := filepath.Join(t.TempDir(), "u")
+	fresh := filepath.Join(t.TempDir(), "cache")
+	if code, _, stderr := cli(t, "unpack", packFile, into, "--cache-dir", fresh); code != exitBadInput || !strings.Contains(stderr, "targets.jsonl") {
+		t.Fatalf("unpack without the data file: exit %d\n%s", code, stderr)
+	}
+	if err := os.MkdirAll(filepath.Join(into, "exp", "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(into, "exp", "data", "targets.jsonl"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	calls := srv.Count()
+	code, out, stderr = cli(t, "report", filepath.Join(into, "exp"), "--cache-dir", fresh, "--var-file", filepath.Join(into, packVarsName))
+	if code != 0 || srv.Count() != calls {
+		t.Fatalf("report after unpack: exit %d, %d requests\n%s\n%s", code, srv.Count()-calls, out, stderr)
+	}
+	want, _ := os.ReadFile(filepath.Join(exp, "results", "table1.md"))
+	got, _ := os.ReadFile(filepath.Join(into, "exp", "results", "table1.md"))
+	if len(want) == 0 || !bytes.Equal(got, want) {
+		t.Errorf("table1.md after unpack differs:\n%s\n--- run:\n%s", got, want)
+	}
+}
