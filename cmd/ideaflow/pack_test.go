@@ -76,6 +76,7 @@ func TestPackReproducesOneTable(t *testing.T) {
 	if packed == 0 || packed >= all {
 		t.Fatalf("table1's pack holds %d records, the experiment's bundle %d: want fewer, not none", packed, all)
 	}
+	t.Logf("table1's pack: %d of the experiment's %d records\n%s", packed, all, out)
 	calls := srv.Count()
 	dir := filepath.Join(t.TempDir(), "fresh")
 	code, out, stderr = cli(t, "reproduce", packFile, dir)
