@@ -238,6 +238,8 @@ func (w *walker) lookup(i int32, work *stages.Work, key string, inKey [32]byte) 
 	}
 	if w.verify && work.Compute != nil {
 		w.verifyCompute(n, work, rec)
+	} else if w.verify && w.resample != nil && work.Call != nil {
+		w.noteSampleCall(n, work, rec)
 	}
 	w.rendered.Add(1)
 	if w.memos != nil {

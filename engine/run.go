@@ -36,6 +36,9 @@ type RunOptions struct {
 	// to models without a price (their cost is unknown): without it such a
 	// run is refused before any call, since the budget could not bind them.
 	AllowUnpriced bool
+	// OnLock, when set, is given the lock of what a run that wrote its
+	// reports rests on (lock.go), for the caller to write beside the experiment.
+	OnLock func(*Lock)
 }
 
 // Run plans the graph, checks that every call it needs can be made (API keys
@@ -146,6 +149,9 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 		return sum, err
 	}
 	e.recordRun(g, w, sum, start, opts)
+	if opts.OnLock != nil {
+		opts.OnLock(lockOf(g, w.states, e.Store, opts.Variables))
+	}
 	e.Log.Info().Str("experiment", g.Exp.Name).Int("cached", sum.Nodes.Cached).Int("ran", sum.Nodes.Ran).
 		Int("failed", sum.Nodes.Failed).Int("skipped", sum.Nodes.Skipped).Int("llm_calls", sum.LLMCalls).Int("service_calls", sum.ServiceCalls).
 		Int64("tokens_in", sum.Tokens.Input).Int64("tokens_out", sum.Tokens.Output).Float64("cost_usd", sum.CostUSD).

@@ -84,6 +84,9 @@ type walker struct {
 	onGrow     func(added int)
 	mismatches []VerifyMismatch // verify only
 	verified   int              // verify only: compute nodes recomputed
+	// resample, when set (VerifySample), collects the cached call nodes
+	// whose answers may be asked again.
+	resample *[]sampleCall
 
 	internMu sync.Mutex
 	interned map[string]string

@@ -153,7 +153,7 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.StringVar(&a.logFormat, "log-format", "", "log format: json or console (default console on a terminal, json otherwise)")
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.BoolVar(&a.confine, "confine", false, "refuse every read of the experiment (file(), templatefile, dataset, references, categories and corpus paths) outside its folder and the cache, symlinks and .. resolved: for running experiments from others")
-	root.AddCommand(a.validateCmd(), a.planCmd(), a.runCmd(), a.reportCmd(), a.graphCmd(), a.showCmd(), a.exportCmd(), a.checkCmd(), a.evidenceCmd(), a.docCmd(), a.cacheCmd(), a.dataCmd(), a.batchesCmd(), a.versionCmd())
+	root.AddCommand(a.validateCmd(), a.planCmd(), a.runCmd(), a.reportCmd(), a.graphCmd(), a.showCmd(), a.exportCmd(), a.checkCmd(), a.packCmd(), a.unpackCmd(), a.reproduceCmd(), a.verifyCmd(), a.evidenceCmd(), a.docCmd(), a.cacheCmd(), a.dataCmd(), a.batchesCmd(), a.versionCmd())
 	return root
 }
 
@@ -323,6 +323,7 @@ func (a *app) planCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.stdout, "Plan for %s (cache: %s)\n\n", g.Exp.Name, where)
 			printPlan(a.stdout, g, p.Summary, expArg(args))
+			printLockDrift(a.stdout, e, p, g)
 			return nil
 		},
 	}
@@ -569,7 +570,8 @@ func (a *app) runCmd() *cobra.Command {
 			vars := variablesOf(g, a.vars, a.varFiles)
 			opts := engine.RunOptions{Offline: offline, MaxCost: maxCost, AllowUnpriced: allowUnpriced, ReportDir: outDir,
 				Variables: vars.Strings, VarValues: vars.Values, VarFiles: vars.Files, GitCommit: gitCommit(g.Exp.Dir),
-				Started: processStart, LoadSeconds: time.Since(processStart).Seconds(), Version: versionString()}
+				Started: processStart, LoadSeconds: time.Since(processStart).Seconds(), Version: versionString(),
+				OnLock: a.lockWriter(g, outDir)}
 			if isTerminal(a.stderr) {
 				opts.OnProgress = progress(a.stderr)
 			} else {

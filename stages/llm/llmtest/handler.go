@@ -218,7 +218,7 @@ func (s *Server) chatReply(rec *Request, respond Responder) chatResponse {
 	}
 	out := chatResponse{
 		ID: fmt.Sprintf("chatcmpl-%d", rec.Seq), Object: "chat.completion", Created: rec.Time.Unix(),
-		Model: servedModel(rec), SystemFingerprint: s.fingerprint, Usage: usage,
+		Model: servedModel(rec), SystemFingerprint: s.Fingerprint(), Usage: usage,
 		Choices: []chatChoice{{Message: msg, FinishReason: "stop"}},
 	}
 	// n choices (the n parameter): each a distinct answer, the prompt

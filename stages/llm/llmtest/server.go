@@ -167,6 +167,21 @@ func (s *Server) HTTPClient(n int) *http.Client {
 	return &http.Client{Transport: t}
 }
 
+// SetFingerprint changes the system_fingerprint reported from now on: an
+// endpoint whose backend was updated under the same model name.
+func (s *Server) SetFingerprint(fp string) {
+	s.mu.Lock()
+	s.fingerprint = fp
+	s.mu.Unlock()
+}
+
+// Fingerprint is the system_fingerprint the server reports.
+func (s *Server) Fingerprint() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fingerprint
+}
+
 // SetResponder replaces the answer function.
 func (s *Server) SetResponder(r Responder) {
 	s.mu.Lock()
