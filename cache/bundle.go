@@ -74,10 +74,6 @@ type bundleWriter struct {
 	count int
 }
 
-func newBundleWriter(w io.Writer) (*bundleWriter, error) {
-	return newBundleWriterVersion(w, bundleVersion)
-}
-
 func newBundleWriterVersion(w io.Writer, version byte) (*bundleWriter, error) {
 	// The gzip header keeps its zero ModTime so equal contents give equal bundles.
 	gz := gzip.NewWriter(w)
@@ -148,17 +144,12 @@ func normDigest(d string) string {
 	return strings.ToLower(strings.TrimPrefix(strings.TrimSpace(d), "sha256:"))
 }
 
-// readBundle checks the whole bundle before calling fn for any record, so a
+// readBundleRuns checks the whole bundle before calling fn for any record, so a
 // damaged bundle is refused with nothing applied. It reads the input twice:
 // by seeking back when r can seek, otherwise from a spooled temporary copy.
 // When expect is not empty, a bundle with another digest is refused after the
-// first pass, before fn sees any record.
-func readBundle(r io.Reader, expect string, fn func(*Record) error) error {
-	return readBundleRuns(r, expect, fn, nil)
-}
-
-// readBundleRuns is readBundle that also hands each run frame to runFn (when
-// not nil), on the second pass.
+// first pass, before fn sees any record. It also hands each run frame to
+// runFn (when not nil), on the second pass.
 func readBundleRuns(r io.Reader, expect string, fn func(*Record) error, runFn func(*RunRecord) error) error {
 	replay, cleanup, err := replayable(r)
 	if err != nil {

@@ -113,7 +113,7 @@ func Write(m *Manifest, entries map[string][]byte) ([]byte, error) {
 	slices.Sort(names)
 	for _, name := range names {
 		if len(name) > 0xffff {
-			return nil, fmt.Errorf("pack entry name too long: %.40s...", name)
+			return nil, fmt.Errorf("pack entry name too long (%d bytes, at most 65535): it starts %.40q", len(name), name)
 		}
 		put(name, entries[name])
 	}
