@@ -73,7 +73,8 @@ func (a *app) batchesCmd() *cobra.Command {
 		Short: "List the batches in flight for the experiment's batch providers (batch = true), or cancel one",
 		Long: "List, from the journals beside the cache, the batch submissions a run made and has not collected yet: " +
 			"a later `ideaflow run` collects them. --cancel asks the provider to cancel one; the next run collects what ran " +
-			"and asks the rest again, per batch_retry.",
+			"and fails the nodes of the requests the cancel stopped (a cancelled request is not asked again on its own), " +
+			"and a run after that asks them again.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			g, err := a.load(expArg(args))

@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -603,5 +605,85 @@ func TestBatchBudgetAtBatchPrices(t *testing.T) {
 		case !batch && code != exitBudget:
 			t.Errorf("sync run: exit %d, want %d (budget)\n%s\n%s", code, exitBudget, out, errOut)
 		}
+	}
+}
+
+// TestBatchCancel: `ideaflow batches --cancel ID` cancels one of a
+// detached run's submissions at the provider. The next run collects the
+// batch as cancelled (no line of it ran) and fails those nodes, saying
+// so: a cancel means "stop paying for these", so the run does not ask them
+// again by itself (batch.Failure.Retryable). The run after that asks them
+// again and ends with the sync run's outputs. Every request is answered
+// once: the cancelled lines were never executed. An id the journal does
+// not hold is refused (exit 2), and nothing is cancelled.
+func TestBatchCancel(t *testing.T) {
+	srv := llmtest.NewBatch(llmtest.New(llmtest.WithResponder(batchResponder)))
+	defer srv.Close()
+	t.Setenv(batchKeyEnv, "sk-batch-test")
+	dir := t.TempDir()
+	want, requests := syncOutputs(t, srv, dir)
+	exp, cacheDir := filepath.Join(dir, "exp"), filepath.Join(dir, "cache")
+	batchExperiment(t, exp, srv.URL, true)
+	if code, out, errOut := cli(t, "run", exp, "--cache-dir", cacheDir, "--detach"); code != 0 || !strings.Contains(out, "detached: ") {
+		t.Fatalf("run --detach: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, list, errOut := cli(t, "batches", exp, "--cache-dir", cacheDir)
+	subs := regexp.MustCompile(`(?m)^  (\S+)  batch (\S+)  submitted  (\d+) request\(s\)`).FindAllStringSubmatch(list, -1)
+	if code != 0 || len(subs) != 2 {
+		t.Fatalf("batches: exit %d, %d submissions listed\n%s\n%s", code, len(subs), list, errOut)
+	}
+	subID, batchID := subs[0][1], subs[0][2]
+	lines, _ := strconv.Atoi(subs[0][3])
+
+	if code, _, errOut := cli(t, "batches", exp, "--cache-dir", cacheDir, "--cancel", "sub-none"); code != exitBadInput ||
+		!strings.Contains(errOut, `no open submission "sub-none"; `+"`ideaflow batches`"+` lists them`) || srv.Counts().Cancels != 0 {
+		t.Fatalf("cancel of an unknown id: exit %d, %d cancels\n%s", code, srv.Counts().Cancels, errOut)
+	}
+	code, out, errOut := cli(t, "batches", exp, "--cache-dir", cacheDir, "--cancel", subID)
+	if code != 0 || !strings.Contains(out, "asked provider fake to cancel "+subID+"; the next run collects what ran") || srv.Counts().Cancels != 1 {
+		t.Fatalf("cancel: exit %d, %d cancels\n%s\n%s", code, srv.Counts().Cancels, out, errOut)
+	}
+
+	code, out, errOut = cli(t, "run", exp, "--cache-dir", cacheDir)
+	if code != exitFailedNodes || strings.Count(out, "This request was not executed because the batch was cancelled.") != lines ||
+		!strings.Contains(errOut, fmt.Sprintf("%d node(s) failed; run again to retry them", lines)) {
+		t.Fatalf("run after the cancel: exit %d, want %d with the %d cancelled nodes failed\n%s\n%s", code, exitFailedNodes, lines, out, errOut)
+	}
+	if code, out, errOut := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatalf("the run after that: exit %d\n%s\n%s", code, out, errOut)
+	}
+	var cancelled []llmtest.BatchInfo
+	for _, b := range srv.Batches() {
+		if b.Status == llmtest.BatchCancelled {
+			cancelled = append(cancelled, b)
+		}
+	}
+	if len(cancelled) != 1 || cancelled[0].ID != batchID || len(cancelled[0].CustomIDs) != lines {
+		t.Fatalf("cancelled batches %+v; want only %s, with its %d lines", cancelled, batchID, lines)
+	}
+	// The cancelled lines ran nowhere: every request ran once, and only
+	// the cancelled ones were submitted twice (the later run's batch asks
+	// them under the same custom_ids).
+	executed, submitted := srv.Executed(), srv.Submitted()
+	again := map[string]bool{}
+	for _, id := range cancelled[0].CustomIDs {
+		again[id] = true
+	}
+	if len(executed) != requests || len(submitted) != requests {
+		t.Errorf("%d requests executed and %d submitted; want %d", len(executed), len(submitted), requests)
+	}
+	for id, n := range submitted {
+		if want := map[bool]int{true: 2, false: 1}[again[id]]; n != want || executed[id] != 1 {
+			t.Errorf("%s submitted %d times (want %d), executed %d (want 1)", id, n, want, executed[id])
+		}
+	}
+	got := outputs(t, cacheDir)
+	for k, w := range want {
+		if !bytes.Equal(got[k], w) {
+			t.Errorf("%s: output %s, want %s", k, got[k], w)
+		}
+	}
+	if code, list, _ := cli(t, "batches", exp, "--cache-dir", cacheDir); code != 0 || !strings.Contains(list, "provider fake: no batch in flight") {
+		t.Errorf("batches after the run: exit %d\n%s", code, list)
 	}
 }
