@@ -2,14 +2,10 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/ideaflow/ideaflow/engine"
 )
 
 // TestSummaryWallIncludesTheCompaction: a run that wrote 20,000 records or
@@ -41,14 +37,7 @@ func TestSummaryWallIncludesTheCompaction(t *testing.T) {
 	if !strings.Contains(text[summary:], ", compacting the cache ") {
 		t.Fatalf("the summary line must name the close as a phase:\n%s", lastBytes(text, 1000))
 	}
-	b, err := os.ReadFile(sumPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum engine.Summary
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readSummary(t, sumPath)
 	ph := sum.Phases
 	if !sum.Compacted || ph.Close <= 0 || sum.WallSeconds < ph.Load+ph.Plan+ph.Run+ph.Reports+ph.Close {
 		t.Fatalf("wall %.3f s must hold every phase, the close (%.3f s) included: %+v", sum.WallSeconds, ph.Close, ph)

@@ -22,7 +22,13 @@ const experiments = "../../experiments/scholareval/"
 
 func build(t *testing.T, file string, vars ...string) *engine.Graph {
 	t.Helper()
-	exp, diags := config.Load(experiments+file, config.Options{Vars: vars})
+	return buildPath(t, experiments+file, vars...)
+}
+
+// buildPath loads and lays out the experiment at path.
+func buildPath(t *testing.T, path string, vars ...string) *engine.Graph {
+	t.Helper()
+	exp, diags := config.Load(path, config.Options{Vars: vars})
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
@@ -346,29 +352,17 @@ func TestCoverageSplitSharesTheCache(t *testing.T) {
 	}
 	// Unsplit: one instance with the default groups (all five kinds), and
 	// the breakdown's stage and report gone.
-	unsplit := string(src)
-	for _, cut := range []string{`  groups   = ["overall", "domain"]` + "\n"} {
-		if !strings.Contains(unsplit, cut) {
-			t.Fatalf("quick.hcl no longer has %q", cut)
-		}
-		unsplit = strings.Replace(unsplit, cut, "", 1)
+	cut := `  groups   = ["overall", "domain"]` + "\n"
+	if !strings.Contains(string(src), cut) {
+		t.Fatalf("quick.hcl no longer has %q", cut)
 	}
+	unsplit := strings.Replace(string(src), cut, "", 1)
 	unsplit = cutBlock(t, unsplit, `stage "coverage_score" "breakdown" {`)
 	unsplit = cutBlock(t, unsplit, `report "coverage_breakdown" {`)
 	if err := os.WriteFile(filepath.Join(dir, "unsplit.hcl"), []byte(unsplit), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	load := func(file string) *engine.Graph {
-		exp, diags := config.Load(filepath.Join(dir, file), config.Options{})
-		if diags.HasErrors() {
-			t.Fatal(diags.Error())
-		}
-		g, diags := engine.Build(exp)
-		if diags.HasErrors() {
-			t.Fatal(diags.Error())
-		}
-		return g
-	}
+	load := func(file string) *engine.Graph { return buildPath(t, filepath.Join(dir, file)) }
 	store := cache.NewMemory()
 	g := load("unsplit.hcl")
 	e := &engine.Engine{Store: store, Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), zerolog.Nop())}
