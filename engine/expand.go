@@ -38,8 +38,9 @@ func (g *Graph) grow(src settledOutputs) (bool, hcl.Diagnostics) {
 				if !inst.layoutReady() {
 					continue
 				}
-				if d := g.layout(inst); d.HasErrors() {
-					diags = append(diags, d...)
+				d := g.layout(inst)
+				diags = append(diags, d...) // warnings too: plan and run print them
+				if d.HasErrors() {
 					inst.laidOut, inst.final = true, true // do not try again
 					continue
 				}

@@ -140,6 +140,7 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	if w.growDiags.HasErrors() {
 		return sum, &InputError{Diags: w.growDiags}
 	}
+	sum.Warnings = w.growDiags
 	paths, err := w.writeReports(opts.ReportDir, provenanceOf(g, sum, opts))
 	sum.Reports = paths
 	end := time.Now()

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/ideaflow/ideaflow/cache"
 	"github.com/ideaflow/ideaflow/stages"
 	"github.com/ideaflow/ideaflow/stages/llm"
@@ -105,6 +107,9 @@ type MemoCounts struct {
 
 type Summary struct {
 	Nodes Counts `json:"nodes"`
+	// Warnings are the layout warnings of instances laid out during the
+	// run (once their inputs settled), which loading could not see.
+	Warnings hcl.Diagnostics `json:"-"`
 	// LLMCalls counts completions asked for (samples), repairs and retries
 	// that got an answer included; Requests counts the requests that went
 	// out for them. They differ when samples go as n choices of one request

@@ -27,6 +27,7 @@ var AccessorKinds = map[string][]Kind{
 	"Input":     {Input},
 	"Inputs":    {Inputs},
 	"StringMap": {StringMap},
+	"NumberMap": {NumberMap},
 	"Has":       nil,
 }
 
@@ -87,5 +88,9 @@ func (d Declared) Inputs(name string) []*Upstream { d.check("Inputs", name); ret
 func (d Declared) StringMap(name string) map[string]string {
 	d.check("StringMap", name)
 	return d.p.StringMap(name)
+}
+func (d Declared) NumberMap(name string) map[string]float64 {
+	d.check("NumberMap", name)
+	return d.p.NumberMap(name)
 }
 func (d Declared) Has(name string) bool { d.check("Has", name); return d.p.Has(name) }

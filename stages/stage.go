@@ -29,12 +29,13 @@ const (
 	Input                  // Go: *Upstream; a dataset or an upstream stage instance (an edge of the DAG)
 	Inputs                 // Go: []*Upstream; every instance of one or more stages, no fan-out (reports, aggregates across models)
 	StringMap              // Go: map[string]string; labels, per-column options ({ "insight_score.novelty" = "Novelty" })
+	NumberMap              // Go: map[string]float64; numbers by name (an expect's published values by row)
 )
 
 func (k Kind) String() string {
 	return [...]string{"string", "number (whole)", "number", "bool", "list of strings", "template",
 		"model reference", "list of model references", "quality reference", "dataset or stage reference", "list of stage references",
-		"map of strings"}[k]
+		"map of strings", "map of numbers"}[k]
 }
 
 // Param declares one attribute of a stage block.
@@ -239,6 +240,10 @@ func (p Params) Input(name string) *Upstream    { u, _ := p[name].(*Upstream); r
 func (p Params) Inputs(name string) []*Upstream { u, _ := p[name].([]*Upstream); return u }
 func (p Params) StringMap(name string) map[string]string {
 	m, _ := p[name].(map[string]string)
+	return m
+}
+func (p Params) NumberMap(name string) map[string]float64 {
+	m, _ := p[name].(map[string]float64)
 	return m
 }
 func (p Params) Has(name string) bool { v, ok := p[name]; return ok && v != nil }

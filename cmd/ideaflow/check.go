@@ -32,7 +32,7 @@ func (a *app) checkCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "check [EXPERIMENT]",
-		Short: "Compare every expect block's published value with the cached result: pass or drift (exit 4)",
+		Short: "Compare every expect block's published value or order with the cached result: pass or drift (exit 4)",
 		Long: `Read every expect block of the experiment from the cache (read-only) and
 print, for each, the published value and its tolerance beside the measured
 value (with its interval and item count when the score gives them):
@@ -43,6 +43,15 @@ value (with its interval and item count when the score gives them):
     published = each.value
     tolerance = 0.05
     source    = "IdeaBench Table 1"
+  }
+
+or, for an order (a leaderboard's ranking), Kendall's tau-b between the
+run's values and the published ones over the instances both have:
+
+  expect "board_order" {
+    scores           = stage.liveideabench_score.average   # one instance per model
+    published_values = { for r in csvdecode(file("board.csv")) : r.Model => tonumber(r.Average) }
+    min_tau_b        = 0.8
   }
 
 An expect whose score is cached is judged without a call, even if the
@@ -75,6 +84,7 @@ bad input or an experiment without expect blocks.`,
 				config.WriteDiagnostics(a.stderr, p.Diags, g.Exp.Files)
 				return &exitError{exitBadInput, fmt.Errorf("%d error(s) laying out %s", len(p.Diags.Errs()), g.Exp.Name)}
 			}
+			config.WriteDiagnostics(a.stderr, config.Dedupe(p.Diags), g.Exp.Files)
 			var out []checked
 			for _, addr := range addrs {
 				views, err := e.Inspect(p, addr, engine.InspectOptions{})
@@ -140,6 +150,25 @@ func verdictOf(v engine.NodeView) checked {
 	return c
 }
 
+// orderText is an order verdict's line: tau-b against its bound, over how
+// many rows, and the keys on one side only.
+func orderText(c checked) string {
+	o := c.Order
+	var b strings.Builder
+	if c.Measured != nil {
+		fmt.Fprintf(&b, "tau-b %.3f over %d rows, at least %.3f for the published order", *c.Measured, len(o.Rows), o.MinTauB)
+	} else {
+		fmt.Fprintf(&b, "order over %d rows (tau-b at least %.3f): %s", len(o.Rows), o.MinTauB, c.Reason)
+	}
+	if len(o.Unpublished) > 0 {
+		fmt.Fprintf(&b, "; not published, left out: %s", strings.Join(o.Unpublished, ", "))
+	}
+	if len(o.Unrun) > 0 {
+		fmt.Fprintf(&b, "; published, not in this run: %d", len(o.Unrun))
+	}
+	return b.String()
+}
+
 func printChecks(a *app, name string, out []checked, counts map[string]int) {
 	fmt.Fprintf(a.stdout, "Published values of %s beside this cache's results:\n\n", name)
 	width := 0
@@ -149,7 +178,10 @@ func printChecks(a *app, name string, out []checked, counts map[string]int) {
 	synthetic := 0
 	for _, c := range out {
 		line := fmt.Sprintf("  %-*s  %-7s", width, c.Address, c.Status)
-		if c.Measured != nil {
+		switch {
+		case c.Order != nil:
+			line += "  " + orderText(c)
+		case c.Measured != nil:
 			line += fmt.Sprintf("  measured %.3f", *c.Measured)
 			if c.CILow != nil {
 				line += fmt.Sprintf(" [%.3f, %.3f]", *c.CILow, *c.CIHigh)
@@ -157,10 +189,10 @@ func printChecks(a *app, name string, out []checked, counts map[string]int) {
 			if c.Count != nil {
 				line += fmt.Sprintf(" over %d", *c.Count)
 			}
-			line += fmt.Sprintf(", published %.3f ± %.3f (delta %+.3f)", c.Published, c.Tolerance, *c.Delta)
-		} else if c.judged {
-			line += fmt.Sprintf("  published %.3f ± %.3f: %s", c.Published, c.Tolerance, c.Reason)
-		} else {
+			line += fmt.Sprintf(", published %.3f ± %.3f (delta %+.3f)", *c.Published, *c.Tolerance, *c.Delta)
+		case c.judged && c.Published != nil:
+			line += fmt.Sprintf("  published %.3f ± %.3f: %s", *c.Published, *c.Tolerance, c.Reason)
+		default:
 			line += "  " + c.Reason
 		}
 		if c.Source != "" {

@@ -111,3 +111,77 @@ expect "b_missing" {
 		t.Errorf("on an empty cache: exit %d\n%s", code, stdout)
 	}
 }
+
+// The order form: Kendall's tau-b between the instances' values and a
+// published board read with csvdecode, pass and drift, the board's rows
+// this run lacks named, and the verdicts computed without a call.
+func TestCheckOrder(t *testing.T) {
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "quickstart")
+	if err := os.CopyFS(exp, os.DirFS("../../experiments/quickstart")); err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := filepath.Join(dir, "cache")
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	// The mock's Insight Scores: generator a 1/12, b 1/2. The board puts b
+	// first, as the run does, and has a third model this run lacks.
+	board := "Rank,Model,Average\n1,mock-generator-b,7.5\n2,mock-generator-c,7.1\n3,mock-generator-a,6.9\n"
+	if err := os.WriteFile(filepath.Join(exp, "board.csv"), []byte(board), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(exp, "main.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = append(src, `
+locals {
+  board = { for r in csvdecode(file("board.csv")) : r.Model => tonumber(r.Average) }
+}
+expect "board_order" {
+  scores           = stage.insight_score.novelty
+  published_values = local.board
+  min_tau_b        = 1
+  source           = "the test's board"
+}
+expect "reversed" {
+  scores           = stage.insight_score.novelty
+  published_values = { mock-generator-a = 2, mock-generator-b = 1 }
+  min_tau_b        = 0.5
+}
+`...)
+	if err := os.WriteFile(filepath.Join(exp, "main.hcl"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := cli(t, "check", exp, "--cache-dir", cacheDir)
+	if code != exitDrift || !strings.Contains(stdout, "2 expect(s): 1 pass, 1 drift, 0 missing.") ||
+		!strings.Contains(stdout, "expect.board_order  pass     tau-b 1.000 over 2 rows, at least 1.000 for the published order; published, not in this run: 1  (the test's board)  SYNTHETIC") ||
+		!strings.Contains(stdout, "expect.reversed     drift    tau-b -1.000 over 2 rows, at least 0.500 for the published order  SYNTHETIC") {
+		t.Fatalf("check: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	sumPath := filepath.Join(dir, "sum.json")
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir, "--summary-json", sumPath); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	if sum := readSummary(t, sumPath); sum.LLMCalls != 0 || sum.Stages["expect.board_order"].Ran != 1 || sum.Stages["expect.reversed"].Ran != 1 {
+		t.Errorf("run after adding the expects: %d calls, %+v, %+v; want 0 calls and each expect computed", sum.LLMCalls, sum.Stages["expect.board_order"], sum.Stages["expect.reversed"])
+	}
+	_, stdout, _ = cli(t, "check", exp, "--cache-dir", cacheDir, "--json")
+	var got []checked
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	o := got[0].Order
+	if got[0].Address != "expect.board_order" || o == nil || len(o.Rows) != 2 || o.Rows[0].Key != "mock-generator-b" || o.Rows[0].Published != 7.5 ||
+		*o.Rows[1].Measured != 1.0/12 || strings.Join(o.Unrun, ",") != "mock-generator-c" || got[0].Published != nil {
+		t.Errorf("board_order verdict %+v, order %+v", got[0], o)
+	}
+	// Editing the board recomputes the verdict from the cached scores.
+	if err := os.WriteFile(filepath.Join(exp, "board.csv"), []byte("Rank,Model,Average\n1,mock-generator-a,7.5\n2,mock-generator-b,7.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, _ := cli(t, "check", exp, "--cache-dir", cacheDir); code != exitDrift || !strings.Contains(stdout, "expect.board_order  drift    tau-b -1.000 over 2 rows") {
+		t.Errorf("after editing the board: exit %d\n%s", code, stdout)
+	}
+}

@@ -312,6 +312,7 @@ func (a *app) planCmd() *cobra.Command {
 				config.WriteDiagnostics(a.stderr, p.Diags, g.Exp.Files)
 				return &exitError{exitBadInput, fmt.Errorf("%d error(s) laying out %s", len(p.Diags.Errs()), g.Exp.Name)}
 			}
+			config.WriteDiagnostics(a.stderr, config.Dedupe(p.Diags), g.Exp.Files) // warnings of stages laid out as the plan went
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)
 				enc.SetIndent("", "  ")
@@ -585,6 +586,9 @@ func (a *app) runCmd() *cobra.Command {
 				sum, err = e.Run(ctx, g, opts)
 			}
 			inFlight := closeBatches(a, bx, err == nil)
+			if sum != nil {
+				config.WriteDiagnostics(a.stderr, config.Dedupe(sum.Warnings), g.Exp.Files)
+			}
 			var ie *engine.InputError
 			if errors.As(err, &ie) {
 				if len(ie.Diags) > 0 {

@@ -36,6 +36,7 @@ func baseFunctions(resolve func(string) (string, error), onFile func(name, text 
 		"range":        stdlib.RangeFunc,
 		"jsonencode":   stdlib.JSONEncodeFunc,
 		"jsondecode":   stdlib.JSONDecodeFunc,
+		"csvdecode":    stdlib.CSVDecodeFunc, // a published table's rows: csvdecode(file("board.csv"))
 		"format":       stdlib.FormatFunc,
 		"formatlist":   stdlib.FormatListFunc,
 		"concat":       stdlib.ConcatFunc,

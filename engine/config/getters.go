@@ -167,6 +167,27 @@ func (l *loader) stringMap(attrs hcl.Attributes, name string) map[string]string 
 
 // stringMapParam evaluates a map-of-strings attribute (an object whose
 // values are strings, numbers or bools converts too).
+// numberMapParam reads a map of numbers ({ "gpt-4o" = 0.61 }). A value
+// that is not a number (a quoted "0.61" converts; "high" does not) is a
+// type error at the attribute.
+func (l *loader) numberMapParam(attrs hcl.Attributes, name string, each map[string]cty.Value) (map[string]float64, bool) {
+	v, a := l.eval(attrs, name, each)
+	if a == nil || v.IsNull() {
+		return nil, false
+	}
+	mv, err := convert.Convert(v, cty.Map(cty.Number))
+	if err != nil || !mv.IsWhollyKnown() {
+		l.typeError(a, "a map of numbers", `{ "gpt-4o" = 0.61 }`, v)
+		return nil, false
+	}
+	out := map[string]float64{}
+	if err := gocty.FromCtyValue(mv, &out); err != nil {
+		l.typeError(a, "a map of numbers", `{ "gpt-4o" = 0.61 }`, v)
+		return nil, false
+	}
+	return out, true
+}
+
 func (l *loader) stringMapParam(attrs hcl.Attributes, name string, each map[string]cty.Value) (map[string]string, bool) {
 	v, a := l.eval(attrs, name, each)
 	if a == nil || v.IsNull() {

@@ -278,6 +278,10 @@ func (l *loader) decodeParams(d *decl, each map[string]cty.Value) (stages.Params
 			if m, ok := l.stringMapParam(attrs, p.Name, each); ok {
 				params[p.Name] = m
 			}
+		case stages.NumberMap:
+			if m, ok := l.numberMapParam(attrs, p.Name, each); ok {
+				params[p.Name] = m
+			}
 		case stages.ModelRef:
 			if m := l.modelParam(a, each); m != nil {
 				params[p.Name] = m

@@ -375,6 +375,34 @@ stage "leaderboard" "december_2024" {
   title      = "LiveIdeaBench, December 2024 protocol"
 }
 
+# The published board (the authors' results/LiveIdeaBench-202412.csv, read
+# as it is): `ideaflow check` sets each model's values here beside it.
+locals {
+  board_202412 = { for r in csvdecode(file(var.published)) : r.Model => r }
+}
+
+# The board's order: Kendall's tau-b between the 20 models' averages here
+# and on the published board, at least 0.8 (about one pair in ten swapped;
+# the models' published averages span only 6.60-7.67, 0.06 apart on
+# average, so a re-run's sampling swaps neighbours).
+expect "december_2024_order" {
+  scores           = stage.liveideabench_score.average
+  published_values = { for m, r in local.board_202412 : m => tonumber(r.Average) }
+  min_tau_b        = 0.8
+  source           = "LiveIdeaBench board, December 2024 (the authors' CSV)"
+}
+
+# Each model's average within 0.25 of the published one (a quarter of the
+# span between the first and the last model). The value's 95% interval
+# over keywords is printed beside it.
+expect "december_2024_average" {
+  for_each  = local.board_202412
+  score     = stage.liveideabench_score.average[each.key]
+  published = tonumber(each.value.Average)
+  tolerance = 0.25
+  source    = "LiveIdeaBench board, December 2024 (the authors' CSV)"
+}
+
 report "leaderboard" {
   title = "LiveIdeaBench leaderboard: each model's fluency, feasibility, originality, flexibility and average, ranked by average (as the authors' board)"
   rows  = stage.generate_from_keyword.ideas

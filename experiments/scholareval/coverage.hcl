@@ -486,3 +486,29 @@ report "preference" {
   intervals = false
   formats   = ["markdown", "csv", "latex"]
 }
+
+# ---- the paper's results as expects (`ideaflow check`). The paper states
+# its coverage table's result, ScholarEval above every baseline overall
+# and in each of the four disciplines (§4.2), and the text we check against
+# gives no cell of it, so these are orders: ScholarEval's coverage above
+# the baseline's in each column (Kendall's tau-b over the two rows is 1
+# when the run's order is the published one, -1 when reversed). A
+# discipline the ideas do not cover (the offline sample has AI and ecology
+# only) has no column: its verdict is missing, with a warning.
+expect "coverage_above_baseline" {
+  for_each         = toset(["overall", "domain=ai", "domain=neuro", "domain=biochem", "domain=eco"])
+  scores           = stage.coverage_score.review
+  node             = each.key
+  published_values = { scholareval = 2, baseline = 1 } # an order, not values: ScholarEval first
+  min_tau_b        = 1
+  source           = "ScholarEval §4.2: coverage above all baselines, overall and per discipline"
+}
+
+# Table 2 gives a number: no invalid reference in any ScholarEval variant's
+# reviews (0%).
+expect "scholareval_reference_invalidity" {
+  score     = stage.reference_invalidity.review["scholareval"]
+  published = 0
+  tolerance = 0
+  source    = "ScholarEval Table 2: 0% Reference Inv."
+}

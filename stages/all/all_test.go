@@ -40,6 +40,7 @@ var kindType = map[stages.Kind]reflect.Type{
 	stages.Bool:       reflect.TypeFor[bool](),
 	stages.StringList: reflect.TypeFor[[]string](),
 	stages.StringMap:  reflect.TypeFor[map[string]string](),
+	stages.NumberMap:  reflect.TypeFor[map[string]float64](),
 }
 
 // contractProblems lists how typ breaks the stage type contract, one

@@ -2,11 +2,13 @@ package liveideabench_test
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -72,16 +74,66 @@ func TestLeaderboardExperimentPlan(t *testing.T) {
 		"stage.liveideabench_score.originality": 20, "stage.liveideabench_score.feasibility": 20, "stage.liveideabench_score.fluency": 20,
 		"stage.liveideabench_score.flexibility": 20, "stage.liveideabench_score.average": 20,
 		"stage.leaderboard.december_2024": 1, "report.leaderboard": 1, "stage.plot.figure5": 1, "stage.plot.figure3": 1,
+		"expect.december_2024_order": 1, "expect.december_2024_average": 20,
 	}
 	sameCounts(t, "plan", planTotals(p), want)
-	if p.Summary.Nodes.Total != 212_504 || p.Summary.Nodes.ToRun != 212_504 || p.Summary.Estimate.LLMCalls != 212_400 {
+	if p.Summary.Nodes.Total != 212_525 || p.Summary.Nodes.ToRun != 212_525 || p.Summary.Estimate.LLMCalls != 212_400 {
 		t.Errorf("plan: %+v nodes, %d calls", p.Summary.Nodes, p.Summary.Estimate.LLMCalls)
 	}
-	// Exactly one instance per model, and every judge_panel instance keeps
-	// the generator's family out.
-	if n := len(g.Exp.Stages); n != 164 {
-		t.Errorf("%d stage instances, want 164", n)
+	// Exactly one instance per model (the expects: one per model and the
+	// order), and every judge_panel instance keeps the generator's family out.
+	if n := len(g.Exp.Stages); n != 185 {
+		t.Errorf("%d stage instances, want 185", n)
 	}
+	// The expects carry the authors' CSV as it is: all 20 models, each
+	// model's average as the board gives it.
+	board := readBoard(t, shareddata.Path(t, "liveideabench", "results/LiveIdeaBench-202412.csv"))
+	for _, si := range g.Exp.Stages {
+		switch {
+		case si.Address == "expect.december_2024_order":
+			got := si.Params.NumberMap("published_values")
+			if len(got) != 20 || si.Params.Number("min_tau_b") != 0.8 {
+				t.Errorf("order: %d published values, min_tau_b %v", len(got), si.Params.Number("min_tau_b"))
+			}
+			for m, v := range board {
+				if got[m] != v {
+					t.Errorf("order: %s published %v, the CSV %v", m, got[m], v)
+				}
+			}
+		case strings.HasPrefix(si.Address, "expect.december_2024_average["):
+			m := strings.TrimSuffix(strings.TrimPrefix(si.Address, `expect.december_2024_average["`), `"]`)
+			if v, ok := board[m]; !ok || si.Params.Number("published") != v || si.Params.Number("tolerance") != 0.25 {
+				t.Errorf("%s: published %v ± %v, the CSV %v", si.Address, si.Params.Number("published"), si.Params.Number("tolerance"), v)
+			}
+		}
+	}
+}
+
+// readBoard reads a published board's Model -> Average.
+func readBoard(t *testing.T, path string) map[string]float64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	out := map[string]float64{}
+	for _, r := range rows[1:] {
+		v, err := strconv.ParseFloat(r[col["Average"]], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[r[col["Model"]]] = v
+	}
+	return out
 }
 
 // quick.hcl runs in seconds on the mock provider, then runs nothing.

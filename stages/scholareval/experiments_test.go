@@ -164,7 +164,7 @@ const (
 // seeded mock's and the corpus's.
 func TestCoverageOnTheRealIdeas(t *testing.T) {
 	if testing.Short() {
-		t.Skip("8,320 and 7,803 nodes")
+		t.Skip("8,326 and 7,803 nodes")
 	}
 	for _, tc := range []struct {
 		file   string
@@ -175,9 +175,12 @@ func TestCoverageOnTheRealIdeas(t *testing.T) {
 		// The authors' chain: 778 first-pass ratings; the augmentation's
 		// 902 nodes (per idea a recommendation and a references request per
 		// seed, and the selection); 576 embeddings and selections; 340
-		// second-pass ratings; 573 comparisons.
-		{"coverage.hcl", 8320, map[string]int{"stage.contribution_relevance.search": 778, "stage.paper_augment.se": 902,
-			"stage.embedding_filter.se": 576, "stage.contribution_relevance.augmented": 340, "stage.contribution_compare.se": 573}, false},
+		// second-pass ratings; 573 comparisons; the paper's results as six
+		// expects, one per coverage column and the invalidity.
+		{"coverage.hcl", 8326, map[string]int{"stage.contribution_relevance.search": 778, "stage.paper_augment.se": 902,
+			"stage.embedding_filter.se": 576, "stage.contribution_relevance.augmented": 340, "stage.contribution_compare.se": 573,
+			`expect.coverage_above_baseline["overall"]`: 1, `expect.coverage_above_baseline["domain=ai"]`: 1, `expect.coverage_above_baseline["domain=neuro"]`: 1,
+			`expect.coverage_above_baseline["domain=biochem"]`: 1, `expect.coverage_above_baseline["domain=eco"]`: 1, "expect.scholareval_reference_invalidity": 1}, false},
 		// ideaflow's: 820 augmentation nodes, one pass of 1,215 ratings,
 		// 617 comparisons.
 		{"coverage.ideaflow.hcl", 7803, map[string]int{"stage.paper_augment.se": 820, "stage.contribution_relevance.se": 1215,
@@ -214,6 +217,11 @@ func TestCoverageOnTheRealIdeas(t *testing.T) {
 			}
 			if sum.Nodes.Total != tc.nodes {
 				t.Errorf("%d nodes, want %d (the seeded mock's, and the four reports)", sum.Nodes.Total, tc.nodes)
+			}
+			// The ideas cover all four disciplines: every column and every
+			// expect's node exists, so nothing warns.
+			if len(sum.Warnings) != 0 {
+				t.Errorf("warnings on the real ideas: %v", sum.Warnings)
 			}
 		})
 	}
