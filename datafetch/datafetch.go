@@ -154,6 +154,19 @@ func Lookup(name string) (*Set, error) {
 	return nil, fmt.Errorf("no data set %q; the sets are %s", name, strings.Join(Names(), ", "))
 }
 
+// ByDigest finds the pinned file whose bytes have the SHA-256 sha (hex):
+// where a copy of a file, wherever it lies, can be fetched again.
+func ByDigest(sha string) (*Set, File, bool) {
+	for _, s := range sets {
+		for _, f := range s.Files {
+			if f.SHA256 == sha {
+				return s, f, true
+			}
+		}
+	}
+	return nil, File{}, false
+}
+
 // Names lists the sets' names.
 func Names() []string {
 	out := make([]string, len(sets))

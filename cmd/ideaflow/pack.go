@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ideaflow/ideaflow/cache"
+	"github.com/ideaflow/ideaflow/datafetch"
 	"github.com/ideaflow/ideaflow/engine"
 	"github.com/ideaflow/ideaflow/internal/pack"
 )
@@ -88,7 +89,15 @@ func (a *app) packCmd() *cobra.Command {
 			fmt.Fprintf(a.stdout, "packed %s of %s: %d records, %d files, %d bytes to %s\ndigest: %s\n",
 				output, g.Exp.Name, res.Written, len(entries)-1, len(b), out, pack.Digest(b))
 			for _, x := range m.External {
-				fmt.Fprintf(a.stdout, "  not carried (over %d bytes): %s, %d bytes, %s: the receiver puts it there\n", maxFile, x.Path, x.Size, x.SHA256)
+				why := fmt.Sprintf("over %d bytes", maxFile)
+				if filepath.IsAbs(x.Path) {
+					why = "outside the experiment folder"
+				}
+				where := "no known source: send it beside the pack"
+				if x.Source != "" {
+					where = "the receiver gets it with " + x.Source
+				}
+				fmt.Fprintf(a.stdout, "  not carried (%s): %s, %d bytes, %s; %s\n", why, x.Path, x.Size, x.SHA256, where)
 			}
 			fmt.Fprintf(a.stdout, "  (rebuild it with `ideaflow reproduce %s DIR`; send the digest by another channel to authenticate it)\n", out)
 			return nil
@@ -141,9 +150,22 @@ func packFiles(g *engine.Graph, maxFile int64) (*pack.Manifest, map[string][]byt
 		if err != nil {
 			return nil, nil, fmt.Errorf("dataset %s: %w", name, err)
 		}
-		m.External = append(m.External, pack.External{Path: ds.Path, Size: int64(len(b)), SHA256: digestOf(b)})
+		m.External = append(m.External, external(ds.Path, b))
 	}
 	return m, entries, nil
+}
+
+// external is a data file a pack does not carry, with where to get its
+// bytes when they are a benchmark's pinned file.
+func external(path string, b []byte) pack.External {
+	x := pack.External{Path: path, Size: int64(len(b)), SHA256: digestOf(b)}
+	if set, f, ok := datafetch.ByDigest(strings.TrimPrefix(x.SHA256, "sha256:")); ok {
+		x.Source = fmt.Sprintf("ideaflow data get %s: %s of %s@%.7s", set.Name, f.Path, set.Repo, set.Commit)
+		if set.License != "" {
+			x.Source += " (" + set.License + ")"
+		}
+	}
+	return x
 }
 
 func addPackFile(m *pack.Manifest, entries map[string][]byte, path, rel string, maxFile int64) error {
@@ -152,7 +174,7 @@ func addPackFile(m *pack.Manifest, entries map[string][]byte, path, rel string, 
 		return err
 	}
 	if int64(len(b)) > maxFile {
-		m.External = append(m.External, pack.External{Path: rel, Size: int64(len(b)), SHA256: digestOf(b)})
+		m.External = append(m.External, external(rel, b))
 		return nil
 	}
 	entries[pack.ExperimentDir+rel] = b
@@ -238,6 +260,8 @@ func unpackFiles(file, dir string) (*pack.Manifest, []byte, string, string, erro
 			// A file outside the packer's experiment folder (the authors'
 			// data folder): this machine's experiment finds its own copy
 			// (ideaflow data get); loading names it if it cannot.
+		case err != nil && x.Source != "":
+			missing = append(missing, fmt.Sprintf("%s (%d bytes, %s; %s, then copy it there)", p, x.Size, x.SHA256, x.Source))
 		case err != nil:
 			missing = append(missing, fmt.Sprintf("%s (%d bytes, %s)", p, x.Size, x.SHA256))
 		case digestOf(b) != x.SHA256:

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ideaflow/ideaflow/internal/shareddata"
 )
 
 // twoTables is the scenario with a second table, over a second quality:
@@ -165,7 +167,8 @@ func TestPackLeavesLargeFilesOut(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(exp, "data/targets.jsonl"))
 	packFile := filepath.Join(t.TempDir(), "t.pack")
 	code, out, stderr := cli(t, "pack", "report.table1", exp, "-o", packFile, "--cache-dir", cacheDir, "--max-file", strconv.Itoa(len(data)-1))
-	if code != 0 || !strings.Contains(out, "not carried (over "+strconv.Itoa(len(data)-1)+" bytes): data/targets.jsonl, "+strconv.Itoa(len(data))+" bytes, sha256:") {
+	if code != 0 || !strings.Contains(out, "not carried (over "+strconv.Itoa(len(data)-1)+" bytes): data/targets.jsonl, "+strconv.Itoa(len(data))+" bytes, sha256:") ||
+		!strings.Contains(out, "; no known source: send it beside the pack\n") {
 		t.Fatalf("pack: exit %d\n%s\n%s", code, out, stderr)
 	}
 	if b, _ := os.ReadFile(packFile); bytes.Contains(b, data) {
@@ -196,5 +199,21 @@ func TestPackLeavesLargeFilesOut(t *testing.T) {
 	got, _ := os.ReadFile(filepath.Join(into, "exp", "results", "table1.md"))
 	if len(want) == 0 || !bytes.Equal(got, want) {
 		t.Errorf("table1.md after unpack differs:\n%s\n--- run:\n%s", got, want)
+	}
+}
+
+// A data file a pack leaves out says where to get its bytes again when
+// they are a benchmark's pinned file, wherever the packer's copy lay.
+func TestPackNamesWhereToGetPinnedFiles(t *testing.T) {
+	b, err := os.ReadFile(shareddata.Path(t, "liveideabench", "results/LiveIdeaBench-202412.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := external("/anywhere/board.csv", b)
+	if x.Source != "ideaflow data get liveideabench: results/LiveIdeaBench-202412.csv of x66ccff/liveideabench@6fc8285 (MIT)" || x.Size != int64(len(b)) {
+		t.Errorf("pinned file: %+v", x)
+	}
+	if x := external("data/own.csv", []byte("Model,Average\n")); x.Source != "" {
+		t.Errorf("a file of no set: source %q", x.Source)
 	}
 }

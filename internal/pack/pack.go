@@ -78,6 +78,10 @@ type External struct {
 	Path   string `json:"path"`
 	Size   int64  `json:"size"`
 	SHA256 string `json:"sha256"`
+	// Source says where to get the same bytes, when they are a pinned
+	// file of a benchmark's repository (`ideaflow data get SET`); empty:
+	// no known source, the packer must send the file beside the pack.
+	Source string `json:"source,omitempty"`
 }
 
 // Write encodes a pack of the manifest and entries (name -> bytes); it fills
