@@ -314,9 +314,16 @@ func (a *app) planCmd() *cobra.Command {
 			}
 			config.WriteDiagnostics(a.stderr, config.Dedupe(p.Diags), g.Exp.Files) // warnings of stages laid out as the plan went
 			if asJSON {
+				out := planJSON{PlanSummary: p.Summary}
+				drift, found, err := lockDrift(e, p, g)
+				if lock := filepath.Base(engine.LockPath(g.Exp.Path)); err != nil {
+					out.Lock = &lockJSON{File: lock, Drift: []string{}, Error: err.Error()}
+				} else if found {
+					out.Lock = &lockJSON{File: lock, Drift: append([]string{}, drift...)}
+				}
 				enc := json.NewEncoder(a.stdout)
 				enc.SetIndent("", "  ")
-				return enc.Encode(p.Summary)
+				return enc.Encode(out)
 			}
 			where := dir
 			if a.missingCache != "" {

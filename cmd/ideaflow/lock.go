@@ -45,15 +45,14 @@ func (a *app) lockWriter(g *engine.Graph, outDir string) func(*engine.Lock) {
 // cache and the files hold now.
 func printLockDrift(w io.Writer, e *engine.Engine, p *engine.Plan, g *engine.Graph) {
 	path := engine.LockPath(g.Exp.Path)
-	old, err := engine.ReadLock(path)
+	drift, found, err := lockDrift(e, p, g)
 	if err != nil {
 		fmt.Fprintf(w, "\nLock: %v\n", err)
 		return
 	}
-	if old == nil {
+	if !found {
 		return
 	}
-	drift := engine.Drift(old, e.LockOf(p, variableStrings(g)))
 	if len(drift) == 0 {
 		fmt.Fprintf(w, "\nLock: no drift from %s.\n", filepath.Base(path))
 		return
@@ -62,6 +61,29 @@ func printLockDrift(w io.Writer, e *engine.Engine, p *engine.Plan, g *engine.Gra
 	for _, d := range drift {
 		fmt.Fprintf(w, "  %s\n", d)
 	}
+}
+
+// lockDrift compares the plan with the committed lock: found is false when
+// there is none.
+func lockDrift(e *engine.Engine, p *engine.Plan, g *engine.Graph) (drift []string, found bool, err error) {
+	old, err := engine.ReadLock(engine.LockPath(g.Exp.Path))
+	if err != nil || old == nil {
+		return nil, false, err
+	}
+	return engine.Drift(old, e.LockOf(p, variableStrings(g))), true, nil
+}
+
+// planJSON is `plan --json`: the plan's summary and, when a lock is
+// committed beside the experiment, what drifted from it ([] for nothing).
+type planJSON struct {
+	*engine.PlanSummary
+	Lock *lockJSON `json:"lock,omitempty"` // absent: no lock beside the experiment
+}
+
+type lockJSON struct {
+	File  string   `json:"file"`
+	Drift []string `json:"drift"` // [] when nothing drifted
+	Error string   `json:"error,omitempty"`
 }
 
 // writeFileAtomic writes b to path through a temporary file in its folder.

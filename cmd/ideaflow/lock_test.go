@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,6 +62,12 @@ func TestLockDriftNamedByPlan(t *testing.T) {
 			if _, out, _ := cli(t, "plan", exp, "--cache-dir", cacheDir); !strings.Contains(out, "Lock: no drift from ideaflow.lock.") {
 				t.Fatalf("plan right after the run finds drift:\n%s", out)
 			}
+			if _, js, _ := cli(t, "plan", exp, "--cache-dir", cacheDir, "--json"); !strings.Contains(js, `"lock": {
+    "file": "ideaflow.lock",
+    "drift": []
+  }`) {
+				t.Errorf("plan --json right after the run:\n%s", js)
+			}
 			planCache := cacheDir
 			if c.change(t, srv, exp) {
 				planCache = filepath.Join(t.TempDir(), "fresh")
@@ -75,6 +83,21 @@ func TestLockDriftNamedByPlan(t *testing.T) {
 			_, out, stderr := cli(t, "plan", exp, "--cache-dir", planCache)
 			if !strings.Contains(out, "Lock drift from ideaflow.lock:\n") || !strings.Contains(out, "  "+c.want+"\n") {
 				t.Fatalf("plan does not name %q:\n%s\n%s", c.want, out, stderr)
+			}
+			// plan --json gives the same drift, and nothing else.
+			_, js, _ := cli(t, "plan", exp, "--cache-dir", planCache, "--json")
+			var pj struct {
+				Nodes *struct{ Total int } `json:"nodes"`
+				Lock  *lockJSON            `json:"lock"`
+			}
+			_, text, _ := strings.Cut(out, "Lock drift from ideaflow.lock:\n")
+			var lines []string
+			for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+				lines = append(lines, strings.TrimPrefix(l, "  "))
+			}
+			if err := json.Unmarshal([]byte(js), &pj); err != nil || pj.Nodes == nil || pj.Lock == nil || pj.Lock.File != "ideaflow.lock" ||
+				strings.Join(pj.Lock.Drift, "\n") != strings.Join(lines, "\n") || !slices.Contains(pj.Lock.Drift, c.want) {
+				t.Errorf("plan --json: %v, lock %+v; want the text's %q", err, pj.Lock, lines)
 			}
 			for _, other := range []string{"served model changed", "fingerprint changed", "dataset digest changed", "prompt changed"} {
 				if !strings.HasPrefix(c.want, other) && strings.Contains(out, other) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ideaflow/ideaflow/internal/pack"
 	"github.com/ideaflow/ideaflow/internal/shareddata"
 )
 
@@ -216,4 +218,34 @@ func TestPackNamesWhereToGetPinnedFiles(t *testing.T) {
 	if x := external("data/own.csv", []byte("Model,Average\n")); x.Source != "" {
 		t.Errorf("a file of no set: source %q", x.Source)
 	}
+}
+
+// Every single-byte flip of a pack the CLI made (the test scenario's
+// table1: its experiment files, data and 38 records) is refused by the
+// reader unpack and reproduce open it with, before anything is written.
+func TestEveryByteFlipOfACLIPackIsRefused(t *testing.T) {
+	_, exp, cacheDir, _ := newScenario(t)
+	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	packFile := filepath.Join(t.TempDir(), "t.pack")
+	if code, _, stderr := cli(t, "pack", "report.table1", exp, "-o", packFile, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	orig, err := os.ReadFile(packFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := pack.Read(orig); err != nil {
+		t.Fatalf("the pack as written: %v", err)
+	}
+	for i := range orig {
+		orig[i] ^= 0xff
+		_, _, err := pack.Read(orig)
+		orig[i] ^= 0xff
+		if !errors.Is(err, pack.ErrRefused) {
+			t.Fatalf("byte %d of %d flipped: accepted (err %v)", i, len(orig), err)
+		}
+	}
+	t.Logf("%d flips of a %d-byte pack, each refused", len(orig), len(orig))
 }
