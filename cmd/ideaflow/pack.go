@@ -109,14 +109,23 @@ func (a *app) packCmd() *cobra.Command {
 	return cmd
 }
 
-// packFiles collects the experiment folder's files (results, hidden files
-// and packs left out) and the dataset files outside it (by digest only).
+// packFiles collects the experiment's files and the dataset files outside
+// its folder (by digest only). A folder experiment is its folder (results,
+// hidden files and packs left out); a one-file experiment, which shares its
+// folder with others, is its file, its lock and the files it reads (its
+// datasets and what file() and templatefile() read).
 func packFiles(g *engine.Graph, maxFile int64) (*pack.Manifest, map[string][]byte, error) {
 	m := &pack.Manifest{Root: filepath.Base(g.Exp.Dir)}
 	if fi, err := os.Stat(g.Exp.Path); err == nil && !fi.IsDir() {
 		m.Main = filepath.Base(g.Exp.Path)
 	}
 	entries := map[string][]byte{}
+	if m.Main != "" {
+		if err := packRead(g, m, entries, maxFile); err != nil {
+			return nil, nil, err
+		}
+		return m, entries, nil
+	}
 	results, _ := filepath.Abs(g.Exp.ResultsDir)
 	err := filepath.WalkDir(g.Exp.Dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -146,13 +155,83 @@ func packFiles(g *engine.Graph, maxFile int64) (*pack.Manifest, map[string][]byt
 		if rel, err := filepath.Rel(g.Exp.Dir, ds.Path); err == nil && !strings.HasPrefix(rel, "..") {
 			continue // carried with the folder
 		}
-		b, err := os.ReadFile(ds.Path)
+		files, err := datasetFiles(ds.Path)
 		if err != nil {
 			return nil, nil, fmt.Errorf("dataset %s: %w", name, err)
 		}
-		m.External = append(m.External, external(ds.Path, b))
+		for _, p := range files {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return nil, nil, fmt.Errorf("dataset %s: %w", name, err)
+			}
+			m.External = append(m.External, external(p, b))
+		}
 	}
 	return m, entries, nil
+}
+
+// datasetFiles lists a dataset's files: its file, or every regular file
+// under its folder (ScholarIdeas), hidden ones left out, in path order.
+func datasetFiles(path string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != path && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// packRead collects a one-file experiment's files: the file, its lock when
+// there is one, and every file it reads (under a dataset folder, each file);
+// those outside the experiment's folder by digest only.
+func packRead(g *engine.Graph, m *pack.Manifest, entries map[string][]byte, maxFile int64) error {
+	paths := map[string]bool{g.Exp.Path: true}
+	if lock := engine.LockPath(g.Exp.Path); fileExists(lock) {
+		paths[lock] = true
+	}
+	for _, p := range g.Exp.ReadFiles {
+		paths[p] = true
+	}
+	for _, ds := range g.Exp.Datasets {
+		files, err := datasetFiles(ds.Path)
+		if err != nil {
+			return fmt.Errorf("dataset %s: %w", ds.Name, err)
+		}
+		for _, p := range files {
+			paths[p] = true
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(paths)) {
+		rel, err := filepath.Rel(g.Exp.Dir, p)
+		if err == nil && !strings.HasPrefix(rel, "..") {
+			if err := addPackFile(m, entries, p, filepath.ToSlash(rel), maxFile); err != nil {
+				return err
+			}
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		m.External = append(m.External, external(p, b))
+	}
+	return nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // external is a data file a pack does not carry, with where to get its

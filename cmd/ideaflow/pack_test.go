@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -248,4 +250,51 @@ func TestEveryByteFlipOfACLIPackIsRefused(t *testing.T) {
 		}
 	}
 	t.Logf("%d flips of a %d-byte pack, each refused", len(orig), len(orig))
+}
+
+// A one-file experiment shares its folder with others: its pack carries the
+// file, its lock and what it reads (its dataset, the prompt file() reads),
+// not the folder's other experiments and files, and still rebuilds its
+// table with no call, byte for byte.
+func TestPackOneFileExperimentCarriesWhatItReads(t *testing.T) {
+	srv, exp, cacheDir, _ := newScenario(t)
+	one := filepath.Join(exp, "one.hcl")
+	if err := os.Rename(filepath.Join(exp, "main.hcl"), one); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"other.hcl": "# another experiment of the folder\n", "notes.txt": "not read by one.hcl\n", "data/unread.jsonl": "{}\n"} {
+		if err := os.WriteFile(filepath.Join(exp, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _, stderr := cli(t, "run", one, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	packFile := filepath.Join(t.TempDir(), "one.pack")
+	if code, _, stderr := cli(t, "pack", "report.table1", one, "-o", packFile, "--cache-dir", cacheDir); code != 0 {
+		t.Fatal(stderr)
+	}
+	b, err := os.ReadFile(packFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := pack.Read(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(slices.Sorted(maps.Keys(m.Files)), " "); got != "experiment/data/targets.jsonl experiment/one.hcl experiment/one.ideaflow.lock experiment/prompts/generate.tmpl records.bundle" || m.Main != "one.hcl" {
+		t.Errorf("the pack holds %s (main %q)", got, m.Main)
+	}
+	calls := srv.Count()
+	dir := filepath.Join(t.TempDir(), "fresh")
+	if code, out, stderr := cli(t, "reproduce", packFile, dir); code != 0 || srv.Count() != calls {
+		t.Fatalf("reproduce: exit %d, %d requests\n%s\n%s", code, srv.Count()-calls, out, stderr)
+	}
+	for _, f := range []string{"table1.md", "table1.csv"} {
+		want, _ := os.ReadFile(filepath.Join(exp, "results", "one", f))
+		got, err := os.ReadFile(filepath.Join(dir, "exp", "results", "one", f))
+		if err != nil || len(want) == 0 || !bytes.Equal(got, want) {
+			t.Errorf("%s after reproduce (%v):\n%s\n--- run:\n%s", f, err, got, want)
+		}
+	}
 }

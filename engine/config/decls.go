@@ -62,6 +62,9 @@ type loader struct {
 	varOrigins map[string]string
 	// fileTexts maps the text of each file() read to its path as written.
 	fileTexts map[string]string
+	// read holds the absolute path of every file file() and templatefile()
+	// resolved (Experiment.ReadFiles).
+	read map[string]bool
 	// confine is --confine's roots; nil: reads are not confined.
 	confine *confinement
 	// pathOK marks the input paths inputPath checked and found readable.

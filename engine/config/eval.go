@@ -58,7 +58,7 @@ func (l *loader) load(files []parsedFile) {
 			"var": {}, "local": {}, "provider": {}, "model": {}, "dataset": {}, "quality": {},
 		},
 		stage: map[string]map[string]cty.Value{},
-		funcs: functions(l.resolve, l.noteFile),
+		funcs: functions(l.resolveRead, l.noteFile),
 	}
 	l.exp.Variables = map[string]cty.Value{}
 	l.exp.Providers = map[string]*Provider{}

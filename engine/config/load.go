@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -76,6 +78,7 @@ func Load(path string, opts Options) (*Experiment, hcl.Diagnostics) {
 	l.exp.Source = sourceDigest(files)
 	l.load(files)
 	l.identify(path)
+	l.exp.ReadFiles = slices.Sorted(maps.Keys(l.read))
 	l.diags = Dedupe(l.diags)
 	// With errors the experiment is partial (what failed, and what reads
 	// it, is left out), returned so a caller can run the checks that come

@@ -88,6 +88,24 @@ func (l *loader) resolve(name string) (string, error) {
 	return path, nil
 }
 
+// resolveRead is resolve for the experiment language's functions: it notes
+// each regular file resolved (file(), templatefile()), which
+// Experiment.ReadFiles lists. A provider's file settings go through
+// resolve alone: they may hold secrets, and are no input of an output.
+func (l *loader) resolveRead(name string) (string, error) {
+	path, err := l.resolve(name)
+	if err != nil {
+		return path, err
+	}
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		if l.read == nil {
+			l.read = map[string]bool{}
+		}
+		l.read[path] = true
+	}
+	return path, nil
+}
+
 // readablePath resolves a file the run reads whole (a provider's file
 // setting) and checks it now: it exists, is a regular file and is at most
 // MaxSettingFileBytes.

@@ -42,6 +42,13 @@ type Experiment struct {
 	// else DefaultMaxNodes. See CheckNodes.
 	MaxNodes int
 
+	// ReadFiles lists the absolute path of every file the experiment's
+	// file() and templatefile() calls read (prompts, a published board),
+	// sorted, each once. With its .hcl files and its datasets' paths it is
+	// every file its outputs rest on: a pack of a one-file experiment
+	// carries these, not the folder's other files.
+	ReadFiles []string
+
 	// ResultsDir is where reports go unless --out says otherwise: one
 	// folder per experiment, so two experiment files in one folder never
 	// overwrite each other's pages: <Dir>/results for a folder experiment,

@@ -62,7 +62,7 @@ func (l *loader) variableOverrides() map[string]cty.Value {
 	return out
 }
 
-func (l *loader) valuesFuncs() map[string]function.Function { return functions(l.resolve, nil) }
+func (l *loader) valuesFuncs() map[string]function.Function { return functions(l.resolveRead, nil) }
 
 // parseVarValue reads a -var value as an HCL literal (5, true, ["a"]) unless the
 // variable is declared as a string, falling back to the raw string.

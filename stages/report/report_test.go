@@ -680,6 +680,21 @@ func TestReportLabelledScoreNodes(t *testing.T) {
 		t.Errorf("coverage.csv:\n%s\nwant:\n%s", got, want)
 	}
 
+	// Options for a label this data does not give (a discipline the ideas
+	// do not cover) are no mistake; a misspelt stage still warns.
+	shared := stages.WithDefaults(reportType{}, stages.Params{
+		"rows": cols, "columns": cols, "formats": []string{"csv"},
+		"labels": map[string]string{"coverage_score.review/domain=neuro": "Neuro", "coverage_score.reveiw/domain=ai": "AI"},
+		"better": map[string]string{"coverage_score.review/domain=neuro": "higher"},
+	})
+	var warned []string
+	for _, w := range (reportType{}).LayoutWarnings(&stages.Instance{Address: "report.coverage", Params: shared}) {
+		warned = append(warned, w.Error())
+	}
+	if len(warned) != 1 || !strings.HasPrefix(warned[0], `labels: "coverage_score.reveiw/domain=ai" names no column stage`) {
+		t.Errorf("warnings %q; want the misspelt stage's only", warned)
+	}
+
 	unlabelled := &stages.Upstream{Address: "stage.x.y", Type: "x", Nodes: []stages.NodeInfo{{Slot: 0}, {Slot: 1}}}
 	_, err = reportType{}.Layout(&stages.Instance{Address: "report.bad", Params: stages.WithDefaults(reportType{},
 		stages.Params{"rows": []*stages.Upstream{rowInstance("a")}, "columns": []*stages.Upstream{unlabelled}})})

@@ -440,6 +440,19 @@ func sourceID(from *stages.Upstream, n stages.NodeInfo) string {
 	return from.Address
 }
 
+// labelledElsewhere says id is "STAGE/LABEL" for a column stage of this
+// report whose nodes are labelled (coverage_score's "overall",
+// "domain=ai"), though none is labelled LABEL here: which labels a stage
+// gives can depend on the data (a discipline the ideas do not cover), so a
+// shared labels map naming one is no mistake. A misspelt STAGE still warns.
+func (t *table) labelledElsewhere(id string) bool {
+	base, label, ok := strings.Cut(id, "/")
+	if !ok || label == "" {
+		return false
+	}
+	return slices.ContainsFunc(t.metrics, func(m *metric) bool { return strings.HasPrefix(m.id, base+"/") })
+}
+
 // metricOptions applies labels, better and number_format to the column
 // stages. A key that names no column stage is a warning (the map may be
 // shared by several reports); a value that cannot be used is an error.
@@ -454,6 +467,9 @@ func (t *table) metricOptions(better, formats, labels map[string]string) error {
 	for _, id := range slices.Sorted(maps.Keys(better)) {
 		m := byID[id]
 		if m == nil {
+			if t.labelledElsewhere(id) {
+				continue
+			}
 			t.warnf("better", "better: %q is not a column stage of this report (columns: %s); it is ignored", id, t.metricIDs())
 			continue
 		}
@@ -467,6 +483,9 @@ func (t *table) metricOptions(better, formats, labels map[string]string) error {
 	for _, id := range slices.Sorted(maps.Keys(formats)) {
 		m := byID[id]
 		if m == nil {
+			if t.labelledElsewhere(id) {
+				continue
+			}
 			t.warnf("number_format", "number_format: %q is not a column stage of this report (columns: %s); it is ignored", id, t.metricIDs())
 			continue
 		}
@@ -602,7 +621,7 @@ func (t *table) warnUnknownLabels(labels map[string]string, dims []string, value
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		if !known[k] {
+		if !known[k] && !t.labelledElsewhere(k) {
 			t.warnf("labels", "labels: %q names no column stage (%s), row dimension or dimension value of this report; it is ignored", k, t.metricIDs())
 		}
 	}
