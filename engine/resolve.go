@@ -241,7 +241,13 @@ func (w *walker) lookup(i int32, work *stages.Work, key string, inKey [32]byte) 
 	} else if w.verify && w.resample != nil && work.Call != nil {
 		w.noteSampleCall(n, work, rec)
 	}
-	w.rendered.Add(1)
+	if !w.early.sent(key) {
+		// Found by rendering its request: a cached node without a valid
+		// memo. A record an early call of this run wrote is no such node
+		// (it ran here; ranHereOrEarly counts it), whichever walk meets it
+		// before its memo is durable.
+		w.rendered.Add(1)
+	}
 	if w.memos != nil {
 		// The plan of a run: the run would settle this node from the plan
 		// and never write its memo, so every later warm run would render
