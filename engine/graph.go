@@ -135,7 +135,22 @@ type BuildOptions struct {
 	// outputs computed so are not what the stages give: never share their
 	// store. The CLI never sets it.
 	ProjectInputs bool
+	// LayAhead, when more than 0, stops laying out instances once the graph
+	// has that many nodes and an instance that asks a model is among them:
+	// the rest are declared (and their wiring checked) but laid out by the
+	// walk, as an expander's dependents are, once its first round has
+	// walked what is laid out. A run's plan sends calls as
+	// it finds them (early.go), so at 10^6 nodes the first call leaves
+	// after the first instances' layout, not every node's. What a layout
+	// refuses is then found during the plan, after those calls: a run sets
+	// it, never validate or plan, whose node counts are Build's.
+	LayAhead int
 }
+
+// DefaultLayAhead is the run's BuildOptions.LayAhead: below it (every
+// experiment but the largest) a run lays out the whole graph first, as
+// plan does.
+const DefaultLayAhead = 100_000
 
 // BuildWith is Build with options.
 func BuildWith(exp *config.Experiment, opts BuildOptions) (*Graph, hcl.Diagnostics) {
@@ -179,6 +194,7 @@ func BuildWith(exp *config.Experiment, opts BuildOptions) (*Graph, hcl.Diagnosti
 		return nil, diags
 	}
 
+	callsLaidOut := false // an instance that asks a model is laid out (LayAhead)
 	for _, si := range exp.Stages {
 		inst := g.declare(si)
 		if inst == nil {
@@ -202,8 +218,9 @@ func BuildWith(exp *config.Experiment, opts BuildOptions) (*Graph, hcl.Diagnosti
 				continue
 			}
 		}
-		if inst.layoutReady() {
+		if inst.layoutReady() && (opts.LayAhead <= 0 || len(g.Nodes) < opts.LayAhead || !callsLaidOut) {
 			diags = append(diags, g.layout(inst)...)
+			callsLaidOut = callsLaidOut || inst.asksModels()
 		}
 	}
 	if diags.HasErrors() {
@@ -211,6 +228,17 @@ func BuildWith(exp *config.Experiment, opts BuildOptions) (*Graph, hcl.Diagnosti
 	}
 	g.indexDependents()
 	return g, diags
+}
+
+// asksModels reports whether inst has a model param set (a model or a
+// list of them): its nodes are calls, or may be.
+func (inst *Instance) asksModels() bool {
+	for _, p := range inst.cfg.Type.Params() {
+		if (p.Kind == stages.ModelRef || p.Kind == stages.ModelList) && inst.Params.Has(p.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 // declare resolves an instance's params and inputs, without laying it out.

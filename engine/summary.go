@@ -2,6 +2,7 @@ package engine
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"slices"
@@ -161,9 +162,11 @@ type Summary struct {
 	// holds answers for (cached and new alike), from their records.
 	Answered []AnsweredBy `json:"answered,omitempty"`
 	Reports  []string     `json:"reports,omitempty"`
-	// ResultsDigest digests every node's key and status in graph order: two
-	// runs with the same digest hold the same results (keys name outputs), so
-	// a page built from them need not be built again.
+	// ResultsDigest digests every node's key and status, in no order (the
+	// order nodes are laid out in is not a result: a run lays out the
+	// largest graphs as it walks them, see BuildOptions.LayAhead): two runs
+	// with the same digest hold the same results (keys name outputs), so a
+	// page built from them need not be built again.
 	ResultsDigest string `json:"results_digest,omitempty"`
 	// Unpriced lists, sorted, the models (addresses) without a price block
 	// that this run's calls went to. CostUSD then covers the priced calls
@@ -572,7 +575,7 @@ func (u *ServiceUsage) UnmarshalJSON(b []byte) error {
 func (w *walker) summarize() *Summary {
 	s := &Summary{Stages: map[string]StageSummary{}, Models: map[string]ModelUsage{}, Skipped: map[string]int{},
 		ServedModels: map[string]map[string]int{}, Services: map[string]ServiceUsage{}}
-	results := sha256.New()
+	var results multisetDigest
 	answered := answeredTally{}
 	choiceSamples := 0 // completions that came as choices of a shared request
 	for i, n := range w.g.Nodes {
@@ -590,8 +593,7 @@ func (w *walker) summarize() *Summary {
 		if settled == StatusCached {
 			settled = StatusRan
 		}
-		results.Write([]byte(st.key))
-		results.Write([]byte{0, byte(settled), 0})
+		results.add(st.key, settled)
 		c := s.Stages[n.Inst.Address]
 		c.Total++
 		s.Nodes.Total++
@@ -682,7 +684,7 @@ func (w *walker) summarize() *Summary {
 		s.Services = nil
 	}
 	s.Answered = answered.list()
-	s.ResultsDigest = "sha256:" + hex.EncodeToString(results.Sum(nil))
+	s.ResultsDigest = results.String()
 	s.Requests = s.LLMCalls - choiceSamples + int(w.choiceRequests.Load())
 	return s
 }
@@ -914,4 +916,34 @@ func modelPrice(m *stages.Model) stages.Price {
 		return stages.Price{}
 	}
 	return m.Price
+}
+
+// multisetDigest digests a multiset of (key, status) pairs: the sum, lane by
+// lane mod 2^64, of each pair's SHA-256, so that the order pairs are added
+// in does not matter while any changed, added or removed pair changes it.
+// It detects change (a page to rebuild); it is not meant to resist a
+// forger, who could pick pairs that cancel.
+type multisetDigest struct {
+	lanes [4]uint64
+	n     uint64
+}
+
+func (d *multisetDigest) add(key string, status Status) {
+	var buf [80]byte
+	b := append(append(buf[:0], key...), 0, byte(status))
+	h := sha256.Sum256(b)
+	for i := range d.lanes {
+		d.lanes[i] += binary.LittleEndian.Uint64(h[8*i:])
+	}
+	d.n++
+}
+
+func (d *multisetDigest) String() string {
+	var out [40]byte
+	for i, l := range d.lanes {
+		binary.LittleEndian.PutUint64(out[8*i:], l)
+	}
+	binary.LittleEndian.PutUint64(out[32:], d.n)
+	sum := sha256.Sum256(out[:])
+	return "sha256:" + hex.EncodeToString(sum[:])
 }

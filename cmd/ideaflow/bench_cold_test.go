@@ -169,7 +169,9 @@ stage "generate_ideas" "main" {
 	}
 	defer store.Close()
 	start := time.Now()
-	g := loadGraph(b, exp)
+	// As `run` loads: past engine.DefaultLayAhead nodes the rest is laid
+	// out as the walk goes, so the first calls leave before every node is.
+	g := loadGraphWith(b, exp, engine.BuildOptions{LayAhead: engine.DefaultLayAhead})
 	loaded := time.Since(start)
 	e := &engine.Engine{Store: store, Log: zerolog.Nop(), Exec: engine.NewLocalExecutor(g.Exp.LLMProviders(), zerolog.Nop())}
 	sum, err := e.Run(ctx, g, engine.RunOptions{ReportDir: filepath.Join(dir, "results")})

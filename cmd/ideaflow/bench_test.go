@@ -106,11 +106,17 @@ stage "generate_ideas" "main" {
 
 func loadGraph(tb testing.TB, dir string) *engine.Graph {
 	tb.Helper()
+	return loadGraphWith(tb, dir, engine.BuildOptions{})
+}
+
+// loadGraphWith is loadGraph with build options (a run's LayAhead).
+func loadGraphWith(tb testing.TB, dir string, opts engine.BuildOptions) *engine.Graph {
+	tb.Helper()
 	exp, diags := config.Load(dir, config.Options{})
 	if diags.HasErrors() {
 		tb.Fatal(diags)
 	}
-	g, diags := engine.Build(exp)
+	g, diags := engine.BuildWith(exp, opts)
 	if diags.HasErrors() {
 		tb.Fatal(diags)
 	}

@@ -79,6 +79,10 @@ type app struct {
 	// lastRunVars: this command describes what was run, so load defaults
 	// the variables to the last run's (show, export, report).
 	lastRunVars bool
+	// layAhead is engine.BuildOptions.LayAhead for this command's load: set
+	// by run, whose plan sends calls as it finds them, so the largest
+	// graphs start calling before they are laid out whole.
+	layAhead int
 	// shared is the read-only cache load opened to find the last run; the
 	// command's own open reuses it, and Main closes it.
 	shared      readStore
@@ -235,7 +239,11 @@ func (a *app) loadWith(path string, vars, varFiles []string) (*engine.Graph, err
 		return nil, &exitError{exitBadInput, fmt.Errorf("%d error(s) in %s", len(diags.Errs()), path)}
 	}
 	config.WriteDiagnostics(a.stderr, diags, exp.Files) // warnings: config.Load returned no error
-	g, diags := engine.Build(exp)
+	bo := engine.BuildOptions{LayAhead: a.layAhead}
+	if exp.StopWhen != nil {
+		bo.LayAhead = 0 // rounds re-plan a graph laid out whole
+	}
+	g, diags := engine.BuildWith(exp, bo)
 	if diags.HasErrors() {
 		diags = config.Dedupe(diags) // the count is of what is printed: one per block, not per for_each instance
 		config.WriteDiagnostics(a.stderr, diags, exp.Files)
@@ -505,6 +513,11 @@ func (a *app) runCmd() *cobra.Command {
 		Short: "Run an experiment; only nodes not in the cache are computed",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !offline && !verify && maxCost == 0 {
+				// Calls go out while planning (engine/early.go): lay the
+				// largest graphs out as the walk goes.
+				a.layAhead = engine.DefaultLayAhead
+			}
 			g, err := a.load(expArg(args))
 			if err != nil {
 				return err
