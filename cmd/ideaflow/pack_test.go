@@ -124,9 +124,10 @@ func TestPackReproducesOneTable(t *testing.T) {
 	}
 }
 
-// TestTamperedPackRefusedWhole edits one byte of a data file inside a pack:
-// unpack refuses it, names the file, and writes nothing.
-func TestTamperedPackRefusedWhole(t *testing.T) {
+// packedTable1 runs the test scenario and packs its table1: the
+// experiment's folder and the pack's path.
+func packedTable1(t *testing.T) (string, string) {
+	t.Helper()
 	_, exp, cacheDir, _ := newScenario(t)
 	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
 		t.Fatal(stderr)
@@ -135,6 +136,13 @@ func TestTamperedPackRefusedWhole(t *testing.T) {
 	if code, _, stderr := cli(t, "pack", "report.table1", exp, "-o", packFile, "--cache-dir", cacheDir); code != 0 {
 		t.Fatal(stderr)
 	}
+	return exp, packFile
+}
+
+// TestTamperedPackRefusedWhole edits one byte of a data file inside a pack:
+// unpack refuses it, names the file, and writes nothing.
+func TestTamperedPackRefusedWhole(t *testing.T) {
+	exp, packFile := packedTable1(t)
 	b, _ := os.ReadFile(packFile)
 	data, _ := os.ReadFile(filepath.Join(exp, "data/targets.jsonl"))
 	at := bytes.Index(b, data)
@@ -226,14 +234,7 @@ func TestPackNamesWhereToGetPinnedFiles(t *testing.T) {
 // table1: its experiment files, data and 38 records) is refused by the
 // reader unpack and reproduce open it with, before anything is written.
 func TestEveryByteFlipOfACLIPackIsRefused(t *testing.T) {
-	_, exp, cacheDir, _ := newScenario(t)
-	if code, _, stderr := cli(t, "run", exp, "--cache-dir", cacheDir); code != 0 {
-		t.Fatal(stderr)
-	}
-	packFile := filepath.Join(t.TempDir(), "t.pack")
-	if code, _, stderr := cli(t, "pack", "report.table1", exp, "-o", packFile, "--cache-dir", cacheDir); code != 0 {
-		t.Fatal(stderr)
-	}
+	_, packFile := packedTable1(t)
 	orig, err := os.ReadFile(packFile)
 	if err != nil {
 		t.Fatal(err)

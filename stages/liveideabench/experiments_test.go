@@ -109,8 +109,8 @@ func TestLeaderboardExperimentPlan(t *testing.T) {
 	}
 }
 
-// readBoard reads a published board's Model -> Average.
-func readBoard(t *testing.T, path string) map[string]float64 {
+// readCSV reads a whole CSV file: its header row first.
+func readCSV(t *testing.T, path string) [][]string {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -121,6 +121,13 @@ func readBoard(t *testing.T, path string) map[string]float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rows
+}
+
+// readBoard reads a published board's Model -> Average.
+func readBoard(t *testing.T, path string) map[string]float64 {
+	t.Helper()
+	rows := readCSV(t, path)
 	col := map[string]int{}
 	for i, h := range rows[0] {
 		col[h] = i
