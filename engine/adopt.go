@@ -232,7 +232,7 @@ func (w *walker) settleAdopted(i int32, rec *cache.Record) {
 	}
 	st.answerer = w.provs.answerer(recordAnswerer(rec))
 	st.prov = w.provs.with(st.prov, st.answerer)
-	st.servedModel = rec.ServedModel
+	st.servedModel, st.fingerprint = rec.ServedModel, rec.Fingerprint
 	noteDrop(st, rec.Output)
 	w.finish(i)
 }

@@ -136,7 +136,7 @@ func (x *early) offer(pw *walker, i int32, work *stages.Work, key string, parts 
 		memoSt.status, memoSt.known, memoSt.key = StatusRan, true, key
 		memoSt.digest = sha256.Sum256(out)
 		memoSt.answerer = pw.provs.answerer(llmAnswerer(*rec.Answerer))
-		memoSt.servedModel = rec.ServedModel
+		memoSt.servedModel, memoSt.fingerprint = rec.ServedModel, rec.Fingerprint
 		noteDrop(&memoSt, out)
 		if err := pw.store.PutIndexed(rec, pw.expKey+n.Address, hex.EncodeToString(inKey[:]), pw.encodeMemo(&memoSt)); err != nil {
 			return // the run writes it (and stops on the error)
@@ -219,7 +219,7 @@ func (x *early) settleUnclaimed(w *walker) {
 			continue
 		}
 		st.status, st.key, st.usage, st.isCall = StatusRan, key, c.rec.Usage, true
-		st.wantModel, st.servedModel = c.rec.Model, c.rec.ServedModel
+		st.wantModel, st.servedModel, st.fingerprint = c.rec.Model, c.rec.ServedModel, c.rec.Fingerprint
 	}
 }
 

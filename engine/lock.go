@@ -12,8 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/ideaflow/ideaflow/cache"
 )
 
 // A Lock is what an experiment's results rest on, written by run beside the
@@ -105,12 +103,12 @@ func ReadLock(path string) (*Lock, error) {
 // LockOf is the lock of what the plan found: the cached records' models,
 // the files' and variables' digests, every instance's key set.
 func (e *Engine) LockOf(p *Plan, vars map[string]string) *Lock {
-	return lockOf(p.g, p.states, e.Store, vars)
+	return lockOf(p.g, p.states, vars)
 }
 
 // lockOf builds the lock from the states of a plan or a run. Models are read
 // from the records of the call nodes settled (cached or ran): what answered.
-func lockOf(g *Graph, states []nodeState, store cache.Store, vars map[string]string) *Lock {
+func lockOf(g *Graph, states []nodeState, vars map[string]string) *Lock {
 	l := &Lock{Experiment: g.Exp.Name, Prompts: map[string]string{}, Datasets: map[string]string{},
 		Variables: map[string]string{}, Stages: map[string]LockStage{}}
 	type modelKey struct{ provider, requested string }
@@ -125,26 +123,26 @@ func lockOf(g *Graph, states []nodeState, store cache.Store, vars map[string]str
 		if st.key != "" {
 			keys[n.Inst] = append(keys[n.Inst], st.key)
 		}
-		if !st.isCall || st.key == "" || (st.status != StatusCached && st.status != StatusRan) || store == nil {
+		if !st.isCall || st.key == "" || (st.status != StatusCached && st.status != StatusRan) || st.wantModel == "" {
 			continue
 		}
-		rec, err := store.Get(st.key)
-		if err != nil || rec.Model == "" {
-			continue
-		}
+		// What answered, as the node's record says: the walk read the
+		// served model and fingerprint from the record or from the memo
+		// written with it, so no record is read again here (reading one
+		// per call tripled a warm run at 96k nodes).
 		prov := st.provider
 		if prov == "" && n.Inst.model != nil {
 			prov = n.Inst.model.Provider
 		}
-		k := modelKey{prov, rec.Model}
+		k := modelKey{prov, st.wantModel}
 		if served[k] == nil {
 			served[k], fps[k] = map[string]bool{}, map[string]bool{}
 		}
-		if rec.ServedModel != "" {
-			served[k][rec.ServedModel] = true
+		if st.servedModel != "" {
+			served[k][st.servedModel] = true
 		}
-		if rec.Fingerprint != "" {
-			fps[k][rec.Fingerprint] = true
+		if st.fingerprint != "" {
+			fps[k][st.fingerprint] = true
 		}
 	}
 	for k := range served {

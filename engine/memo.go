@@ -22,7 +22,7 @@ import (
 
 // memoFormat names the memo scheme; v2 came with key scheme v2 (who
 // answers is key material), so no memo of a v1 key is ever trusted.
-const memoFormat = "ideaflow-memo-v2"
+const memoFormat = "ideaflow-memo-v3" // v3: the record's fingerprint
 
 // memoBase digests what is common to every node of an instance: stage type,
 // implementation version, every param, and who answers each of its model
@@ -72,14 +72,14 @@ func inputKey(n *Node, in keyInputs) [32]byte {
 }
 
 // Memo values: key hex, output digest hex, flags, requested model, served
-// model, epoch (memoEpoch), drop reason, answer key, and who answered (a call or service
-// node's record's answerer: class, identity).
+// model, epoch (memoEpoch), drop reason, answer key, who answered (a call or service
+// node's record's answerer: class, identity), and the record's system fingerprint.
 const (
 	memoCall      = "c"
 	memoService   = "v"
 	memoSynthetic = "s" // the answerer is synthetic
 	memoDropped   = "d"
-	memoFields    = 9
+	memoFields    = 10
 )
 
 func (w *walker) encodeMemo(st *nodeState) []byte {
@@ -100,7 +100,7 @@ func (w *walker) encodeMemo(st *nodeState) []byte {
 	if st.dropped {
 		flags += memoDropped
 	}
-	return []byte(strings.Join([]string{st.key, hex.EncodeToString(st.digest[:]), flags, st.wantModel, st.servedModel, w.epoch, st.dropWhy, st.answerKey, answerer}, "\x00"))
+	return []byte(strings.Join([]string{st.key, hex.EncodeToString(st.digest[:]), flags, st.wantModel, st.servedModel, w.epoch, st.dropWhy, st.answerKey, answerer, st.fingerprint}, "\x00"))
 }
 
 // renderVersion names the rendering code every stage shares: the answer
@@ -157,6 +157,7 @@ func (w *walker) memoHit(st *nodeState, inKey [32]byte) bool {
 		st.dropWhy = w.intern(f[6])
 	}
 	st.answerKey = string(f[7])
+	st.fingerprint = w.intern(f[9])
 	st.answerer = nil
 	if st.isCall || st.isService {
 		class, id, _ := bytes.Cut(f[8], []byte{0x1f})

@@ -229,7 +229,7 @@ func (w *walker) lookup(i int32, work *stages.Work, key string, inKey [32]byte) 
 		st.answerer = w.provs.answerer(recordAnswerer(rec))
 		st.prov = w.provs.with(st.prov, st.answerer)
 	}
-	st.servedModel = rec.ServedModel
+	st.servedModel, st.fingerprint = rec.ServedModel, rec.Fingerprint
 	noteDrop(st, rec.Output)
 	if d, err := hex.DecodeString(rec.OutputDigest); err == nil && len(d) == 32 {
 		copy(st.digest[:], d)

@@ -151,7 +151,7 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 	}
 	e.recordRun(g, w, sum, start, opts)
 	if opts.OnLock != nil {
-		opts.OnLock(lockOf(g, w.states, e.Store, opts.Variables))
+		opts.OnLock(lockOf(g, w.states, opts.Variables))
 	}
 	e.Log.Info().Str("experiment", g.Exp.Name).Int("cached", sum.Nodes.Cached).Int("ran", sum.Nodes.Ran).
 		Int("failed", sum.Nodes.Failed).Int("skipped", sum.Nodes.Skipped).Int("llm_calls", sum.LLMCalls).Int("service_calls", sum.ServiceCalls).
@@ -310,7 +310,7 @@ func (w *walker) noteRecord(i int32, key string, rec *cache.Record) {
 		st.prov = w.inputProv(i)
 		rec.Fed, rec.Synthetic = cacheAnswerers(st.prov.answerersOf()), st.prov.synthetic()
 	}
-	st.servedModel = rec.ServedModel
+	st.servedModel, st.fingerprint = rec.ServedModel, rec.Fingerprint
 	noteDrop(st, rec.Output)
 }
 
@@ -346,7 +346,7 @@ func (w *walker) settle(i int32, rec *cache.Record) {
 		ws := &w.states[wt.idx]
 		ws.status, ws.known, ws.dedup = StatusRan, true, true
 		ws.key, ws.digest, ws.output = rec.Key, st.digest, out
-		ws.answerer, ws.servedModel = st.answerer, rec.ServedModel
+		ws.answerer, ws.servedModel, ws.fingerprint = st.answerer, rec.ServedModel, rec.Fingerprint
 		ws.prov = w.provs.with(w.inputProv(wt.idx), st.answerer)
 		ws.dropped, ws.dropWhy = st.dropped, st.dropWhy
 		w.setMemo(wt.inKey, ws)

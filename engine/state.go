@@ -53,6 +53,10 @@ type nodeState struct {
 	// (provenance.go). Read from records, never from the configuration.
 	prov        *provenance
 	servedModel string
+	// fingerprint is the record's system fingerprint, like servedModel
+	// read from the record (or its memo): the lock names both without
+	// reading a record per call.
+	fingerprint string
 	wantModel   string
 	// dropped marks an output that says its item was dropped ("dropped":
 	// true), with the reason in the words of the stage that dropped it,
