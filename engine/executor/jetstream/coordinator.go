@@ -1,0 +1,154 @@
+package jetstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Coordinator is the engine's side of the queue: Send is an
+// executor.Transport (give it to executor.NewWire). The engine hands an
+// executor only nodes that are ready and not cached, so a warm run never
+// reaches Send.
+type Coordinator struct {
+	q *Queue
+	// Counts, for the run's report and the tests.
+	published  atomic.Int64 // tasks published (a duplicate dropped by the server included)
+	duplicates atomic.Int64 // publishes the server dropped as duplicates
+	stored     atomic.Int64 // tasks answered from the results bucket without a publish
+}
+
+// NewCoordinator sends tasks through q.
+func NewCoordinator(q *Queue) *Coordinator { return &Coordinator{q: q} }
+
+// Stats are a coordinator's counts.
+type Stats struct {
+	Published, Duplicates, FromStore int64
+}
+
+func (c *Coordinator) Stats() Stats {
+	return Stats{Published: c.published.Load(), Duplicates: c.duplicates.Load(), FromStore: c.stored.Load()}
+}
+
+// taskHead is what Send reads of an encoded executor.Task.
+type taskHead struct {
+	Key     string `json:"key"`
+	Address string `json:"address"`
+	Samples []int  `json:"samples"`
+}
+
+// resultHead is what the queue reads of an encoded executor.Result.
+type resultHead struct {
+	Error *struct {
+		Kind string `json:"kind"`
+	} `json:"error"`
+}
+
+func failed(result []byte) (kind string, isFailure bool) {
+	var h resultHead
+	if json.Unmarshal(result, &h) != nil {
+		return "unreadable", true
+	}
+	if h.Error == nil {
+		return "", false
+	}
+	return h.Error.Kind, true
+}
+
+// Send runs one encoded task on the fleet and returns its encoded result.
+// A successful result already in the bucket answers at once. Otherwise it
+// publishes the task (message id: the task's id; after a stored failure,
+// the id and that failure's revision, so the retry is not dropped as a
+// duplicate of the publish that failed, while two coordinators retrying the
+// same failure still share one publish) and waits, until ctx ends, for a
+// result newer than the stale one. The watch starts before the publish, so
+// a result that lands in between is not missed.
+func (c *Coordinator) Send(ctx context.Context, task []byte) ([]byte, error) {
+	var h taskHead
+	if err := json.Unmarshal(task, &h); err != nil {
+		return nil, fmt.Errorf("reading the task: %w", err)
+	}
+	id := TaskID(h.Key, h.Samples)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := c.q.Results.Watch(wctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("watching result %s: %w", id, err)
+	}
+	defer w.Stop()
+	var stale uint64
+	// The watch first delivers the key's current value, if any, then nil.
+	for initial := true; initial; {
+		select {
+		case e, ok := <-w.Updates():
+			if !ok {
+				return nil, fmt.Errorf("watching result %s: the watch ended", id)
+			}
+			if e == nil {
+				initial = false
+				break
+			}
+			if e.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			if _, isFailure := failed(e.Value()); !isFailure {
+				c.stored.Add(1)
+				return e.Value(), nil
+			}
+			stale = e.Revision()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	msgID := id
+	if stale > 0 {
+		msgID = id + "-" + strconv.FormatUint(stale, 10)
+	}
+	msg := &nats.Msg{Subject: Subject, Data: task, Header: nats.Header{}}
+	msg.Header.Set(HeaderResult, id)
+	ack, err := c.q.JS.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID))
+	if err != nil {
+		return nil, fmt.Errorf("publishing task %s: %w", h.Address, err)
+	}
+	c.published.Add(1)
+	if ack.Duplicate {
+		c.duplicates.Add(1)
+	}
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			if !ok {
+				return nil, fmt.Errorf("watching result %s: the watch ended", id)
+			}
+			if e == nil || e.Operation() != jetstream.KeyValuePut || e.Revision() <= stale {
+				continue
+			}
+			return e.Value(), nil
+		case <-ctx.Done():
+			// The task stays queued: a worker still answers it, and the
+			// next run finds the answer in the bucket.
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Lookup is the stored successful result of a task id, if any.
+func (q *Queue) Lookup(ctx context.Context, id string) ([]byte, bool, error) {
+	e, err := q.Results.Get(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading result %s: %w", id, err)
+	}
+	if _, isFailure := failed(e.Value()); isFailure {
+		return nil, false, nil
+	}
+	return e.Value(), true, nil
+}

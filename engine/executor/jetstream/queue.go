@@ -1,0 +1,159 @@
+// Package jetstream runs call tasks on a fleet of workers over NATS
+// JetStream: a coordinator (the engine's Wire executor, with Coordinator.Send
+// as its Transport) publishes each task to a work-queue stream, workers
+// pull-consume it, run it with a local executor and put the encoded result
+// (a failure envelope included) in a KV bucket keyed by the task's id, and
+// only then ack. The coordinator waits for that key.
+//
+// Invariants the design rests on:
+//   - A task's id is its node key (with its sample indexes when it carries
+//     several): the message id (Nats-Msg-Id, so JetStream drops a duplicate
+//     publish within the stream's duplicate window) and the result's key.
+//   - A result is durable before its task is acked: a worker that dies before
+//     the ack leaves the task to be redelivered after AckWait; one that dies
+//     after the put but before the ack leaves a result the next worker finds
+//     and acks without calling the provider again.
+//   - A successful result in the bucket is served to any coordinator that
+//     asks for its id, a restarted one included, without a publish: an
+//     answer a worker got after its coordinator died is not paid twice. A
+//     failure is not: it answers the coordinator that was waiting for it,
+//     and a later ask publishes again (as a local run retries failed nodes).
+//   - Nothing secret travels: tasks carry the names of the environment
+//     variables that hold keys (executor.Task.Settings), workers read them.
+//
+// The package imports neither HCL nor Badger (TestImports), as the
+// executor it builds on.
+package jetstream
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Names of what the queue creates on the server; every coordinator and
+// worker of one fleet uses the same ones.
+const (
+	StreamName    = "IDEAFLOW_TASKS"
+	Subject       = "ideaflow.tasks"
+	ConsumerName  = "ideaflow-workers"
+	ResultsBucket = "ideaflow-results"
+	LimitsBucket  = "ideaflow-limits"
+	// HeaderResult names the result key on a task message: the message id
+	// differs from it when a failed result is asked again (see Send).
+	HeaderResult = "Ideaflow-Result"
+)
+
+// Config sets the queue's timings; zero values take the defaults.
+type Config struct {
+	// AckWait is how long a task taken by a worker that stopped answering
+	// (no ack, no progress signal) waits before it is delivered again. A
+	// live worker signals progress every AckWait/3, so a long call is not
+	// redelivered. Default 2 minutes.
+	AckWait time.Duration
+	// Duplicates is the window in which a second publish of one id is
+	// dropped. Default 2 minutes (JetStream's).
+	Duplicates time.Duration
+	// ResultsTTL is how long results stay in the bucket. Default 24 hours.
+	ResultsTTL time.Duration
+	// Storage of the stream and buckets: file (default) or memory.
+	Memory bool
+}
+
+func (c Config) withDefaults() Config {
+	if c.AckWait <= 0 {
+		c.AckWait = 2 * time.Minute
+	}
+	if c.Duplicates <= 0 {
+		c.Duplicates = 2 * time.Minute
+	}
+	if c.ResultsTTL <= 0 {
+		c.ResultsTTL = 24 * time.Hour
+	}
+	return c
+}
+
+// Queue is the stream, its consumer and the two buckets on one connection.
+type Queue struct {
+	JS      jetstream.JetStream
+	Stream  jetstream.Stream
+	Results jetstream.KeyValue
+	Limits  jetstream.KeyValue
+	cfg     Config
+}
+
+// Open creates (or finds, and updates to cfg) the queue's stream, consumer
+// and buckets: idempotent, so coordinators and workers may start in any
+// order.
+func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
+	cfg = cfg.withDefaults()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	storage := jetstream.FileStorage
+	if cfg.Memory {
+		storage = jetstream.MemoryStorage
+	}
+	st, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: StreamName, Subjects: []string{Subject}, Retention: jetstream.WorkQueuePolicy,
+		Duplicates: cfg.Duplicates, Storage: storage,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: stream %s: %w", StreamName, err)
+	}
+	if _, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable: ConsumerName, AckPolicy: jetstream.AckExplicitPolicy, AckWait: cfg.AckWait,
+		MaxAckPending: -1,
+	}); err != nil {
+		return nil, fmt.Errorf("jetstream: consumer %s: %w", ConsumerName, err)
+	}
+	results, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: ResultsBucket, History: 1, TTL: cfg.ResultsTTL, Storage: storage,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: bucket %s: %w", ResultsBucket, err)
+	}
+	limits, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: LimitsBucket, History: 1, Storage: storage})
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: bucket %s: %w", LimitsBucket, err)
+	}
+	return &Queue{JS: js, Stream: st, Results: results, Limits: limits, cfg: cfg}, nil
+}
+
+// Consumer is the workers' durable pull consumer.
+func (q *Queue) Consumer(ctx context.Context) (jetstream.Consumer, error) {
+	c, err := q.Stream.Consumer(ctx, ConsumerName)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: consumer %s: %w", ConsumerName, err)
+	}
+	return c, nil
+}
+
+var plainKey = regexp.MustCompile(`^[0-9a-zA-Z_-]{1,200}$`)
+
+// TaskID is the id of a task: its node key, which a KV key and a message
+// id can carry as it is when it is plain; a task asking for several
+// samples in one request (its key is its first sample's) adds them, since
+// a sample the batch left unanswered is later sent alone under that key.
+func TaskID(key string, samples []int) string {
+	if len(samples) <= 1 && plainKey.MatchString(key) {
+		return key
+	}
+	var b strings.Builder
+	b.WriteString(key)
+	for _, s := range samples {
+		b.WriteByte(',')
+		b.WriteString(strconv.Itoa(s))
+	}
+	h := sha256.Sum256([]byte(b.String()))
+	return "t" + hex.EncodeToString(h[:])
+}

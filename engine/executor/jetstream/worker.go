@@ -1,0 +1,197 @@
+package jetstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/ideaflow/ideaflow/engine/executor"
+)
+
+// Worker pull-consumes tasks and runs them on a local executor.
+type Worker struct {
+	q           *Queue
+	newExecutor func() executor.Executor
+	concurrency int
+	log         zerolog.Logger
+
+	mu sync.Mutex
+	ex executor.Executor
+
+	ran, reused, abandoned atomic.Int64
+
+	// abandon, set by tests, is asked after a task ran (stage "ran") and
+	// after its result was stored ("stored"): true drops the task unacked
+	// there, as a worker that died.
+	abandon func(stage, id string) bool
+}
+
+// NewWorker runs up to concurrency tasks at once (at least 1) on an
+// executor from newExecutor. A fresh executor replaces the current one
+// after a task fails with its provider unavailable: a client whose breaker
+// tripped fails every later call, and a worker outlives the run that
+// tripped it (the next run, after the key or the quota was fixed, must
+// not inherit the refusal). The provider limits of the other providers
+// start over too.
+func NewWorker(q *Queue, newExecutor func() executor.Executor, concurrency int, log zerolog.Logger) *Worker {
+	return &Worker{q: q, newExecutor: newExecutor, concurrency: max(concurrency, 1), log: log, ex: newExecutor()}
+}
+
+// WorkerStats are a worker's counts.
+type WorkerStats struct {
+	Ran       int64 // tasks run on the executor
+	Reused    int64 // redelivered tasks whose result was already stored: acked without a call
+	Abandoned int64 // tasks dropped unacked (tests' dying worker, or a stop mid-task)
+}
+
+func (w *Worker) Stats() WorkerStats {
+	return WorkerStats{Ran: w.ran.Load(), Reused: w.reused.Load(), Abandoned: w.abandoned.Load()}
+}
+
+func (w *Worker) executor() executor.Executor {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ex
+}
+
+func (w *Worker) replace(old executor.Executor) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ex == old {
+		w.ex = w.newExecutor()
+	}
+}
+
+// Run consumes tasks until ctx ends. A task in flight when ctx ends is
+// left unacked (nak'd when the server can still be told), so another
+// worker takes it at once rather than after AckWait.
+func (w *Worker) Run(ctx context.Context) error {
+	cons, err := w.q.Consumer(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, w.concurrency)
+	for range w.concurrency {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				msg, err := cons.Next(jetstream.FetchContext(fctx))
+				cancel()
+				if err != nil {
+					if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+						continue
+					}
+					if errors.Is(err, jetstream.ErrNoMessages) {
+						continue
+					}
+					// A lost connection heals on its own (nats reconnects);
+					// anything else is the consumer's end.
+					if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
+						errs <- fmt.Errorf("jetstream: %w", err)
+						return
+					}
+					w.log.Warn().Err(err).Msg("fetching a task")
+					select {
+					case <-time.After(time.Second):
+					case <-ctx.Done():
+					}
+					continue
+				}
+				w.handle(ctx, msg)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	return nil
+}
+
+// handle runs one task message: its stored result if a worker before
+// this one put it (acked without a call), else the executor's, which it
+// puts in the bucket, and only once the put is durable acks.
+func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
+	id := msg.Headers().Get(HeaderResult)
+	if id == "" {
+		w.log.Error().Msg("a task message without its result key: dropped")
+		_ = msg.Term()
+		return
+	}
+	if _, ok, err := w.q.Lookup(ctx, id); err == nil && ok {
+		w.reused.Add(1)
+		w.ack(ctx, msg, id)
+		return
+	}
+	// Tell the server the task is alive while it runs, so only a dead
+	// worker's task is redelivered.
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(w.q.cfg.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				_ = msg.InProgress()
+			case <-done:
+				return
+			}
+		}
+	}()
+	ex := w.executor()
+	out := executor.Serve(ctx, ex, msg.Data())
+	close(done)
+	w.ran.Add(1)
+	if w.abandon != nil && w.abandon("ran", id) {
+		w.abandoned.Add(1)
+		return
+	}
+	if ctx.Err() != nil {
+		// Stopped mid-task: the result is a cancellation of ours, not the
+		// task's; leave the task to another worker.
+		w.abandoned.Add(1)
+		_ = msg.Nak()
+		return
+	}
+	if kind, isFailure := failed(out); isFailure && kind == string(executor.KindProviderUnavailable) {
+		w.replace(ex)
+	}
+	if _, err := w.q.Results.Put(ctx, id, out); err != nil {
+		// Too large for the server, most likely: say so in the result's
+		// place, so the coordinator is not left waiting.
+		w.log.Warn().Err(err).Str("task", id).Msg("storing a result")
+		env := executor.Envelope(nil, fmt.Errorf("the worker could not store the result: %w", err))
+		b, _ := json.Marshal(env)
+		if _, err := w.q.Results.Put(ctx, id, b); err != nil {
+			w.log.Error().Err(err).Str("task", id).Msg("storing a result failed twice: the task goes back to the queue")
+			_ = msg.Nak()
+			return
+		}
+	}
+	if w.abandon != nil && w.abandon("stored", id) {
+		w.abandoned.Add(1)
+		return
+	}
+	w.ack(ctx, msg, id)
+}
+
+func (w *Worker) ack(ctx context.Context, msg jetstream.Msg, id string) {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := msg.DoubleAck(actx); err != nil {
+		// The result is stored: a redelivery is acked without a call.
+		w.log.Warn().Err(err).Str("task", id).Msg("acking a task")
+	}
+}
