@@ -29,6 +29,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -57,7 +58,7 @@ type Config struct {
 	// AckWait is how long a task taken by a worker that stopped answering
 	// (no ack, no progress signal) waits before it is delivered again. A
 	// live worker signals progress every AckWait/3, so a long call is not
-	// redelivered. Default 2 minutes.
+	// redelivered. Default 2 minutes; set, it updates the consumer's.
 	AckWait time.Duration
 	// Duplicates is the window in which a second publish of one id is
 	// dropped. Default 2 minutes (JetStream's).
@@ -94,6 +95,7 @@ type Queue struct {
 // and buckets: idempotent, so coordinators and workers may start in any
 // order.
 func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
+	explicitAckWait := cfg.AckWait > 0
 	cfg = cfg.withDefaults()
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -110,10 +112,16 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: stream %s: %w", StreamName, err)
 	}
-	if _, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable: ConsumerName, AckPolicy: jetstream.AckExplicitPolicy, AckWait: cfg.AckWait,
-		MaxAckPending: -1,
-	}); err != nil {
+	// An AckWait given explicitly (a worker's --ack-wait) sets the
+	// consumer's; otherwise an existing consumer is left as it is, so a
+	// coordinator does not undo the setting of the workers.
+	cc := jetstream.ConsumerConfig{Durable: ConsumerName, AckPolicy: jetstream.AckExplicitPolicy, AckWait: cfg.AckWait, MaxAckPending: -1}
+	if explicitAckWait {
+		_, err = st.CreateOrUpdateConsumer(ctx, cc)
+	} else if _, err = st.CreateConsumer(ctx, cc); errors.Is(err, jetstream.ErrConsumerExists) {
+		err = nil
+	}
+	if err != nil {
 		return nil, fmt.Errorf("jetstream: consumer %s: %w", ConsumerName, err)
 	}
 	results, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{

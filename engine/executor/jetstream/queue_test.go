@@ -26,7 +26,7 @@ const testKeyEnv = "JETSTREAM_TEST_KEY"
 // startServer is an in-process NATS server with JetStream in a temp dir.
 func startServer(t *testing.T) *EmbeddedServer {
 	t.Helper()
-	s, err := StartServer("127.0.0.1:0", t.TempDir())
+	s, err := StartServer("127.0.0.1:0", t.TempDir(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,10 +174,10 @@ func TestDuplicatePublishAnsweredOnce(t *testing.T) {
 func TestDeadWorkersTaskRedelivered(t *testing.T) {
 	t.Setenv(testKeyEnv, "sk-test")
 	for _, c := range []struct {
-		name         string
-		stage        string
-		calls        int
-		ran, reused  int64
+		name        string
+		stage       string
+		calls       int
+		ran, reused int64
 	}{
 		{name: "died before storing", stage: "ran", calls: 2, ran: 1},
 		{name: "died after storing, before acking", stage: "stored", calls: 1, ran: 0, reused: 1},
@@ -417,5 +417,54 @@ func TestWorkersWaitOnSharedLimit(t *testing.T) {
 	}
 	if ran := ws[0].Stats().Ran + ws[1].Stats().Ran; ran != 5 {
 		t.Errorf("workers ran %d tasks, want 5", ran)
+	}
+}
+
+// A worker whose provider tripped (a refused key) fails the tasks that
+// follow without a request, as a local run's client does, until
+// RetryUnavailableAfter has passed; then a fresh executor reads the key
+// again (fixed meanwhile) and answers.
+func TestWorkerRetriesUnavailableProviderLater(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		after    time.Duration
+		calls    int
+		answered bool
+	}{
+		{name: "within the cooldown", after: time.Hour, calls: 1},
+		{name: "after it", after: 0, calls: 2, answered: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := llmtest.New(llmtest.WithAPIKey("sk-right"))
+			t.Cleanup(srv.Close)
+			t.Setenv(testKeyEnv, "sk-wrong")
+			s := startServer(t)
+			q := open(t, s, Config{})
+			w := newWorker(q, 1)
+			w.RetryUnavailableAfter = c.after
+			run(t, w)
+			coord := NewCoordinator(q)
+			p := provider(srv)
+			b, err := coord.Send(context.Background(), task(t, p, 1))
+			var r executor.Result
+			if err != nil || json.Unmarshal(b, &r) != nil || r.Error == nil || r.Error.Kind != executor.KindProviderUnavailable {
+				t.Fatalf("first result %s (%v): want provider_unavailable", b, err)
+			}
+			t.Setenv(testKeyEnv, "sk-right")
+			b, err = coord.Send(context.Background(), task(t, p, 2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r = executor.Result{}
+			if err := json.Unmarshal(b, &r); err != nil {
+				t.Fatal(err)
+			}
+			if got := r.Error == nil; got != c.answered {
+				t.Errorf("second result %s: answered %v, want %v", b, got, c.answered)
+			}
+			if n := srv.Count(); n != c.calls {
+				t.Errorf("%d endpoint calls, want %d", n, c.calls)
+			}
+		})
 	}
 }

@@ -17,8 +17,8 @@ type EmbeddedServer struct {
 
 // StartServer starts a server listening on listen (host:port; port 0 or
 // -1: any free port) with JetStream storing under dataDir, and waits until
-// it accepts connections.
-func StartServer(listen, dataDir string) (*EmbeddedServer, error) {
+// it accepts connections. A token, when not "", is demanded of every client.
+func StartServer(listen, dataDir, token string) (*EmbeddedServer, error) {
 	host, portText, err := net.SplitHostPort(listen)
 	if err != nil {
 		return nil, fmt.Errorf("--listen %q: want host:port: %w", listen, err)
@@ -32,7 +32,8 @@ func StartServer(listen, dataDir string) (*EmbeddedServer, error) {
 	}
 	ns, err := server.NewServer(&server.Options{
 		Host: host, Port: port, JetStream: true, StoreDir: dataDir,
-		NoSigs: true, // the command handles signals and shuts down in order
+		NoSigs:        true, // the command handles signals and shuts down in order
+		Authorization: token,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("nats server: %w", err)

@@ -22,10 +22,15 @@ type Worker struct {
 	concurrency int
 	log         zerolog.Logger
 
-	mu sync.Mutex
-	ex executor.Executor
+	// RetryUnavailableAfter: see NewWorker. Set before Run.
+	RetryUnavailableAfter time.Duration
+
+	mu      sync.Mutex
+	ex      executor.Executor
+	tripped time.Time // when a task of ex failed with its provider unavailable; zero: none did
 
 	ran, reused, abandoned atomic.Int64
+	progress               time.Duration // between progress signals of a task in flight
 
 	// abandon, set by tests, is asked after a task ran (stage "ran") and
 	// after its result was stored ("stored"): true drops the task unacked
@@ -34,14 +39,19 @@ type Worker struct {
 }
 
 // NewWorker runs up to concurrency tasks at once (at least 1) on an
-// executor from newExecutor. A fresh executor replaces the current one
-// after a task fails with its provider unavailable: a client whose breaker
-// tripped fails every later call, and a worker outlives the run that
-// tripped it (the next run, after the key or the quota was fixed, must
-// not inherit the refusal). The provider limits of the other providers
-// start over too.
+// executor from newExecutor.
+//
+// A client whose breaker tripped (a refused key, an exhausted quota) fails
+// every later call of its provider without a request, as in a local run;
+// but a worker outlives the run that tripped it, and the next run, after
+// the key or the quota was fixed, must not inherit the refusal. So the
+// first task asked after RetryUnavailableAfter has passed since a task
+// failed with its provider unavailable gets a fresh executor (the limits
+// of the other providers start over too). Until then, tasks still in
+// flight of the run that tripped it fail without a request, as locally.
 func NewWorker(q *Queue, newExecutor func() executor.Executor, concurrency int, log zerolog.Logger) *Worker {
-	return &Worker{q: q, newExecutor: newExecutor, concurrency: max(concurrency, 1), log: log, ex: newExecutor()}
+	return &Worker{q: q, newExecutor: newExecutor, concurrency: max(concurrency, 1), log: log, ex: newExecutor(),
+		RetryUnavailableAfter: time.Minute}
 }
 
 // WorkerStats are a worker's counts.
@@ -58,14 +68,18 @@ func (w *Worker) Stats() WorkerStats {
 func (w *Worker) executor() executor.Executor {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if !w.tripped.IsZero() && time.Since(w.tripped) >= w.RetryUnavailableAfter {
+		w.ex, w.tripped = w.newExecutor(), time.Time{}
+	}
 	return w.ex
 }
 
-func (w *Worker) replace(old executor.Executor) {
+// trip notes that a task of ex failed with its provider unavailable.
+func (w *Worker) trip(ex executor.Executor) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.ex == old {
-		w.ex = w.newExecutor()
+	if w.ex == ex && w.tripped.IsZero() {
+		w.tripped = time.Now()
 	}
 }
 
@@ -79,6 +93,11 @@ func (w *Worker) Run(ctx context.Context) error {
 			return nil
 		}
 		return err
+	}
+	// Progress signals go at a third of the consumer's AckWait, whoever set it.
+	w.progress = w.q.cfg.AckWait / 3
+	if info := cons.CachedInfo(); info != nil && info.Config.AckWait > 0 {
+		w.progress = info.Config.AckWait / 3
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, w.concurrency)
@@ -139,7 +158,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	// worker's task is redelivered.
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(w.q.cfg.AckWait / 3)
+		t := time.NewTicker(w.progress)
 		defer t.Stop()
 		for {
 			select {
@@ -166,7 +185,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	if kind, isFailure := failed(out); isFailure && kind == string(executor.KindProviderUnavailable) {
-		w.replace(ex)
+		w.trip(ex)
 	}
 	if _, err := w.q.Results.Put(ctx, id, out); err != nil {
 		// Too large for the server, most likely: say so in the result's

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/ideaflow/ideaflow/engine/executor"
+	"github.com/ideaflow/ideaflow/engine/executor/jetstream"
+	"github.com/ideaflow/ideaflow/stages/format"
+	"github.com/ideaflow/ideaflow/stages/llm"
+	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
+)
+
+// natsFleet is an in-process NATS server with JetStream (in a temp dir)
+// and n workers, each on its own connection with the executor `ideaflow
+// worker` builds, running until the test ends.
+type natsFleet struct {
+	url     string
+	queue   *jetstream.Queue // a connection of the test's own, to read the stream
+	workers []*jetstream.Worker
+}
+
+func startFleet(t *testing.T, n int) *natsFleet {
+	t.Helper()
+	s, err := jetstream.StartServer("127.0.0.1:0", t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	f := &natsFleet{url: s.URL()}
+	open := func() *jetstream.Queue {
+		nc, err := connectNATS(s.URL(), "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		q, err := jetstream.Open(context.Background(), nc, jetstream.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	f.queue = open()
+	for range n {
+		q := open()
+		w := jetstream.NewWorker(q, workerExecutor(q, zerolog.Nop(), nil), 8, zerolog.Nop())
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := w.Run(ctx); err != nil {
+				t.Errorf("worker: %v", err)
+			}
+		}()
+		t.Cleanup(func() { cancel(); <-done })
+		f.workers = append(f.workers, w)
+	}
+	return f
+}
+
+// published is how many tasks the stream has ever taken.
+func (f *natsFleet) published(t *testing.T) uint64 {
+	t.Helper()
+	info, err := f.queue.Stream.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.LastSeq
+}
+
+func (f *natsFleet) ran() int64 {
+	var n int64
+	for _, w := range f.workers {
+		n += w.Stats().Ran
+	}
+	return n
+}
+
+// The quickstart pipeline (scenario: the quickstart's data and prompt,
+// two generators and a judge on a fake OpenAI-compatible endpoint) run
+// with --executor nats://... on two in-process workers: the same exit
+// code, results digest and summary as a local run, one endpoint call per
+// call node (as many as the local run made, and as many as the stream
+// took); a warm run after it publishes nothing and calls nothing.
+func TestRunOnNATSWorkers(t *testing.T) {
+	srv := llmtest.New(llmtest.WithResponder(responder))
+	t.Cleanup(srv.Close)
+	t.Setenv("FAULT_TEST_KEY", "sk-the-right-key")
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "exp")
+	writeExperiment(t, exp, scenario{BaseURL: srv.URL, KeyEnv: "FAULT_TEST_KEY", Generators: []string{"gen-a", "gen-b"}, N: 3, Limit: 5})
+	run := func(cacheDir, executorKind, summary string) (int, string) {
+		code, stdout, stderr := cli(t, "run", exp, "--cache-dir", filepath.Join(dir, cacheDir), "--summary-json", filepath.Join(dir, summary), "--executor", executorKind)
+		if code != 0 {
+			t.Fatalf("run --executor %s: exit %d\n%s\n%s", executorKind, code, stdout, stderr)
+		}
+		return code, stdout
+	}
+	run("local-cache", "local", "local.json")
+	localCalls := srv.Count()
+	sumL := readSummary(t, filepath.Join(dir, "local.json"))
+
+	f := startFleet(t, 2)
+	_, stdout := run("nats-cache", f.url, "nats.json")
+	sumN := readSummary(t, filepath.Join(dir, "nats.json"))
+	natsCalls := srv.Count() - localCalls
+	if sumN.LLMCalls != 32 || natsCalls != sumN.LLMCalls || natsCalls != localCalls {
+		t.Errorf("through NATS %d endpoint calls for %d call nodes; the local run made %d", natsCalls, sumN.LLMCalls, localCalls)
+	}
+	if got := f.published(t); got != uint64(natsCalls) || f.ran() != int64(natsCalls) {
+		t.Errorf("the stream took %d task(s), the workers ran %d; want %d", got, f.ran(), natsCalls)
+	}
+	if want := fmt.Sprintf("%d task(s) published (0 dropped as duplicates), 0 answered from its results store", natsCalls); !strings.Contains(stdout, want) {
+		t.Errorf("the run does not say %q:\n%s", want, stdout)
+	}
+	if sumL.ResultsDigest == "" || sumL.ResultsDigest != sumN.ResultsDigest {
+		t.Errorf("results digest local %s, through NATS %s", sumL.ResultsDigest, sumN.ResultsDigest)
+	}
+	cl, cn := comparable(sumL), comparable(sumN)
+	l, n := reflect.ValueOf(cl), reflect.ValueOf(cn)
+	for i := 0; i < l.NumField(); i++ {
+		if !reflect.DeepEqual(l.Field(i).Interface(), n.Field(i).Interface()) {
+			t.Errorf("%s: local %+v, through NATS %+v", l.Type().Field(i).Name, l.Field(i), n.Field(i))
+		}
+	}
+
+	before := f.published(t)
+	_, stdout = run("nats-cache", f.url, "warm.json")
+	if got := f.published(t); got != before || srv.Count() != localCalls+natsCalls {
+		t.Errorf("the warm run published %d task(s) and made %d call(s)", got-before, srv.Count()-localCalls-natsCalls)
+	}
+	if !strings.Contains(stdout, "0 task(s) published") {
+		t.Errorf("the warm run does not say it published nothing:\n%s", stdout)
+	}
+}
+
+// The fault suite through NATS workers: a refused key (401), an exhausted
+// quota, an unparseable judge, a 400: each ends as the local run does
+// (same exit code, requests and summary, failures and their messages
+// included), as TestFaultSuiteThroughJSONWire checks of the in-process
+// wire. Each case has a server and one worker of its own: a tripped
+// breaker is a worker's (not shared, see NATS-27 notes), so with two, a
+// task in flight when the provider tripped may reach the other worker's
+// client and cost a request the local run, whose one client had tripped,
+// did not make.
+func TestFaultSuiteThroughNATS(t *testing.T) {
+	for _, c := range faultSuite() {
+		t.Run(c.name, func(t *testing.T) {
+			srv := llmtest.New(append([]llmtest.Option{llmtest.WithResponder(responder)}, c.opts...)...)
+			t.Cleanup(srv.Close)
+			if c.hook != nil {
+				srv.SetHook(c.hook)
+			}
+			f := startFleet(t, 1)
+			codeL, sumL, reqL := runFault(t, srv, c, "local")
+			codeN, sumN, reqN := runFault(t, srv, c, f.url)
+			c.check(t, sumL)
+			if codeL != codeN || reqL != reqN {
+				t.Errorf("local: exit %d after %d requests; through NATS: exit %d after %d", codeL, reqL, codeN, reqN)
+			}
+			if sumL.ResultsDigest == "" || (!c.tripped && sumL.ResultsDigest != sumN.ResultsDigest) {
+				t.Errorf("results digest local %s, through NATS %s", sumL.ResultsDigest, sumN.ResultsDigest)
+			}
+			cl, cn := comparable(sumL), comparable(sumN)
+			if c.tripped {
+				cl.ResultsDigest, cn.ResultsDigest = "", ""
+				for i := range cl.Failures {
+					cl.Failures[i].Address = ""
+				}
+				for i := range cn.Failures {
+					cn.Failures[i].Address = ""
+				}
+			}
+			l, n := reflect.ValueOf(cl), reflect.ValueOf(cn)
+			for i := 0; i < l.NumField(); i++ {
+				if !reflect.DeepEqual(l.Field(i).Interface(), n.Field(i).Interface()) {
+					t.Errorf("%s: local %+v, through NATS %+v", l.Type().Field(i).Name, l.Field(i), n.Field(i))
+				}
+			}
+		})
+	}
+}
+
+// A worker given --allow-endpoint refuses a task naming another endpoint
+// (whoever can publish could otherwise have it send its key anywhere)
+// without a request, and runs one naming an allowed endpoint.
+func TestWorkerAllowEndpoint(t *testing.T) {
+	srv := llmtest.New()
+	t.Cleanup(srv.Close)
+	t.Setenv("ALLOW_TEST_KEY", "sk-test")
+	p := llm.NewProvider("fake", "openai")
+	p.BaseURL, p.APIKeyEnv = srv.URL, "ALLOW_TEST_KEY"
+	tk := &executor.Task{Key: "k", Address: "x", Provider: "fake", Settings: &p,
+		Chat: &llm.Request{Model: "m", Messages: []llm.Message{{Role: "user", Content: "hi"}}, Format: format.Spec{Kind: format.Text}}}
+	for _, c := range []struct {
+		allowed []string
+		ok      bool
+	}{
+		{[]string{"https://api.example.invalid/"}, false},
+		{[]string{"https://api.example.invalid/", srv.URL}, true},
+		{nil, true},
+	} {
+		before := srv.Count()
+		ex := workerExecutor(nil, zerolog.Nop(), c.allowed)()
+		_, err := ex.Execute(context.Background(), tk)
+		if (err == nil) != c.ok || (srv.Count()-before == 1) != c.ok {
+			t.Errorf("allowed %v: error %v after %d request(s), want ok %v", c.allowed, err, srv.Count()-before, c.ok)
+		}
+	}
+}
