@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -22,18 +25,20 @@ import (
 // worker` builds, running until the test ends.
 type natsFleet struct {
 	url     string
+	dataDir string // the server's JetStream storage
 	queue   *jetstream.Queue // a connection of the test's own, to read the stream
 	workers []*jetstream.Worker
 }
 
 func startFleet(t *testing.T, n int) *natsFleet {
 	t.Helper()
-	s, err := jetstream.StartServer("127.0.0.1:0", t.TempDir(), "")
+	dataDir := t.TempDir()
+	s, err := jetstream.StartServer("127.0.0.1:0", dataDir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Stop)
-	f := &natsFleet{url: s.URL()}
+	f := &natsFleet{url: s.URL(), dataDir: dataDir}
 	open := func() *jetstream.Queue {
 		nc, err := connectNATS(s.URL(), "test")
 		if err != nil {
@@ -72,6 +77,33 @@ func (f *natsFleet) published(t *testing.T) uint64 {
 		t.Fatal(err)
 	}
 	return info.State.LastSeq
+}
+
+// noSecret fails the test if any file the server stored holds secret:
+// tasks carry the names of the variables holding keys, never their
+// values, and failure messages are scrubbed before they are stored.
+func (f *natsFleet) noSecret(t *testing.T, secret string) {
+	t.Helper()
+	files, results := 0, 0
+	err := filepath.WalkDir(f.dataDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		files++
+		// Every result stored says its usage: the scan reads what was stored.
+		results += bytes.Count(b, []byte(`"usage":`))
+		if bytes.Contains(b, []byte(secret)) {
+			t.Errorf("%s holds the secret", path)
+		}
+		return nil
+	})
+	if err != nil || results == 0 {
+		t.Fatalf("reading the server's storage: %v (%d files, %d results seen)", err, files, results)
+	}
 }
 
 func (f *natsFleet) ran() int64 {
@@ -138,6 +170,22 @@ func TestRunOnNATSWorkers(t *testing.T) {
 	if !strings.Contains(stdout, "0 task(s) published") {
 		t.Errorf("the warm run does not say it published nothing:\n%s", stdout)
 	}
+
+	// A coordinator on a machine with an empty cache (or one restarted
+	// after its cache was lost) is answered by the results store: no
+	// publish, no call, the same results.
+	_, stdout = run("fresh-cache", f.url, "fresh.json")
+	sumF := readSummary(t, filepath.Join(dir, "fresh.json"))
+	if got := f.published(t); got != before || srv.Count() != localCalls+natsCalls {
+		t.Errorf("the run on a fresh cache published %d task(s) and made %d call(s)", got-before, srv.Count()-localCalls-natsCalls)
+	}
+	if want := fmt.Sprintf("0 task(s) published (0 dropped as duplicates), %d answered from its results store", natsCalls); !strings.Contains(stdout, want) {
+		t.Errorf("the run on a fresh cache does not say %q:\n%s", want, stdout)
+	}
+	if sumF.ResultsDigest != sumL.ResultsDigest {
+		t.Errorf("results digest on a fresh cache %s, local %s", sumF.ResultsDigest, sumL.ResultsDigest)
+	}
+	f.noSecret(t, "sk-the-right-key")
 }
 
 // The fault suite through NATS workers: a refused key (401), an exhausted
@@ -161,6 +209,10 @@ func TestFaultSuiteThroughNATS(t *testing.T) {
 			codeL, sumL, reqL := runFault(t, srv, c, "local")
 			codeN, sumN, reqN := runFault(t, srv, c, f.url)
 			c.check(t, sumL)
+			f.noSecret(t, "sk-the-right-key")
+			if c.key != "" {
+				f.noSecret(t, c.key) // the fake's 401 repeats the key it was sent
+			}
 			if codeL != codeN || reqL != reqN {
 				t.Errorf("local: exit %d after %d requests; through NATS: exit %d after %d", codeL, reqL, codeN, reqN)
 			}
@@ -213,4 +265,25 @@ func TestWorkerAllowEndpoint(t *testing.T) {
 			t.Errorf("allowed %v: error %v after %d request(s), want ok %v", c.allowed, err, srv.Count()-before, c.ok)
 		}
 	}
+}
+
+// With $IDEAFLOW_NATS_TOKEN set, the server refuses a client without the
+// token, and workers and runs (connectNATS) present it.
+func TestNATSToken(t *testing.T) {
+	s, err := jetstream.StartServer("127.0.0.1:0", t.TempDir(), "s3cret-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	t.Setenv(natsTokenEnv, "")
+	if nc, err := connectNATS(s.URL(), "test"); err == nil {
+		nc.Close()
+		t.Fatal("connected without the token")
+	}
+	t.Setenv(natsTokenEnv, "s3cret-token")
+	nc, err := connectNATS(s.URL(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
 }

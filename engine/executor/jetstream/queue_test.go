@@ -24,7 +24,7 @@ import (
 const testKeyEnv = "JETSTREAM_TEST_KEY"
 
 // startServer is an in-process NATS server with JetStream in a temp dir.
-func startServer(t *testing.T) *EmbeddedServer {
+func startServer(t testing.TB) *EmbeddedServer {
 	t.Helper()
 	s, err := StartServer("127.0.0.1:0", t.TempDir(), "")
 	if err != nil {
@@ -36,7 +36,7 @@ func startServer(t *testing.T) *EmbeddedServer {
 
 // open is a new connection (a process of its own, as far as the server
 // can tell) to s and the queue on it.
-func open(t *testing.T, s *EmbeddedServer, cfg Config) *Queue {
+func open(t testing.TB, s *EmbeddedServer, cfg Config) *Queue {
 	t.Helper()
 	nc, err := nats.Connect(s.URL())
 	if err != nil {
@@ -58,7 +58,7 @@ func provider(srv *llmtest.Server) llm.Provider {
 }
 
 // task is an encoded chat task at p, key "k<i>".
-func task(t *testing.T, p llm.Provider, i int) []byte {
+func task(t testing.TB, p llm.Provider, i int) []byte {
 	t.Helper()
 	b, err := json.Marshal(&executor.Task{
 		Key: fmt.Sprintf("k%d", i), Address: fmt.Sprintf("stage.x[%d]", i), Provider: p.Name, Settings: &p,
@@ -76,7 +76,7 @@ func newWorker(q *Queue, conc int) *Worker {
 }
 
 // run runs w until the test ends.
-func run(t *testing.T, w *Worker) {
+func run(t testing.TB, w *Worker) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
