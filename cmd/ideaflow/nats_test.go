@@ -25,7 +25,7 @@ import (
 // worker` builds, running until the test ends.
 type natsFleet struct {
 	url     string
-	dataDir string // the server's JetStream storage
+	dataDir string           // the server's JetStream storage
 	queue   *jetstream.Queue // a connection of the test's own, to read the stream
 	workers []*jetstream.Worker
 }
