@@ -28,6 +28,7 @@ type natsFleet struct {
 	dataDir string           // the server's JetStream storage
 	queue   *jetstream.Queue // a connection of the test's own, to read the stream
 	workers []*jetstream.Worker
+	open    func() *jetstream.Queue
 }
 
 func startFleet(t *testing.T, n int) *natsFleet {
@@ -51,22 +52,39 @@ func startFleet(t *testing.T, n int) *natsFleet {
 		}
 		return q
 	}
+	f.open = open
 	f.queue = open()
 	for range n {
-		q := open()
-		w := jetstream.NewWorker(q, workerExecutor(q, zerolog.Nop(), nil), 8, zerolog.Nop())
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if err := w.Run(ctx); err != nil {
-				t.Errorf("worker: %v", err)
-			}
-		}()
-		t.Cleanup(func() { cancel(); <-done })
-		f.workers = append(f.workers, w)
+		f.addWorker(t)
 	}
 	return f
+}
+
+// addWorker starts one more in-process worker, on its own connection.
+func (f *natsFleet) addWorker(t *testing.T) *jetstream.Worker {
+	q := f.open()
+	w := jetstream.NewWorker(q, workerExecutor(q, zerolog.Nop(), nil), 8, zerolog.Nop())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := w.Run(ctx); err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	f.workers = append(f.workers, w)
+	return w
+}
+
+// pending is the stream's tasks not acked yet.
+func (f *natsFleet) pending(t *testing.T) uint64 {
+	t.Helper()
+	info, err := f.queue.Stream.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
 }
 
 // published is how many tasks the stream has ever taken.
