@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -44,7 +45,9 @@ func (a *app) newExecutor(ctx context.Context, kind string, providers map[string
 		}
 		coord := jetstream.NewCoordinator(q)
 		fmt.Fprintf(a.stdout, "Calls run on the workers of %s (ideaflow worker --connect ...)\n", redactURL(kind))
+		stopWatch := a.watchStarved(ctx, q, kind)
 		done := func() {
+			stopWatch()
 			st := coord.Stats()
 			fmt.Fprintf(a.stdout, "Queue %s: %d task(s) published (%d dropped as duplicates), %d answered from its results store\n",
 				redactURL(kind), st.Published, st.Duplicates, st.FromStore)
@@ -53,6 +56,34 @@ func (a *app) newExecutor(ctx context.Context, kind string, providers map[string
 		return executor.NewWire(coord.Send, local), done, nil
 	}
 	return nil, nil, fmt.Errorf("--executor %q: want local, loopback or a nats:// URL", kind)
+}
+
+// starvedEvery is how often a run on a queue checks that some worker
+// takes its tasks.
+var starvedEvery = 15 * time.Second
+
+// watchStarved warns, once, when the run's tasks wait in the queue and no
+// worker is there to take them: the run waits for workers without limit.
+func (a *app) watchStarved(ctx context.Context, q *jetstream.Queue, url string) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(starvedEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if n, starved, err := q.Starved(ctx); err == nil && starved {
+				fmt.Fprintf(a.stderr, "warning: %d task(s) wait in the queue and no worker is taking them: start one with `ideaflow worker --connect %s`\n", n, redactURL(url))
+				return
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // addRemoteFlags adds run's flags for the scale-out seams.

@@ -165,3 +165,19 @@ func TaskID(key string, samples []int) string {
 	h := sha256.Sum256([]byte(b.String()))
 	return "t" + hex.EncodeToString(h[:])
 }
+
+// Starved says whether tasks are waiting with no worker to take them:
+// some pending, none taken and unacked, no worker's pull request open. A
+// coordinator waits for workers without limit; this is what it can tell
+// its user meanwhile.
+func (q *Queue) Starved(ctx context.Context) (pending uint64, starved bool, err error) {
+	c, err := q.Consumer(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		return 0, false, fmt.Errorf("jetstream: consumer %s: %w", ConsumerName, err)
+	}
+	return info.NumPending, info.NumPending > 0 && info.NumAckPending == 0 && info.NumWaiting == 0, nil
+}

@@ -468,3 +468,31 @@ func TestWorkerRetriesUnavailableProviderLater(t *testing.T) {
 		})
 	}
 }
+
+// A task published with no worker running leaves the queue starved; once
+// a worker has taken and acked it, it is not.
+func TestStarved(t *testing.T) {
+	t.Setenv(testKeyEnv, "sk-test")
+	srv := llmtest.New()
+	t.Cleanup(srv.Close)
+	s := startServer(t)
+	q := open(t, s, Config{})
+	if _, starved, err := q.Starved(context.Background()); err != nil || starved {
+		t.Fatalf("empty queue: starved %v (%v)", starved, err)
+	}
+	coord := NewCoordinator(q)
+	done := make(chan error, 1)
+	go func() { _, err := coord.Send(context.Background(), task(t, provider(srv), 1)); done <- err }()
+	until(func() bool { return coord.Stats().Published == 1 })
+	if n, starved, err := q.Starved(context.Background()); err != nil || !starved || n != 1 {
+		t.Fatalf("a task and no worker: %d pending, starved %v (%v)", n, starved, err)
+	}
+	run(t, newWorker(open(t, s, Config{}), 1))
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	until(func() bool { return pending(t, q) == 0 })
+	if _, starved, err := q.Starved(context.Background()); err != nil || starved {
+		t.Fatalf("after the worker: starved %v (%v)", starved, err)
+	}
+}
