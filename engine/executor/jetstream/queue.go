@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -91,9 +92,8 @@ type Queue struct {
 	cfg     Config
 }
 
-// Open creates (or finds, and updates to cfg) the queue's stream, consumer
-// and buckets: idempotent, so coordinators and workers may start in any
-// order.
+// Open creates (or finds) the queue's stream, consumer and buckets:
+// idempotent, so coordinators and workers may start in any order.
 func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	explicitAckWait := cfg.AckWait > 0
 	cfg = cfg.withDefaults()
@@ -105,12 +105,22 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	if cfg.Memory {
 		storage = jetstream.MemoryStorage
 	}
-	st, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	// What exists is left as it is (an operator may have made the stream
+	// and buckets with replicas on a cluster): created when missing, with
+	// cfg; found, checked for what the queue relies on.
+	st, err := js.CreateStream(ctx, jetstream.StreamConfig{
 		Name: StreamName, Subjects: []string{Subject}, Retention: jetstream.WorkQueuePolicy,
 		Duplicates: cfg.Duplicates, Storage: storage,
 	})
+	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		st, err = js.Stream(ctx, StreamName)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: stream %s: %w", StreamName, err)
+	}
+	if c := st.CachedInfo().Config; c.Retention != jetstream.WorkQueuePolicy || c.Duplicates <= 0 || !slices.Contains(c.Subjects, Subject) {
+		return nil, fmt.Errorf("jetstream: stream %s exists but is no work queue with a duplicate window on subject %s (retention %v, duplicates %v, subjects %v)",
+			StreamName, Subject, c.Retention, c.Duplicates, c.Subjects)
 	}
 	// An AckWait given explicitly (a worker's --ack-wait) sets the
 	// consumer's; otherwise an existing consumer is left as it is, so a
@@ -124,17 +134,27 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: consumer %s: %w", ConsumerName, err)
 	}
-	results, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: ResultsBucket, History: 1, TTL: cfg.ResultsTTL, Storage: storage,
-	})
+	results, err := bucket(ctx, js, jetstream.KeyValueConfig{Bucket: ResultsBucket, History: 1, TTL: cfg.ResultsTTL, Storage: storage})
 	if err != nil {
-		return nil, fmt.Errorf("jetstream: bucket %s: %w", ResultsBucket, err)
+		return nil, err
 	}
-	limits, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: LimitsBucket, History: 1, Storage: storage})
+	limits, err := bucket(ctx, js, jetstream.KeyValueConfig{Bucket: LimitsBucket, History: 1, Storage: storage})
 	if err != nil {
-		return nil, fmt.Errorf("jetstream: bucket %s: %w", LimitsBucket, err)
+		return nil, err
 	}
 	return &Queue{JS: js, Stream: st, Results: results, Limits: limits, cfg: cfg}, nil
+}
+
+// bucket creates a KV bucket with cfg, or finds it as it is.
+func bucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	kv, err := js.CreateKeyValue(ctx, cfg)
+	if errors.Is(err, jetstream.ErrBucketExists) {
+		kv, err = js.KeyValue(ctx, cfg.Bucket)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: bucket %s: %w", cfg.Bucket, err)
+	}
+	return kv, nil
 }
 
 // Consumer is the workers' durable pull consumer.

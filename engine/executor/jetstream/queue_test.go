@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/ideaflow/ideaflow/engine/executor"
@@ -494,5 +496,41 @@ func TestStarved(t *testing.T) {
 	until(func() bool { return pending(t, q) == 0 })
 	if _, starved, err := q.Starved(context.Background()); err != nil || starved {
 		t.Fatalf("after the worker: starved %v (%v)", starved, err)
+	}
+}
+
+// Open leaves a stream that exists as it is (an operator's, with replicas
+// or limits of their own) but refuses one the queue cannot rely on: not a
+// work queue, so an acked task would stay and a duplicate id go unchecked.
+func TestOpenChecksAnExistingStream(t *testing.T) {
+	s := startServer(t)
+	nc, err := nats.Connect(s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: StreamName, Subjects: []string{Subject}, MaxMsgs: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, nc, Config{}); err == nil || !strings.Contains(err.Error(), "no work queue") {
+		t.Fatalf("Open on a limits stream: %v", err)
+	}
+	if err := js.DeleteStream(ctx, StreamName); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: StreamName, Subjects: []string{Subject}, Retention: jetstream.WorkQueuePolicy, MaxMsgs: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := Open(ctx, nc, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := q.Stream.CachedInfo().Config; c.MaxMsgs != 1000 {
+		t.Errorf("Open changed the operator's stream: max msgs %d", c.MaxMsgs)
 	}
 }
