@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/ideaflow/ideaflow/engine/executor"
 	"github.com/ideaflow/ideaflow/engine/executor/ratelimit"
@@ -533,4 +534,26 @@ func TestOpenChecksAnExistingStream(t *testing.T) {
 	if c := q.Stream.CachedInfo().Config; c.MaxMsgs != 1000 {
 		t.Errorf("Open changed the operator's stream: max msgs %d", c.MaxMsgs)
 	}
+}
+
+// A result larger than the server takes in one message (1 MB by default)
+// cannot be stored: the worker stores a failure saying so in its place,
+// so the coordinator is answered (call_failed) instead of left waiting.
+func TestResultTooLargeToStore(t *testing.T) {
+	t.Setenv(testKeyEnv, "sk-test")
+	srv := llmtest.New(llmtest.WithResponder(func(*openai.ChatCompletionRequest) string { return strings.Repeat("x", 1<<20+1) }))
+	t.Cleanup(srv.Close)
+	s := startServer(t)
+	q := open(t, s, Config{})
+	run(t, newWorker(q, 1))
+	b, err := NewCoordinator(q).Send(context.Background(), task(t, provider(srv), 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r executor.Result
+	if err := json.Unmarshal(b, &r); err != nil || r.Error == nil || r.Error.Kind != executor.KindCallFailed ||
+		!strings.Contains(r.Error.Message, "could not store the result") {
+		t.Fatalf("result %.300s (%v): want a call_failed saying the result could not be stored", b, err)
+	}
+	until(func() bool { return pending(t, q) == 0 })
 }
