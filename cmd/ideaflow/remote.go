@@ -49,8 +49,12 @@ func (a *app) newExecutor(ctx context.Context, kind string, providers map[string
 		done := func() {
 			stopWatch()
 			st := coord.Stats()
-			fmt.Fprintf(a.stdout, "Queue %s: %d task(s) published (%d dropped as duplicates), %d answered from its results store\n",
+			fmt.Fprintf(a.stdout, "Queue %s: %d task(s) published (%d dropped as duplicates), %d answered from its results store",
 				redactURL(kind), st.Published, st.Duplicates, st.FromStore)
+			if st.Withdrawn > 0 {
+				fmt.Fprintf(a.stdout, ", %d withdrawn before a worker took them (the run stopped waiting)", st.Withdrawn)
+			}
+			fmt.Fprintln(a.stdout)
 			nc.Close()
 		}
 		return executor.NewWire(coord.Send, local), done, nil

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ideaflow/ideaflow/engine/executor"
 )
 
 // Coordinator is the engine's side of the queue: Send is an
@@ -22,6 +25,7 @@ type Coordinator struct {
 	published  atomic.Int64 // tasks published (a duplicate dropped by the server included)
 	duplicates atomic.Int64 // publishes the server dropped as duplicates
 	stored     atomic.Int64 // tasks answered from the results bucket without a publish
+	withdrawn  atomic.Int64 // tasks taken back from the queue when their Send gave up
 }
 
 // NewCoordinator sends tasks through q.
@@ -29,11 +33,11 @@ func NewCoordinator(q *Queue) *Coordinator { return &Coordinator{q: q} }
 
 // Stats are a coordinator's counts.
 type Stats struct {
-	Published, Duplicates, FromStore int64
+	Published, Duplicates, FromStore, Withdrawn int64
 }
 
 func (c *Coordinator) Stats() Stats {
-	return Stats{Published: c.published.Load(), Duplicates: c.duplicates.Load(), FromStore: c.stored.Load()}
+	return Stats{Published: c.published.Load(), Duplicates: c.duplicates.Load(), FromStore: c.stored.Load(), Withdrawn: c.withdrawn.Load()}
 }
 
 // taskHead is what Send reads of an encoded executor.Task.
@@ -131,10 +135,39 @@ func (c *Coordinator) Send(ctx context.Context, task []byte) ([]byte, error) {
 			}
 			return e.Value(), nil
 		case <-ctx.Done():
-			// The task stays queued: a worker still answers it, and the
-			// next run finds the answer in the bucket.
+			if !ack.Duplicate { // a duplicate's message is another publisher's
+				c.withdraw(id, h.Address, ack.Sequence, stale)
+			}
 			return nil, ctx.Err()
 		}
+	}
+}
+
+// withdraw takes back the task of a run that stopped waiting for it (an
+// interrupt, a deadline), so that no worker pays for an answer nobody
+// waits for, as a local run never sends what it has not dispatched: it
+// deletes the message and stores a cancellation in the result's place, so
+// any other coordinator waiting on the id is answered (cancelled) rather
+// than left waiting, and a later ask publishes again (a stored failure).
+// A task a worker has answered meanwhile is left alone: the message is
+// gone then (delete fails), or its result is stored (the store write is a
+// create, or an update at the stale revision, and fails). A task a worker
+// holds still gets its result stored, over the cancellation.
+func (c *Coordinator) withdraw(id, address string, seq, stale uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.q.Stream.DeleteMsg(ctx, seq); err != nil {
+		return // taken and acked already (or the server is gone: then the task stays)
+	}
+	c.withdrawn.Add(1)
+	b, err := json.Marshal(executor.Envelope(nil, fmt.Errorf("task %s withdrawn from the queue: the run that published it stopped waiting: %w", address, context.Canceled)))
+	if err != nil {
+		return
+	}
+	if stale == 0 {
+		_, _ = c.q.Results.Create(ctx, id, b)
+	} else {
+		_, _ = c.q.Results.Update(ctx, id, b, stale)
 	}
 }
 

@@ -228,25 +228,23 @@ func TestDeadWorkersTaskRedelivered(t *testing.T) {
 	}
 }
 
-// A coordinator that stops after publishing (its run interrupted, its
-// process killed) leaves the task to a worker, which answers and stores
-// it; a coordinator started after that finds the answer in the results
-// bucket and neither publishes nor calls.
+// A coordinator that dies after publishing (its process killed: its
+// connection gone, nothing withdrawn) leaves the task to a worker, which
+// answers and stores it; a coordinator started after that finds the
+// answer in the results bucket and neither publishes nor calls.
 func TestRestartedCoordinatorReadsStoredResult(t *testing.T) {
 	t.Setenv(testKeyEnv, "sk-test")
 	srv := llmtest.New()
 	t.Cleanup(srv.Close)
 	s := startServer(t)
 	p := provider(srv)
-	first := NewCoordinator(open(t, s, Config{}))
+	dying := open(t, s, Config{})
+	first := NewCoordinator(dying)
 	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error)
-	go func() { _, err := first.Send(ctx, task(t, p, 7)); stopped <- err }()
+	t.Cleanup(cancel) // its Send may wait on a watch of the closed connection
+	go func() { _, _ = first.Send(ctx, task(t, p, 7)) }()
 	until(func() bool { return first.Stats().Published == 1 })
-	cancel()
-	if err := <-stopped; !errors.Is(err, context.Canceled) {
-		t.Fatalf("the stopped coordinator's Send: %v", err)
-	}
+	dying.JS.Conn().Close()
 	q := open(t, s, Config{})
 	w := newWorker(q, 1)
 	run(t, w)
@@ -556,4 +554,52 @@ func TestResultTooLargeToStore(t *testing.T) {
 		t.Fatalf("result %.300s (%v): want a call_failed saying the result could not be stored", b, err)
 	}
 	until(func() bool { return pending(t, q) == 0 })
+}
+
+// A run that stops waiting (interrupted) takes back its tasks no worker
+// has taken: the stream is empty after, nothing is called, and each id
+// holds a cancellation, so a later ask publishes again and is answered.
+func TestCancelWithdrawsQueuedTasks(t *testing.T) {
+	t.Setenv(testKeyEnv, "sk-test")
+	srv := llmtest.New()
+	t.Cleanup(srv.Close)
+	s := startServer(t)
+	p := provider(srv)
+	q := open(t, s, Config{})
+	coord := NewCoordinator(q)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Go(func() {
+			if _, err := coord.Send(ctx, task(t, p, i)); !errors.Is(err, context.Canceled) {
+				t.Errorf("task %d: %v, want cancelled", i, err)
+			}
+		})
+	}
+	until(func() bool { return coord.Stats().Published == 3 })
+	cancel()
+	wg.Wait()
+	if st := coord.Stats(); st.Withdrawn != 3 {
+		t.Errorf("%+v: want 3 withdrawn", st)
+	}
+	if n := pending(t, q); n != 0 {
+		t.Errorf("%d task(s) still queued", n)
+	}
+	for i := range 3 {
+		e, err := q.Results.Get(context.Background(), fmt.Sprintf("k%d", i))
+		var r executor.Result
+		if err != nil || json.Unmarshal(e.Value(), &r) != nil || r.Error == nil || r.Error.Kind != executor.KindCancelled {
+			t.Errorf("task %d's stored result: %v, want a cancellation", i, err)
+		}
+	}
+	run(t, newWorker(open(t, s, Config{}), 1))
+	again := NewCoordinator(open(t, s, Config{}))
+	out, err := again.Send(context.Background(), task(t, p, 1))
+	answered(t, out, err)
+	if st := again.Stats(); st.Published != 1 || st.Duplicates != 0 {
+		t.Errorf("asking again: %+v, want 1 publish, not a duplicate", st)
+	}
+	if n := srv.Count(); n != 1 {
+		t.Errorf("%d endpoint calls, want 1 (the task asked again)", n)
+	}
 }
