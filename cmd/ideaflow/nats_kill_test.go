@@ -2,11 +2,14 @@ package main
 
 import (
 	"bufio"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
 )
@@ -112,5 +115,65 @@ func TestKilledWorkerTasksRedelivered(t *testing.T) {
 	}
 	if l, n := readSummary(t, filepath.Join(dir, "local.json")), readSummary(t, filepath.Join(dir, "nats.json")); l.ResultsDigest != n.ResultsDigest {
 		t.Errorf("results digest local %s, after the kill %s", l.ResultsDigest, n.ResultsDigest)
+	}
+}
+
+// A run on a queue with no worker, interrupted (SIGINT) once its tasks
+// wait there: it exits as an interrupted local run does (130), withdraws
+// every task it published (the queue is empty after: no worker started
+// later pays for them) and says so; a run after it, with a worker, makes
+// every call and ends as a local run.
+func TestInterruptedRunWithdrawsItsTasks(t *testing.T) {
+	srv := llmtest.New(llmtest.WithResponder(responder))
+	t.Cleanup(srv.Close)
+	t.Setenv("WITHDRAW_API_KEY", "sk-test")
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "exp")
+	writeExperiment(t, exp, scenario{BaseURL: srv.URL, KeyEnv: "WITHDRAW_API_KEY", Generators: []string{"gen-a", "gen-b"}, N: 3, Limit: 5})
+	f := startFleet(t, 0)
+	cacheDir := filepath.Join(dir, "cache")
+
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), "IDEAFLOW_TEST_AS_CLI=1",
+		"IDEAFLOW_TEST_ARGS="+strings.Join([]string{"run", exp, "--cache-dir", cacheDir, "--executor", f.url, "--log-level", "warn"}, "\x1f"))
+	var out strings.Builder
+	child.Stdout, child.Stderr = &out, &out
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- child.Wait() }()
+	// The run has as many tasks in flight as the provider's
+	// max_concurrency (4) and early slots allow; wait for 4.
+	for f.pending(t) < 4 {
+		select {
+		case err := <-exited:
+			t.Fatalf("the run ended (%v) before its tasks were queued:\n%s", err, out.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if err := child.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := <-exited
+	queued := f.published(t) // every task the run published, none answered
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit: %v, want %d\n%s", err, exitInterrupted, out.String())
+	}
+	if want := fmt.Sprintf("%d withdrawn before a worker took them", queued); !strings.Contains(out.String(), want) {
+		t.Errorf("the run does not say %q:\n%s", want, out.String())
+	}
+	if n := f.pending(t); n != 0 {
+		t.Errorf("%d task(s) left in the queue", n)
+	}
+
+	f.addWorker(t)
+	code, stdout, stderr := cli(t, "run", exp, "--cache-dir", cacheDir, "--executor", f.url, "--summary-json", filepath.Join(dir, "s.json"))
+	if code != 0 {
+		t.Fatalf("re-run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if n := srv.Count(); n != 32 {
+		t.Errorf("%d endpoint calls over both runs, want 32 (none before the interrupt)", n)
 	}
 }
