@@ -210,11 +210,10 @@ func TestRunOnNATSWorkers(t *testing.T) {
 // quota, an unparseable judge, a 400: each ends as the local run does
 // (same exit code, requests and summary, failures and their messages
 // included), as TestFaultSuiteThroughJSONWire checks of the in-process
-// wire. Each case has a server and one worker of its own: a tripped
-// breaker is a worker's (not shared, see NATS-27 notes), so with two, a
-// task in flight when the provider tripped may reach the other worker's
-// client and cost a request the local run, whose one client had tripped,
-// did not make.
+// wire. Each case has a server and two workers of its own: a provider
+// one worker found unavailable is so for the other (down.go), so a task
+// in flight when it tripped fails without a request wherever it lands, as
+// on a local run's one client.
 func TestFaultSuiteThroughNATS(t *testing.T) {
 	for _, c := range faultSuite() {
 		t.Run(c.name, func(t *testing.T) {
@@ -223,7 +222,7 @@ func TestFaultSuiteThroughNATS(t *testing.T) {
 			if c.hook != nil {
 				srv.SetHook(c.hook)
 			}
-			f := startFleet(t, 1)
+			f := startFleet(t, 2)
 			codeL, sumL, reqL := runFault(t, srv, c, "local")
 			codeN, sumN, reqN := runFault(t, srv, c, f.url)
 			c.check(t, sumL)

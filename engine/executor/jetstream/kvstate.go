@@ -60,9 +60,12 @@ func (s *KVState) CompareAndSet(ctx context.Context, v []byte, rev uint64) (bool
 // provider, its endpoint and the NAME of the environment variable holding
 // its key. The key's value is never read here, so nothing secret reaches
 // the bucket; two variables holding one key get two limits.
-func LimitKey(p llm.Provider, unit string) string {
+func LimitKey(p llm.Provider, unit string) string { return "limit." + identity(p) + "." + unit }
+
+// identity names who a provider's limits and availability belong to.
+func identity(p llm.Provider) string {
 	h := sha256.Sum256([]byte(p.Kind + "\x00" + p.BaseURL + "\x00" + p.APIKeyEnv))
-	return "limit." + hex.EncodeToString(h[:12]) + "." + unit
+	return hex.EncodeToString(h[:12])
 }
 
 // SharedLimits is the llm option's factory of shared limits over q's

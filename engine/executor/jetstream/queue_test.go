@@ -603,3 +603,45 @@ func TestCancelWithdrawsQueuedTasks(t *testing.T) {
 		t.Errorf("%d endpoint calls, want 1 (the task asked again)", n)
 	}
 }
+
+// A provider one worker found unavailable (a refused key) is unavailable
+// to the others: a task of it that reaches another worker within
+// RetryUnavailableAfter fails there with the same failure, without a
+// request, as a local run's one tripped client fails it.
+func TestUnavailableProviderSharedByWorkers(t *testing.T) {
+	srv := llmtest.New(llmtest.WithAPIKey("sk-right"))
+	t.Cleanup(srv.Close)
+	t.Setenv(testKeyEnv, "sk-wrong")
+	s := startServer(t)
+	coord := NewCoordinator(open(t, s, Config{}))
+	p := provider(srv)
+
+	first := newWorker(open(t, s, Config{}), 1)
+	ctx, stop := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); _ = first.Run(ctx) }()
+	b1, err := coord.Send(context.Background(), task(t, p, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	<-stopped
+
+	second := newWorker(open(t, s, Config{}), 1)
+	second.RetryUnavailableAfter = time.Hour
+	run(t, second)
+	b2, err := coord.Send(context.Background(), task(t, p, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r1, r2 executor.Result
+	if json.Unmarshal(b1, &r1) != nil || json.Unmarshal(b2, &r2) != nil || r1.Error == nil || r2.Error == nil {
+		t.Fatalf("results %s, %s: want two failures", b1, b2)
+	}
+	if r2.Error.Kind != executor.KindProviderUnavailable || r2.Error.Message != r1.Error.Message || len(r2.Error.Attempts) != 0 {
+		t.Errorf("second failure %+v; want the first's kind and message (%+v), no attempts", r2.Error, r1.Error)
+	}
+	if n, st := srv.Count(), second.Stats(); n != 1 || st.Refused != 1 || st.Ran != 0 {
+		t.Errorf("%d endpoint calls, second worker %+v; want 1 call, the second task refused", n, st)
+	}
+}

@@ -29,7 +29,7 @@ type Worker struct {
 	ex      executor.Executor
 	tripped time.Time // when a task of ex failed with its provider unavailable; zero: none did
 
-	ran, reused, abandoned atomic.Int64
+	ran, reused, abandoned, refused atomic.Int64
 	progress               time.Duration // between progress signals of a task in flight
 
 	// abandon, set by tests, is asked after a task ran (stage "ran") and
@@ -59,10 +59,11 @@ type WorkerStats struct {
 	Ran       int64 // tasks run on the executor
 	Reused    int64 // redelivered tasks whose result was already stored: acked without a call
 	Abandoned int64 // tasks dropped unacked (tests' dying worker, or a stop mid-task)
+	Refused   int64 // tasks failed without a request: their provider was found unavailable (down.go)
 }
 
 func (w *Worker) Stats() WorkerStats {
-	return WorkerStats{Ran: w.ran.Load(), Reused: w.reused.Load(), Abandoned: w.abandoned.Load()}
+	return WorkerStats{Ran: w.ran.Load(), Reused: w.reused.Load(), Abandoned: w.abandoned.Load(), Refused: w.refused.Load()}
 }
 
 func (w *Worker) executor() executor.Executor {
@@ -154,6 +155,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		w.ack(ctx, msg, id)
 		return
 	}
+	if out, ok := w.sharedDown(ctx, msg.Data()); ok {
+		w.refused.Add(1)
+		w.store(ctx, msg, id, out)
+		return
+	}
 	// Tell the server the task is alive while it runs, so only a dead
 	// worker's task is redelivered.
 	done := make(chan struct{})
@@ -186,7 +192,17 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	if kind, isFailure := failed(out); isFailure && kind == string(executor.KindProviderUnavailable) {
 		w.trip(ex)
+		w.shareDown(context.WithoutCancel(ctx), msg.Data(), out)
 	}
+	w.store(ctx, msg, id, out)
+}
+
+// store puts a task's result in the bucket and, once it is there, acks.
+// A result in hand is stored even if the worker is stopping meanwhile: it
+// was paid for.
+func (w *Worker) store(ctx context.Context, msg jetstream.Msg, id string, out []byte) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
 	if _, err := w.q.Results.Put(ctx, id, out); err != nil {
 		// Too large for the server, most likely: say so in the result's
 		// place, so the coordinator is not left waiting.
