@@ -30,7 +30,7 @@ type Worker struct {
 	tripped time.Time // when a task of ex failed with its provider unavailable; zero: none did
 
 	ran, reused, abandoned, refused atomic.Int64
-	progress               time.Duration // between progress signals of a task in flight
+	progress                        time.Duration // between progress signals of a task in flight
 
 	// abandon, set by tests, is asked after a task ran (stage "ran") and
 	// after its result was stored ("stored"): true drops the task unacked
