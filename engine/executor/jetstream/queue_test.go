@@ -645,3 +645,28 @@ func TestUnavailableProviderSharedByWorkers(t *testing.T) {
 		t.Errorf("%d endpoint calls, second worker %+v; want 1 call, the second task refused", n, st)
 	}
 }
+
+// A worker whose consumer is deleted under it (an operator reset the
+// queue) stops with an error saying so, every fetcher with it.
+func TestWorkerStopsWhenItsConsumerIsDeleted(t *testing.T) {
+	s := startServer(t)
+	q := open(t, s, Config{})
+	w := newWorker(open(t, s, Config{}), 4)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(context.Background()) }()
+	// Run reads the consumer before it fetches: delete it once it has.
+	until(func() bool {
+		info, err := q.Stream.Consumer(context.Background(), ConsumerName)
+		if err != nil {
+			return false
+		}
+		ci, err := info.Info(context.Background())
+		return err == nil && ci.NumWaiting == 4
+	})
+	if err := q.Stream.DeleteConsumer(context.Background(), ConsumerName); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "consumer") {
+		t.Fatalf("Run: %v, want the consumer's end", err)
+	}
+}

@@ -100,8 +100,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	if info := cons.CachedInfo(); info != nil && info.Config.AckWait > 0 {
 		w.progress = info.Config.AckWait / 3
 	}
+	w.progress = max(w.progress, 10*time.Millisecond) // a ticker needs a positive period
+	// A consumer deleted under the worker ends every fetcher, not only the
+	// one that saw it.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	var wg sync.WaitGroup
-	errs := make(chan error, w.concurrency)
 	for range w.concurrency {
 		wg.Go(func() {
 			for ctx.Err() == nil {
@@ -118,7 +122,7 @@ func (w *Worker) Run(ctx context.Context) error {
 					// A lost connection heals on its own (nats reconnects);
 					// anything else is the consumer's end.
 					if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
-						errs <- fmt.Errorf("jetstream: %w", err)
+						stop(fmt.Errorf("jetstream: %w", err))
 						return
 					}
 					w.log.Warn().Err(err).Msg("fetching a task")
@@ -133,9 +137,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		})
 	}
 	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return err
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return err // the consumer's end, not the caller's stop
 	}
 	return nil
 }
