@@ -304,3 +304,43 @@ func TestNATSToken(t *testing.T) {
 	}
 	nc.Close()
 }
+
+// Samples as n choices through the queue: a prompt's 5 samples go as one
+// task (its key is sample 0's), and the choice that does not parse goes
+// again alone under sample 0's key. The task id tells the two apart (with
+// the node key alone the lone re-ask would be dropped as a duplicate of
+// the batch, or answered with its stored result), so the run asks what a
+// local run asks: 8 requests, 24 calls, nothing failed, the same results.
+func TestChoicesThroughNATS(t *testing.T) {
+	t.Setenv("CHOICES_API_KEY", "sk-choices-test")
+	srv := llmtest.New(llmtest.WithResponder(responder), llmtest.WithChoiceText(func(n, i int, text string) string {
+		if i == 0 {
+			return "" // no idea in it
+		}
+		return text
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "exp")
+	writeChoicesExperiment(t, exp, srv.URL, true)
+	f := startFleet(t, 2)
+	var digests []string
+	for _, executorKind := range []string{"local", f.url} {
+		before := srv.Count()
+		sumPath := filepath.Join(dir, "s.json")
+		if code, stdout, stderr := cli(t, "run", exp, "--cache-dir", filepath.Join(dir, "cache-"+fmt.Sprint(before)), "--summary-json", sumPath, "--executor", executorKind); code != 0 {
+			t.Fatalf("run --executor %s: exit %d\n%s\n%s", executorKind, code, stdout, stderr)
+		}
+		s := readSummary(t, sumPath)
+		if n := srv.Count() - before; n != 8 || s.LLMCalls != 4*5+4 || s.Requests != 8 || s.Nodes.Failed != 0 {
+			t.Errorf("--executor %s: %d requests, llm_calls %d, requests %d, nodes %+v; want 8 requests and 24 calls", executorKind, n, s.LLMCalls, s.Requests, s.Nodes)
+		}
+		digests = append(digests, s.ResultsDigest)
+	}
+	if digests[0] != digests[1] {
+		t.Errorf("results digest local %s, through NATS %s", digests[0], digests[1])
+	}
+	if got := f.published(t); got != 8 {
+		t.Errorf("the stream took %d tasks, want 8", got)
+	}
+}
