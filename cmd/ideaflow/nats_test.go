@@ -344,3 +344,45 @@ func TestChoicesThroughNATS(t *testing.T) {
 		t.Errorf("the stream took %d tasks, want 8", got)
 	}
 }
+
+// Service calls (embeddings, TEI token embeddings) through the queue: the
+// same requests and results as a local run, their bodies carried as a
+// Result's raw JSON, and no key in the server's storage.
+func TestServiceCallsThroughNATS(t *testing.T) {
+	emb := llmtest.New()
+	t.Cleanup(emb.Close)
+	tei := llmtest.NewTEI()
+	t.Cleanup(tei.Close)
+	t.Setenv("SERVICE_API_KEY", "sk-service-test-key")
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "exp")
+	if err := os.MkdirAll(exp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(exp, "exp.hcl"), []byte(fmt.Sprintf(serviceExperiment, emb.URL, tei.URL)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(exp, "items.jsonl"), []byte("{\"id\":\"a\"}\n{\"id\":\"b\"}\n{\"id\":\"c\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := startFleet(t, 2)
+	var digests []string
+	for i, executorKind := range []string{"local", f.url} {
+		sumPath := filepath.Join(dir, "s.json")
+		if code, stdout, stderr := cli(t, "run", exp, "--cache-dir", filepath.Join(dir, fmt.Sprint("cache", i)), "--summary-json", sumPath, "--executor", executorKind); code != 0 {
+			t.Fatalf("run --executor %s: exit %d\n%s\n%s", executorKind, code, stdout, stderr)
+		}
+		s := readSummary(t, sumPath)
+		if n := i + 1; s.ServiceCalls != 6 || s.Nodes.Ran != 6 || emb.Count() != 3*n || tei.Count("/embed_all") != 3*n {
+			t.Errorf("--executor %s: %d service calls, nodes %+v; endpoints saw %d embeddings and %d embed_all requests in all", executorKind, s.ServiceCalls, s.Nodes, emb.Count(), tei.Count("/embed_all"))
+		}
+		digests = append(digests, s.ResultsDigest)
+	}
+	if digests[0] == "" || digests[0] != digests[1] {
+		t.Errorf("results digest local %s, through NATS %s", digests[0], digests[1])
+	}
+	if got := f.published(t); got != 6 {
+		t.Errorf("the stream took %d tasks, want 6", got)
+	}
+	f.noSecret(t, "sk-service-test-key")
+}
