@@ -179,8 +179,18 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		}
 	}()
 	ex := w.executor()
+	start := time.Now()
 	out := executor.Serve(ctx, ex, msg.Data())
 	close(done)
+	if w.log.Debug().Enabled() {
+		var h taskHead
+		_ = json.Unmarshal(msg.Data(), &h)
+		outcome, _ := failed(out)
+		if outcome == "" {
+			outcome = "answered"
+		}
+		w.log.Debug().Str("task", id).Str("address", h.Address).Str("outcome", outcome).Dur("took", time.Since(start)).Msg("task run")
+	}
 	w.ran.Add(1)
 	if w.abandon != nil && w.abandon("ran", id) {
 		w.abandoned.Add(1)
