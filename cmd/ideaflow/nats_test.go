@@ -29,9 +29,10 @@ type natsFleet struct {
 	queue   *jetstream.Queue // a connection of the test's own, to read the stream
 	workers []*jetstream.Worker
 	open    func() *jetstream.Queue
+	opts    []llm.Option // the workers' client options
 }
 
-func startFleet(t *testing.T, n int) *natsFleet {
+func startFleet(t *testing.T, n int, opts ...llm.Option) *natsFleet {
 	t.Helper()
 	dataDir := t.TempDir()
 	s, err := jetstream.StartServer("127.0.0.1:0", dataDir, "")
@@ -39,7 +40,7 @@ func startFleet(t *testing.T, n int) *natsFleet {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Stop)
-	f := &natsFleet{url: s.URL(), dataDir: dataDir}
+	f := &natsFleet{url: s.URL(), dataDir: dataDir, opts: opts}
 	open := func() *jetstream.Queue {
 		nc, err := connectNATS(s.URL(), "test")
 		if err != nil {
@@ -63,7 +64,7 @@ func startFleet(t *testing.T, n int) *natsFleet {
 // addWorker starts one more in-process worker, on its own connection.
 func (f *natsFleet) addWorker(t *testing.T) *jetstream.Worker {
 	q := f.open()
-	w := jetstream.NewWorker(q, workerExecutor(q, zerolog.Nop(), nil), 8, zerolog.Nop())
+	w := jetstream.NewWorker(q, workerExecutor(q, zerolog.Nop(), nil, f.opts...), 8, zerolog.Nop())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -385,4 +386,35 @@ func TestServiceCallsThroughNATS(t *testing.T) {
 		t.Errorf("the stream took %d tasks, want 6", got)
 	}
 	f.noSecret(t, "sk-service-test-key")
+}
+
+// The coordinator needs no key: its tasks carry the name of the variable
+// and the workers read it. Without the key in its environment a local run
+// is refused before any call (exit 2, "Missing API key"); the same run on
+// workers that have it succeeds, every request carrying the workers' key.
+func TestCoordinatorNeedsNoKey(t *testing.T) {
+	srv := llmtest.New(llmtest.WithResponder(responder))
+	t.Cleanup(srv.Close)
+	t.Setenv("FAULT_TEST_KEY", "") // not set, as far as the coordinator can tell
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "exp")
+	writeExperiment(t, exp, scenario{BaseURL: srv.URL, KeyEnv: "FAULT_TEST_KEY", Generators: []string{"gen-a", "gen-b"}, N: 3, Limit: 5})
+	workerEnv := func(name string) (string, bool) {
+		if name == "FAULT_TEST_KEY" {
+			return "sk-the-workers-key", true
+		}
+		return os.LookupEnv(name)
+	}
+	f := startFleet(t, 2, llm.WithEnv(workerEnv))
+	code, _, stderr := cli(t, "run", exp, "--cache-dir", filepath.Join(dir, "local"))
+	if code != exitBadInput || !strings.Contains(stderr, "FAULT_TEST_KEY") || srv.Count() != 0 {
+		t.Fatalf("local run without the key: exit %d after %d requests\n%s", code, srv.Count(), stderr)
+	}
+	code, stdout, stderr := cli(t, "run", exp, "--cache-dir", filepath.Join(dir, "nats"), "--executor", f.url)
+	if code != 0 {
+		t.Fatalf("run on the workers: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if n := sentWithKey(srv, "sk-the-workers-key"); n != 32 || srv.Count() != 32 {
+		t.Errorf("%d of %d requests with the workers' key, want 32 of 32", n, srv.Count())
+	}
 }

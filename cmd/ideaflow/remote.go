@@ -57,7 +57,8 @@ func (a *app) newExecutor(ctx context.Context, kind string, providers map[string
 			fmt.Fprintln(a.stdout)
 			nc.Close()
 		}
-		return executor.NewWire(coord.Send, local), done, nil
+		// The workers read the keys: this process needs none.
+		return executor.NewWire(coord.Send, local).WithKeysElsewhere(), done, nil
 	}
 	return nil, nil, fmt.Errorf("--executor %q: want local, loopback or a nats:// URL", kind)
 }

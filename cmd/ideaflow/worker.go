@@ -58,9 +58,9 @@ func redactURL(raw string) string {
 // task carries its settings, secrets by the names of their environment
 // variables, read here), and its clients wait on the limits shared in the
 // queue's KV bucket before each request.
-func workerExecutor(q *jetstream.Queue, log zerolog.Logger, allowed []string) func() executor.Executor {
+func workerExecutor(q *jetstream.Queue, log zerolog.Logger, allowed []string, opts ...llm.Option) func() executor.Executor {
 	return func() executor.Executor {
-		ex := engine.NewLocalExecutor(nil, log, llm.WithSharedLimits(q.SharedLimits))
+		ex := engine.NewLocalExecutor(nil, log, append([]llm.Option{llm.WithSharedLimits(q.SharedLimits)}, opts...)...)
 		if len(allowed) == 0 {
 			return ex
 		}
