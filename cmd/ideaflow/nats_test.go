@@ -211,10 +211,12 @@ func TestRunOnNATSWorkers(t *testing.T) {
 // quota, an unparseable judge, a 400: each ends as the local run does
 // (same exit code, requests and summary, failures and their messages
 // included), as TestFaultSuiteThroughJSONWire checks of the in-process
-// wire. Each case has a server and two workers of its own: a provider
-// one worker found unavailable is so for the other (down.go), so a task
-// in flight when it tripped fails without a request wherever it lands, as
-// on a local run's one client.
+// wire. Each case has a server and one worker of its own: its one client
+// per provider serializes the calls of a max_concurrency 1 provider as a
+// local run's does, so the call in flight when the provider trips fails
+// without a request, as locally. (With two workers, an early call and a
+// dispatched one can be on two clients at once: see
+// TestTripSharedAcrossWorkers.)
 func TestFaultSuiteThroughNATS(t *testing.T) {
 	for _, c := range faultSuite() {
 		t.Run(c.name, func(t *testing.T) {
@@ -223,7 +225,7 @@ func TestFaultSuiteThroughNATS(t *testing.T) {
 			if c.hook != nil {
 				srv.SetHook(c.hook)
 			}
-			f := startFleet(t, 2)
+			f := startFleet(t, 1)
 			codeL, sumL, reqL := runFault(t, srv, c, "local")
 			codeN, sumN, reqN := runFault(t, srv, c, f.url)
 			c.check(t, sumL)
@@ -416,5 +418,41 @@ func TestCoordinatorNeedsNoKey(t *testing.T) {
 	}
 	if n := sentWithKey(srv, "sk-the-workers-key"); n != 32 || srv.Count() != 32 {
 		t.Errorf("%d of %d requests with the workers' key, want 32 of 32", n, srv.Count())
+	}
+}
+
+// A provider that trips (a refused key, an exhausted quota) on a fleet of
+// two workers: the run ends as the local one does (same exit code, the
+// same provider unavailable, one node failed and the rest skipped for
+// it), and the trip is shared (down.go), so any task reaching a worker
+// after it fails without a request. Only a task already on the other
+// worker's client when the first request failed can make one more: at
+// most 1 request beyond the local run's.
+func TestTripSharedAcrossWorkers(t *testing.T) {
+	for _, c := range faultSuite() {
+		if !c.tripped {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			srv := llmtest.New(append([]llmtest.Option{llmtest.WithResponder(responder)}, c.opts...)...)
+			t.Cleanup(srv.Close)
+			if c.hook != nil {
+				srv.SetHook(c.hook)
+			}
+			f := startFleet(t, 2)
+			codeL, sumL, reqL := runFault(t, srv, c, "local")
+			codeN, sumN, reqN := runFault(t, srv, c, f.url)
+			c.check(t, sumL)
+			if codeL != codeN || reqN < reqL || reqN > reqL+1 {
+				t.Errorf("local: exit %d after %d requests; on two workers: exit %d after %d", codeL, reqL, codeN, reqN)
+			}
+			if !reflect.DeepEqual(sumL.Unavailable, sumN.Unavailable) {
+				t.Errorf("unavailable: local %v, on two workers %v", sumL.Unavailable, sumN.Unavailable)
+			}
+			nl, nn := sumL.Nodes, sumN.Nodes
+			if nn.Failed < 1 || nn.Failed > nl.Failed+1 || nn.Failed+nn.Skipped != nl.Failed+nl.Skipped || nn.Ran != nl.Ran {
+				t.Errorf("nodes: local %+v, on two workers %+v", nl, nn)
+			}
+		})
 	}
 }
