@@ -48,6 +48,9 @@ func (a *app) newExecutor(ctx context.Context, kind string, providers map[string
 		stopWatch := a.watchStarved(ctx, q, kind)
 		done := func() {
 			stopWatch()
+			if !coord.Close(15 * time.Second) {
+				fmt.Fprintln(a.stderr, "warning: some tasks were still being withdrawn from the queue when the run ended; workers may run them (the next run reads their results)")
+			}
 			st := coord.Stats()
 			fmt.Fprintf(a.stdout, "Queue %s: %d task(s) published (%d dropped as duplicates), %d answered from its results store",
 				redactURL(kind), st.Published, st.Duplicates, st.FromStore)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,6 +27,7 @@ type Coordinator struct {
 	duplicates atomic.Int64 // publishes the server dropped as duplicates
 	stored     atomic.Int64 // tasks answered from the results bucket without a publish
 	withdrawn  atomic.Int64 // tasks taken back from the queue when their Send gave up
+	inFlight   sync.WaitGroup
 }
 
 // NewCoordinator sends tasks through q.
@@ -74,12 +76,17 @@ func failed(result []byte) (kind string, isFailure bool) {
 // result newer than the stale one. The watch starts before the publish, so
 // a result that lands in between is not missed.
 func (c *Coordinator) Send(ctx context.Context, task []byte) ([]byte, error) {
+	c.inFlight.Add(1)
+	defer c.inFlight.Done()
 	var h taskHead
 	if err := json.Unmarshal(task, &h); err != nil {
 		return nil, fmt.Errorf("reading the task: %w", err)
 	}
 	id := TaskID(h.Key, h.Samples)
-	wctx, cancel := context.WithCancel(ctx)
+	// The watch outlives ctx until Send returns: a watch ended by ctx would
+	// race ctx.Done in the selects below, and a Send that took the watch's
+	// end for its own would return without withdrawing its task.
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	w, err := c.q.Results.Watch(wctx, id)
 	if err != nil {
@@ -116,7 +123,12 @@ func (c *Coordinator) Send(ctx context.Context, task []byte) ([]byte, error) {
 	}
 	msg := &nats.Msg{Subject: Subject, Data: task, Header: nats.Header{}}
 	msg.Header.Set(HeaderResult, id)
-	ack, err := c.q.JS.PublishMsg(ctx, msg, jetstream.WithMsgID(msgID))
+	// The publish is not cut short by ctx: a publish the server took but
+	// whose ack was never read would leave a task nobody withdraws (its
+	// sequence unknown). Once acked, a ctx that ended meanwhile withdraws it.
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	ack, err := c.q.JS.PublishMsg(pctx, msg, jetstream.WithMsgID(msgID))
+	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("publishing task %s: %w", h.Address, err)
 	}
@@ -140,6 +152,21 @@ func (c *Coordinator) Send(ctx context.Context, task []byte) ([]byte, error) {
 			}
 			return nil, ctx.Err()
 		}
+	}
+}
+
+// Close waits, up to timeout, for the Sends still returning: an engine
+// that stops (an interrupt) may return before the Sends it cancelled have
+// withdrawn their tasks, and closing the connection under them would
+// leave the tasks queued. It reports whether they all returned.
+func (c *Coordinator) Close(timeout time.Duration) bool {
+	done := make(chan struct{})
+	go func() { c.inFlight.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(timeout):
+		return false
 	}
 }
 
