@@ -95,7 +95,7 @@ func (g *endpointGuard) Execute(ctx context.Context, t *executor.Task) (*executo
 func (a *app) workerCmd() *cobra.Command {
 	var connect string
 	var concurrency int
-	var ackWait time.Duration
+	var ackWait, retryUnavailable time.Duration
 	var allowed []string
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -125,6 +125,7 @@ and key variable). Ctrl-C stops the worker; tasks in flight go back to the queue
 				return &exitError{exitEnvironment, err}
 			}
 			w := jetstream.NewWorker(q, workerExecutor(q, a.log, allowed), concurrency, a.log)
+			w.RetryUnavailableAfter = retryUnavailable
 			fmt.Fprintf(a.stdout, "Worker on %s: up to %d task(s) at once; Ctrl-C stops it\n", redactURL(connect), concurrency)
 			err = w.Run(ctx)
 			st := w.Stats()
@@ -139,6 +140,7 @@ and key variable). Ctrl-C stops the worker; tasks in flight go back to the queue
 	f.StringVar(&connect, "connect", "nats://127.0.0.1:4222", "the NATS server's URL (the token of $"+natsTokenEnv+" is presented when set)")
 	f.IntVar(&concurrency, "concurrency", 32, "tasks run at once (each provider's max_concurrency still bounds its calls)")
 	f.DurationVar(&ackWait, "ack-wait", 2*time.Minute, "how long a task taken by a worker that stopped answering waits before another worker gets it (a live worker's long call is not redelivered)")
+	f.DurationVar(&retryUnavailable, "retry-unavailable-after", time.Minute, "how long a provider found unavailable (a refused key, an exhausted quota) stays so for every worker before a task of it is sent again")
 	f.StringArrayVar(&allowed, "allow-endpoint", nil, "send only to base URLs starting with this (repeatable; default: any endpoint a task names)")
 	return cmd
 }
