@@ -65,7 +65,7 @@ func (e *Engine) newEarly(ctx context.Context, g *Graph, opts RunOptions) *early
 	x := &early{e: e, ctx: ctx, slots: map[string]chan struct{}{}, usable: map[string]bool{},
 		calls: map[string]*earlyCall{}, down: map[string]bool{}}
 	for name := range g.Exp.Providers {
-		ok := !g.Exp.MissingKeys([]string{name}).HasErrors()
+		ok := !keysHere(e.Exec) || !g.Exp.MissingKeys([]string{name}).HasErrors()
 		if sb != nil && sb.BatchesSamples(name) || batched(e.Exec, name) {
 			ok = false // n-choices groups and batch rounds are the run's
 		}

@@ -3,6 +3,8 @@ package engine
 import (
 	"errors"
 	"fmt"
+
+	"github.com/ideaflow/ideaflow/engine/executor"
 )
 
 // The offline mode (run --offline): a run whose plan needs a call not in
@@ -10,9 +12,12 @@ import (
 
 // checkCallable refuses, before any call, a run that cannot make the calls
 // its plan needs: offline with calls not in the cache, or a provider in use
-// whose key is missing.
-func (p *Plan) checkCallable(offline bool) error {
+// whose key is missing (when keys are read in this process).
+func (p *Plan) checkCallable(offline, keysHere bool) error {
 	if !offline {
+		if !keysHere {
+			return nil // read where the calls run (executor.RemoteKeys)
+		}
 		if diags := p.g.Exp.MissingKeys(p.callProviders()); diags.HasErrors() {
 			return &InputError{Diags: diags}
 		}
@@ -51,3 +56,10 @@ func (p *Plan) checkCallable(offline bool) error {
 
 // ErrOffline is returned when an offline run would need a model call.
 var ErrOffline = errors.New("offline run needs model calls")
+
+// keysHere says whether ex reads its providers' keys in this process:
+// every executor does but one that says otherwise (executor.RemoteKeys).
+func keysHere(ex Executor) bool {
+	rk, ok := ex.(executor.RemoteKeys)
+	return !ok || !rk.KeysElsewhere()
+}

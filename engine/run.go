@@ -64,7 +64,7 @@ func (e *Engine) Run(ctx context.Context, g *Graph, opts RunOptions) (*Summary, 
 		memos.stop()
 		return nil, &InputError{Diags: plan.Diags}
 	}
-	if err := plan.checkCallable(opts.Offline); err != nil {
+	if err := plan.checkCallable(opts.Offline, keysHere(e.Exec)); err != nil {
 		ahead.stop()
 		memos.stop()
 		return nil, err

@@ -157,7 +157,7 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.StringVar(&a.logFormat, "log-format", "", "log format: json or console (default console on a terminal, json otherwise)")
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.BoolVar(&a.confine, "confine", false, "refuse every read of the experiment (file(), templatefile, dataset, references, categories and corpus paths) outside its folder and the cache, symlinks and .. resolved: for running experiments from others")
-	root.AddCommand(a.validateCmd(), a.planCmd(), a.runCmd(), a.reportCmd(), a.graphCmd(), a.showCmd(), a.exportCmd(), a.checkCmd(), a.packCmd(), a.unpackCmd(), a.reproduceCmd(), a.verifyCmd(), a.evidenceCmd(), a.docCmd(), a.cacheCmd(), a.dataCmd(), a.batchesCmd(), a.versionCmd())
+	root.AddCommand(a.validateCmd(), a.planCmd(), a.runCmd(), a.reportCmd(), a.graphCmd(), a.showCmd(), a.exportCmd(), a.checkCmd(), a.packCmd(), a.unpackCmd(), a.reproduceCmd(), a.verifyCmd(), a.evidenceCmd(), a.docCmd(), a.cacheCmd(), a.dataCmd(), a.batchesCmd(), a.serverCmd(), a.workerCmd(), a.versionCmd())
 	return root
 }
 
@@ -580,9 +580,11 @@ func (a *app) runCmd() *cobra.Command {
 				if bx != nil {
 					return &exitError{exitBadInput, fmt.Errorf("--executor %s: batch providers (batch = true) run in this process only; drop the flag or the batch setting", executorKind)}
 				}
-				if ex, err = newExecutor(executorKind, g.Exp.LLMProviders(), a.log); err != nil {
+				var closeExecutor func()
+				if ex, closeExecutor, err = a.newExecutor(ctx, executorKind, g.Exp.LLMProviders(), a.log); err != nil {
 					return &exitError{exitBadInput, err}
 				}
+				defer closeExecutor()
 			}
 			e := &engine.Engine{Store: store, Log: a.log, Exec: ex,
 				// The cache cut a damaged log on opening: trust no memo
@@ -667,7 +669,7 @@ func (a *app) runCmd() *cobra.Command {
 	f.BoolVar(&allowUnpriced, "allow-unpriced", false, "with --max-cost: start although some calls go to models without a price (the budget counts priced calls only)")
 	f.StringVar(&summaryJSON, "summary-json", "", "write the run summary as JSON to this file")
 	f.StringVar(&outDir, "out", "", "folder for report files (default results/ beside a folder experiment's files, results/<file stem>/ beside a one-file experiment)")
-	f.StringVar(&executorKind, "executor", "local", "where calls run: local, or loopback (every task and result through JSON to a second in-process executor, as to a worker)")
+	f.StringVar(&executorKind, "executor", "local", "where calls run: local; a nats:// URL (tasks go to the JetStream queue there, for the workers of `ideaflow worker`); or loopback (every task and result through JSON to a second in-process executor, as to a worker: a test seam)")
 	a.addRemoteFlags(cmd)
 	a.addVarFlags(cmd)
 	return cmd

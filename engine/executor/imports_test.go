@@ -6,10 +6,11 @@ import (
 	"testing"
 )
 
-// The executor is the seam a worker on another machine links: it must not
+// The executor is the seam a worker on another machine links: it and the
+// packages under it (the JetStream queue, the rate limit) must not
 // pull in the experiment language (HCL), the cache (Badger) or the engine.
 func TestImports(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	out, err := exec.Command("go", "list", "-deps", "./...").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}

@@ -28,9 +28,25 @@ type Local interface {
 // Over an in-process transport to a second LocalExecutor (ServeWith) it is
 // the JSON seam's test; over a queue it is a fleet of workers.
 type Wire struct {
-	send  Transport
-	local Local
+	send          Transport
+	local         Local
+	keysElsewhere bool
 }
+
+// RemoteKeys is implemented by an Executor whose calls may read their
+// providers' secrets on other machines (a fleet of workers): the process
+// running the engine then needs none, and a run does not refuse a
+// provider whose key it lacks (a worker that lacks it fails the task,
+// saying so).
+type RemoteKeys interface {
+	KeysElsewhere() bool
+}
+
+// WithKeysElsewhere marks w's tasks as run where their keys are read, not
+// in this process (see RemoteKeys); it returns w.
+func (w *Wire) WithKeysElsewhere() *Wire { w.keysElsewhere = true; return w }
+
+func (w *Wire) KeysElsewhere() bool { return w.keysElsewhere }
 
 // NewWire sends tasks over send; local gives the providers' settings.
 func NewWire(send Transport, local Local) *Wire { return &Wire{send: send, local: local} }

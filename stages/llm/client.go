@@ -23,6 +23,20 @@ type options struct {
 	base, cap time.Duration
 	jitter    func(time.Duration) time.Duration
 	lookupEnv func(string) (string, bool)
+	shared    func(Provider) (SharedLimit, error)
+}
+
+// SharedLimit is a provider's rate limit kept with other processes: every
+// request waits on it (after the client's own limits), and a 429's
+// Retry-After holds it for every process sharing it.
+type SharedLimit = httpcall.Shared
+
+// WithSharedLimits gives each provider's client the limit shared returns
+// for its settings (nil: none), e.g. one over a JetStream KV key per API
+// key, so that workers on several machines keep to one
+// requests_per_minute and tokens_per_minute together.
+func WithSharedLimits(shared func(Provider) (SharedLimit, error)) Option {
+	return func(o *options) { o.shared = shared }
 }
 
 // WithClock sets the clock used for rate limiting and back-off (default RealClock).
@@ -179,6 +193,15 @@ func newConn(k KindInfo, p Provider, o options) (*conn, error) {
 	}
 	if p.MaxRetries >= 0 {
 		c.MaxRetries = p.MaxRetries
+	}
+	if o.shared != nil {
+		s, err := o.shared(p)
+		if err != nil {
+			return nil, fmt.Errorf("provider %q: shared rate limit: %w", p.Name, err)
+		}
+		if s != nil { // a nil *T in the interface would be called
+			c.Shared = s
+		}
 	}
 	if p.TimeoutSeconds > 0 {
 		c.Timeout = time.Duration(p.TimeoutSeconds * float64(time.Second))

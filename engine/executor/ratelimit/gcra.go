@@ -7,9 +7,10 @@
 // same value (Hold), so every worker backs off, not only the one refused.
 //
 // The shared value lives behind State: Memory for one process (and tests);
-// a JetStream KV key (its revision is the CAS token: Create for revision 0,
-// Update(key, value, revision) otherwise) is the adapter issue 27 plans for
-// workers on several machines: not written yet.
+// a JetStream KV key (jetstream.KVState: its revision is the CAS token,
+// Create for revision 0, Update(key, value, revision) otherwise) for
+// workers on several machines. Shared puts a provider's requests and
+// tokens per minute together, as its client waits on them.
 package ratelimit
 
 import (

@@ -49,6 +49,20 @@ type Caller struct {
 	Jitter     func(time.Duration) time.Duration // spreads waits; EqualJitter in production
 	Timeout    time.Duration                     // per attempt
 	MaxReply   int64                             // the Transport's cap, for the error message
+	// Shared, when set, is the provider's limits shared with other
+	// processes (workers on other machines sending with the same key):
+	// every attempt waits on it after the local limits admitted it, and a
+	// 429's Retry-After holds it, so every sharer backs off.
+	Shared Shared
+}
+
+// Shared is a rate limit kept with other processes (see Caller.Shared).
+type Shared interface {
+	// Wait books one request of tokens estimated tokens and returns when
+	// it may be sent.
+	Wait(ctx context.Context, tokens int64) error
+	// Hold makes every sharer wait d from now before its next request.
+	Hold(ctx context.Context, d time.Duration) error
 }
 
 // Do runs attempt until it succeeds, fails for good, or the retry budget is
@@ -83,6 +97,13 @@ func (c *Caller) Do(ctx context.Context, op, model string, est int64, keepBody b
 			adm.Release()
 		}
 		release := adm.Release
+		if c.Shared != nil {
+			if err := c.Shared.Wait(wctx, est); err != nil {
+				c.Limiter.Cancel()
+				release()
+				return c.stopped(n-1, 0, op, model, "waiting for the shared rate limit", err)
+			}
+		}
 		if err := c.Breaker.Err(n - 1); err != nil { // tripped while this attempt waited for its turn
 			c.Limiter.Cancel()
 			release()
@@ -120,6 +141,11 @@ func (c *Caller) Do(ctx context.Context, op, model string, est int64, keepBody b
 		// The server's wait delays this call's retry (below); only
 		// congestion slows the provider for every call (see Limiter).
 		if e.Retryable && e.Status == http.StatusTooManyRequests { // an exhausted quota (not retryable) is no congestion
+			if c.Shared != nil && serverWait > 0 {
+				if err := c.Shared.Hold(ctx, serverWait); err != nil {
+					c.Log.Warn().Err(err).Msg("telling the shared rate limit of a 429")
+				}
+			}
 			if c.Limiter.Throttled(t, serverWait) {
 				c.Log.Warn().Str("op", op).Str("model", model).Float64("concurrency", c.Limiter.State().Concurrency).
 					Dur("pause", serverWait).Msg("congestion: more than a quarter of recent requests answered 429; limits lowered")

@@ -1,0 +1,63 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Shared is a provider's limits shared with every process that sends with
+// its key: requests per minute (one unit a request) and tokens per minute
+// (a request's estimated tokens), each a GCRA over its own state; nil for
+// a limit not set. It is what a provider's client waits on before each
+// request (llm.SharedLimit).
+type Shared struct {
+	Requests, Tokens *GCRA
+}
+
+// Wait books a request of tokens estimated tokens on both limits and
+// sleeps until both allow it. Both bookings hold whatever the wait (they
+// are this request's slots).
+func (s *Shared) Wait(ctx context.Context, tokens int64) error {
+	var at time.Time
+	now := time.Now
+	for _, b := range []struct {
+		g    *GCRA
+		cost float64
+	}{{s.Requests, 1}, {s.Tokens, float64(max(tokens, 1))}} {
+		if b.g == nil {
+			continue
+		}
+		t, err := b.g.Reserve(ctx, b.cost)
+		if err != nil {
+			return err
+		}
+		if t.After(at) {
+			at = t
+		}
+		now = b.g.now
+	}
+	d := at.Sub(now())
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Hold holds every sharer's requests for d from now (a 429's Retry-After).
+func (s *Shared) Hold(ctx context.Context, d time.Duration) error {
+	var errs []error
+	for _, g := range []*GCRA{s.Requests, s.Tokens} {
+		if g != nil {
+			errs = append(errs, g.Hold(ctx, g.now().Add(d)))
+		}
+	}
+	return errors.Join(errs...)
+}
