@@ -233,28 +233,7 @@ func TestFaultSuiteThroughNATS(t *testing.T) {
 			if c.key != "" {
 				f.noSecret(t, c.key) // the fake's 401 repeats the key it was sent
 			}
-			if codeL != codeN || reqL != reqN {
-				t.Errorf("local: exit %d after %d requests; through NATS: exit %d after %d", codeL, reqL, codeN, reqN)
-			}
-			if sumL.ResultsDigest == "" || (!c.tripped && sumL.ResultsDigest != sumN.ResultsDigest) {
-				t.Errorf("results digest local %s, through NATS %s", sumL.ResultsDigest, sumN.ResultsDigest)
-			}
-			cl, cn := comparable(sumL), comparable(sumN)
-			if c.tripped {
-				cl.ResultsDigest, cn.ResultsDigest = "", ""
-				for i := range cl.Failures {
-					cl.Failures[i].Address = ""
-				}
-				for i := range cn.Failures {
-					cn.Failures[i].Address = ""
-				}
-			}
-			l, n := reflect.ValueOf(cl), reflect.ValueOf(cn)
-			for i := 0; i < l.NumField(); i++ {
-				if !reflect.DeepEqual(l.Field(i).Interface(), n.Field(i).Interface()) {
-					t.Errorf("%s: local %+v, through NATS %+v", l.Type().Field(i).Name, l.Field(i), n.Field(i))
-				}
-			}
+			sameOutcome(t, c, "through NATS", codeL, codeN, reqL, reqN, sumL, sumN)
 		})
 	}
 }

@@ -113,6 +113,36 @@ func runFault(t *testing.T, srv *llmtest.Server, c faultCase, executorKind strin
 // comparable is what two runs of one experiment on one endpoint must agree
 // on, whatever executor ran their calls: timings (and the memo counts,
 // which follow them) aside, everything.
+// sameOutcome checks a fault case run another way (how: "through JSON")
+// ended as the local run: the same exit code, requests and summary, and
+// the same results digest unless the provider tripped (then which node
+// failed first, and so the digest, depends on timing).
+func sameOutcome(t *testing.T, c faultCase, how string, codeL, codeX, reqL, reqX int, sumL, sumX engine.Summary) {
+	t.Helper()
+	if codeL != codeX || reqL != reqX {
+		t.Errorf("local: exit %d after %d requests; %s: exit %d after %d", codeL, reqL, how, codeX, reqX)
+	}
+	if sumL.ResultsDigest == "" || (!c.tripped && sumL.ResultsDigest != sumX.ResultsDigest) {
+		t.Errorf("results digest local %s, %s %s", sumL.ResultsDigest, how, sumX.ResultsDigest)
+	}
+	cl, cx := comparable(sumL), comparable(sumX)
+	if c.tripped {
+		cl.ResultsDigest, cx.ResultsDigest = "", ""
+		for i := range cl.Failures {
+			cl.Failures[i].Address = ""
+		}
+		for i := range cx.Failures {
+			cx.Failures[i].Address = ""
+		}
+	}
+	l, x := reflect.ValueOf(cl), reflect.ValueOf(cx)
+	for i := 0; i < l.NumField(); i++ {
+		if !reflect.DeepEqual(l.Field(i).Interface(), x.Field(i).Interface()) {
+			t.Errorf("%s: local %+v, %s %+v", l.Type().Field(i).Name, l.Field(i), how, x.Field(i))
+		}
+	}
+}
+
 func comparable(s engine.Summary) engine.Summary {
 	s.WallSeconds, s.Phases = 0, engine.Phases{}
 	s.Models, s.Stages, s.Reports = nil, nil, nil
@@ -140,28 +170,7 @@ func TestFaultSuiteThroughJSONWire(t *testing.T) {
 			codeL, sumL, reqL := runFault(t, srv, c, "local")
 			codeW, sumW, reqW := runFault(t, srv, c, "loopback")
 			c.check(t, sumL)
-			if codeL != codeW || reqL != reqW {
-				t.Errorf("local: exit %d after %d requests; through JSON: exit %d after %d", codeL, reqL, codeW, reqW)
-			}
-			if sumL.ResultsDigest == "" || (!c.tripped && sumL.ResultsDigest != sumW.ResultsDigest) {
-				t.Errorf("results digest local %s, through JSON %s", sumL.ResultsDigest, sumW.ResultsDigest)
-			}
-			cl, cw := comparable(sumL), comparable(sumW)
-			if c.tripped {
-				cl.ResultsDigest, cw.ResultsDigest = "", ""
-				for i := range cl.Failures {
-					cl.Failures[i].Address = ""
-				}
-				for i := range cw.Failures {
-					cw.Failures[i].Address = ""
-				}
-			}
-			l, w := reflect.ValueOf(cl), reflect.ValueOf(cw)
-			for i := 0; i < l.NumField(); i++ {
-				if !reflect.DeepEqual(l.Field(i).Interface(), w.Field(i).Interface()) {
-					t.Errorf("%s: local %+v, through JSON %+v", l.Type().Field(i).Name, l.Field(i), w.Field(i))
-				}
-			}
+			sameOutcome(t, c, "through JSON", codeL, codeW, reqL, reqW, sumL, sumW)
 		})
 	}
 }
