@@ -281,6 +281,21 @@ func open(dir string, create bool, opts []Option) (*Badger, error) {
 	var before []logExtent
 	if !o.readOnly && st.manifest {
 		before = logExtents(dir)
+		if dmg != nil {
+			// A damaged memtable log found above is cut by Badger at the
+			// damage, as foreseen: what follows it is restored from our
+			// scan (heal). Only a cut past that point is data lost. Its
+			// file is either left cut or, once Badger has flushed it,
+			// deleted; measuring against its data end made the count
+			// depend on whether the flush had run yet.
+			for i, x := range before {
+				for _, m := range dmg.memLogs {
+					if m.path == x.path {
+						before[i].dataEnd = min(x.dataEnd, int64(m.scan.validEnd))
+					}
+				}
+			}
+		}
 	}
 	db, err := badger.Open(bopts)
 	if err != nil {
