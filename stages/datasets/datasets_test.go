@@ -2,9 +2,11 @@ package datasets
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -255,5 +257,28 @@ func TestValues(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v\nwant %v", got, want)
+	}
+}
+
+// A field with more distinct values than MaxValues (reference ids) gives
+// MaxValues of them, the same ones on every call, sorted; the others are
+// whole.
+func TestValuesCapped(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 1500; i++ {
+		fmt.Fprintf(&b, `{"id":"p%d","title":"t","abstract":"a","references":[{"id":"r%04d","title":"R","abstract":"A","citations":1,"intents":["background"]}]}`+"\n", i, i)
+	}
+	items := read(t, "ideabench", b.String(), Options{})
+	first := Values(items, []string{"references.id", "references.intents"})
+	if n := len(first["references.id"]); n != MaxValues || !sort.StringsAreSorted(first["references.id"]) {
+		t.Fatalf("%d reference ids (sorted: %v), want %d", n, sort.StringsAreSorted(first["references.id"]), MaxValues)
+	}
+	if !reflect.DeepEqual(first["references.intents"], []string{"background"}) {
+		t.Errorf("intents %v", first["references.intents"])
+	}
+	for i := 0; i < 5; i++ {
+		if again := Values(items, []string{"references.id", "references.intents"}); !reflect.DeepEqual(again, first) {
+			t.Fatalf("call %d kept other values", i+2)
+		}
 	}
 }
