@@ -152,11 +152,11 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// A choice that does not parse is asked again alone, and the choice itself
-// was paid for: llm_calls counts it, and the run's input tokens are the
-// server's, the prompt billed with the batch (on the first choice, the one
-// refused here) as well as with each lone re-ask.
-func TestRefusedChoiceIsCounted(t *testing.T) {
+// refusedChoiceScenario is the choices experiment on a fake whose first
+// choice of each request holds no idea: the server, the test's folder and
+// the experiment's.
+func refusedChoiceScenario(t *testing.T) (*llmtest.Server, string, string) {
+	t.Helper()
 	t.Setenv("CHOICES_API_KEY", "sk-choices-test")
 	srv := llmtest.New(llmtest.WithResponder(responder), llmtest.WithChoiceText(func(n, i int, text string) string {
 		if i == 0 {
@@ -168,6 +168,15 @@ func TestRefusedChoiceIsCounted(t *testing.T) {
 	dir := t.TempDir()
 	exp := filepath.Join(dir, "exp")
 	writeChoicesExperiment(t, exp, srv.URL, true)
+	return srv, dir, exp
+}
+
+// A choice that does not parse is asked again alone, and the choice itself
+// was paid for: llm_calls counts it, and the run's input tokens are the
+// server's, the prompt billed with the batch (on the first choice, the one
+// refused here) as well as with each lone re-ask.
+func TestRefusedChoiceIsCounted(t *testing.T) {
+	srv, dir, exp := refusedChoiceScenario(t)
 	sumPath := filepath.Join(dir, "s.json")
 	if code, stdout, stderr := cli(t, "run", exp, "--cache-dir", filepath.Join(dir, "cache"), "--summary-json", sumPath); code != 0 {
 		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)

@@ -294,17 +294,7 @@ func TestNATSToken(t *testing.T) {
 // the batch, or answered with its stored result), so the run asks what a
 // local run asks: 8 requests, 24 calls, nothing failed, the same results.
 func TestChoicesThroughNATS(t *testing.T) {
-	t.Setenv("CHOICES_API_KEY", "sk-choices-test")
-	srv := llmtest.New(llmtest.WithResponder(responder), llmtest.WithChoiceText(func(n, i int, text string) string {
-		if i == 0 {
-			return "" // no idea in it
-		}
-		return text
-	}))
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	exp := filepath.Join(dir, "exp")
-	writeChoicesExperiment(t, exp, srv.URL, true)
+	srv, dir, exp := refusedChoiceScenario(t)
 	f := startFleet(t, 2)
 	var digests []string
 	for _, executorKind := range []string{"local", f.url} {
@@ -336,17 +326,7 @@ func TestServiceCallsThroughNATS(t *testing.T) {
 	tei := llmtest.NewTEI()
 	t.Cleanup(tei.Close)
 	t.Setenv("SERVICE_API_KEY", "sk-service-test-key")
-	dir := t.TempDir()
-	exp := filepath.Join(dir, "exp")
-	if err := os.MkdirAll(exp, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(exp, "exp.hcl"), []byte(fmt.Sprintf(serviceExperiment, emb.URL, tei.URL)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(exp, "items.jsonl"), []byte("{\"id\":\"a\"}\n{\"id\":\"b\"}\n{\"id\":\"c\"}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, exp := writeServiceExperiment(t, emb.URL, tei.URL)
 	f := startFleet(t, 2)
 	var digests []string
 	for i, executorKind := range []string{"local", f.url} {

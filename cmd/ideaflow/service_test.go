@@ -53,17 +53,7 @@ func TestServiceCallsThroughTheCLI(t *testing.T) {
 	tei := llmtest.NewTEI()
 	defer tei.Close()
 	t.Setenv("SERVICE_API_KEY", "sk-service-test-key")
-	dir := t.TempDir()
-	exp := filepath.Join(dir, "exp")
-	if err := os.MkdirAll(exp, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(exp, "exp.hcl"), []byte(fmt.Sprintf(serviceExperiment, emb.URL, tei.URL)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(exp, "items.jsonl"), []byte("{\"id\":\"a\"}\n{\"id\":\"b\"}\n{\"id\":\"c\"}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, exp := writeServiceExperiment(t, emb.URL, tei.URL)
 	cacheDir := filepath.Join(dir, "cache")
 	sumPath := filepath.Join(dir, "summary.json")
 
@@ -165,4 +155,22 @@ stage "test_embed" "wrong" {
 	if strings.Contains(stderr, "stage.test_embed.tokens") || strings.Count(stderr, "error:") != 1 {
 		t.Errorf("only the wrong stage is an error:\n%s", stderr)
 	}
+}
+
+// writeServiceExperiment writes serviceExperiment against the embedding
+// and TEI fakes, with three items: the test's folder and the experiment's.
+func writeServiceExperiment(t *testing.T, embURL, teiURL string) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "exp")
+	if err := os.MkdirAll(exp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(exp, "exp.hcl"), []byte(fmt.Sprintf(serviceExperiment, embURL, teiURL)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(exp, "items.jsonl"), []byte("{\"id\":\"a\"}\n{\"id\":\"b\"}\n{\"id\":\"c\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, exp
 }
