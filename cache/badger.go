@@ -85,6 +85,7 @@ type openOptions struct {
 	closeTimeout time.Duration
 	freeSpace    func(dir string) (int64, error)
 	flattenAfter int64
+	indexAfter   int64 // memo lookups that make Close write the memo index
 }
 
 // WithLogger routes Badger's own logging to l, at debug (its errors and
@@ -109,6 +110,11 @@ func ReadOnly() Option {
 // withFlattenAfter lets tests reach the compaction at close with few writes.
 func withFlattenAfter(n int64) Option {
 	return func(o *openOptions) { o.flattenAfter = n }
+}
+
+// withIndexAfter lets tests reach the memo index with few lookups.
+func withIndexAfter(n int64) Option {
+	return func(o *openOptions) { o.indexAfter = n }
 }
 
 // withMemTableSize lets tests reach Badger's transaction size limit (15% of a
@@ -175,7 +181,7 @@ func OpenReadOnly(dir string, opts ...Option) (*Badger, error) {
 const defaultCloseTimeout = 30 * time.Second
 
 func open(dir string, create bool, opts []Option) (*Badger, error) {
-	o := openOptions{memTableSize: defaultMemTableSize, closeTimeout: defaultCloseTimeout, freeSpace: freeBytes, flattenAfter: flattenAfter}
+	o := openOptions{memTableSize: defaultMemTableSize, closeTimeout: defaultCloseTimeout, freeSpace: freeBytes, flattenAfter: flattenAfter, indexAfter: memoIndexMinReads}
 	for _, fn := range opts {
 		fn(&o)
 	}
@@ -313,6 +319,7 @@ func open(dir string, create bool, opts []Option) (*Badger, error) {
 	}
 	bb := &badgerBackend{db: db, dir: dir, readOnly: o.readOnly, closeTimeout: o.closeTimeout, freeSpace: o.freeSpace,
 		reserve: diskReserve(o.memTableSize), cleanup: cleanup, flattenAfter: o.flattenAfter, log: zerolog.Nop()}
+	bb.memo.after = o.indexAfter
 	if o.logger != nil {
 		bb.log = *o.logger
 	}
@@ -335,6 +342,12 @@ func open(dir string, create bool, opts []Option) (*Badger, error) {
 			b.Close()
 			return nil, fmt.Errorf("%s %s: %w", mode, dir, err)
 		}
+	}
+	// After damage, what heal restored or dropped is in no index.
+	damaged := (dmg != nil && dmg.any()) || b.recovery.Damaged()
+	if err := bb.loadMemoIndex(damaged); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("%s %s: %w", mode, dir, err)
 	}
 	if r := b.recovery; r.Damaged() && o.logger != nil {
 		ev := o.logger.Warn().Str("cache", dir).Strs("damage", r.Damage).Int("records_unreadable", r.RecordsUnreadable)
@@ -450,6 +463,7 @@ type badgerBackend struct {
 	compacted    atomic.Bool    // Close compacted the tables (CompactedOnClose)
 	flattenAfter int64          // writes that make Close compact (flattenAfter, or a test's)
 	log          zerolog.Logger // the cache's own lines (Nop without WithLogger)
+	memo         memoState      // the memo index (memoindex.go)
 }
 
 // A panic inside Badger while it reads for us is damage the open did not
@@ -465,6 +479,10 @@ func recoverRead(what string, key []byte, err *error) {
 func (bb *badgerBackend) has(key []byte) (found bool, err error) {
 	if bb.closed.Load() {
 		return false, ErrClosed
+	}
+	if x := bb.memoIndexed(key); x != nil {
+		_, ok := x.lookup(key[len(prefixMemo):])
+		return ok, nil
 	}
 	defer recoverRead("key", key, &err)
 	err = bb.db.View(func(txn *badger.Txn) error {
@@ -482,23 +500,25 @@ func (bb *badgerBackend) get(key []byte, fn func([]byte) error) (err error) {
 	if bb.closed.Load() {
 		return ErrClosed
 	}
-	defer recoverRead("key", key, &err)
-	return bb.db.View(func(txn *badger.Txn) error {
-		item, err := txn.Get(key)
-		if errors.Is(err, badger.ErrKeyNotFound) {
+	if x := bb.memoIndexed(key); x != nil {
+		v, ok := x.lookup(key[len(prefixMemo):])
+		if !ok {
 			return errNoKey
 		}
-		if err != nil {
-			return err
-		}
-		return item.Value(fn)
-	})
+		return fn(v)
+	}
+	return bb.getBadger(key, fn)
 }
 
 func (bb *badgerBackend) scan(prefix string, keysOnly bool, fn func(key, val []byte) error) (err error) {
 	if bb.closed.Load() {
 		return ErrClosed
 	}
+	return bb.scanDB(prefix, keysOnly, fn)
+}
+
+// scanDB is scan for the handle itself, Close included.
+func (bb *badgerBackend) scanDB(prefix string, keysOnly bool, fn func(key, val []byte) error) (err error) {
 	defer recoverRead("prefix", []byte(prefix), &err)
 	return bb.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{
@@ -532,6 +552,9 @@ func (bb *badgerBackend) apply(units ...[]op) error {
 		return fmt.Errorf("%w (%s)", ErrReadOnly, bb.dir)
 	}
 	if err := bb.checkSpace(units); err != nil {
+		return err
+	}
+	if err := bb.invalidateMemoIndex(units); err != nil {
 		return err
 	}
 	bb.written.Add(int64(len(units)))
@@ -744,6 +767,7 @@ func (bb *badgerBackend) close() error {
 					bb.compacted.Store(bb.compact(n, tables) == nil)
 				}
 			}
+			bb.writeMemoIndexAtClose(free)
 		}
 		done := make(chan error, 1)
 		go func() { done <- bb.db.Close() }()
@@ -757,6 +781,8 @@ func (bb *badgerBackend) close() error {
 			// and every write had been synced before Close was called.
 			bb.closeErr = fmt.Errorf("close cache %s: Badger did not finish closing within %s, which a damaged value log can cause; run `ideaflow cache verify` to find the damage", bb.dir, bb.closeTimeout)
 		}
+		bb.memo.idx.Store(nil)
+		bb.memo.opened.close()
 		if bb.cleanup != nil {
 			bb.cleanup()
 		}

@@ -153,6 +153,9 @@ type CheckReport struct {
 	TableBytes int64 `json:"table_bytes,omitempty"`
 	Logs       int   `json:"logs,omitempty"`
 	LogBytes   int64 `json:"log_bytes,omitempty"`
+	// MemoIndex is how many memos were compared with the memo index being
+	// read (0: none is read); a difference is in Damage.
+	MemoIndex int `json:"memo_index,omitempty"`
 	// Damage lists damaged files whose entries are unreadable until a
 	// writable open restores them, one line each.
 	Damage []string `json:"damage,omitempty"`
@@ -260,6 +263,16 @@ func (b *Badger) Check() (CheckReport, error) {
 	if d := b.damage; d != nil {
 		r.Tables, r.TableBytes = d.checked, d.tableBytes
 		r.Damage = d.describeFiles()
+	}
+	if bb, ok := b.b.(*badgerBackend); ok {
+		n, bad, err := bb.checkMemoIndex()
+		if err != nil {
+			return r, fmt.Errorf("check: %w", err)
+		}
+		r.MemoIndex = n
+		if bad != "" {
+			r.Damage = append(r.Damage, bad)
+		}
 	}
 	paths, err := filepath.Glob(filepath.Join(b.dir, "*.vlog"))
 	if err != nil {

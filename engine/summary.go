@@ -184,8 +184,11 @@ type Summary struct {
 	WallSeconds float64 `json:"wall_seconds"`
 	// Compacted says the CLI's close of the cache after the run compacted
 	// its tables (Phases.Close is how long closing took).
-	Compacted bool   `json:"compacted,omitempty"`
-	Phases    Phases `json:"phases"`
+	Compacted bool `json:"compacted,omitempty"`
+	// MemosIndexed is how many memos the close wrote to the cache's memo
+	// index for the next run's lookups (cache/memoindex.go); 0: none.
+	MemosIndexed int    `json:"memos_indexed,omitempty"`
+	Phases       Phases `json:"phases"`
 }
 
 // AnsweredBy is one answerer and the model and service nodes it answered,

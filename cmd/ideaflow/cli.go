@@ -562,6 +562,7 @@ func (a *app) runCmd() *cobra.Command {
 				sum.Phases.Close = time.Since(t0).Seconds()
 				if b, ok := local.(*cache.Badger); ok { // store may be a remote tier over it
 					sum.Compacted = b.CompactedOnClose()
+					sum.MemosIndexed, _ = b.MemoIndexed()
 				}
 				sum.WallSeconds = time.Since(processStart).Seconds()
 			}
@@ -756,10 +757,15 @@ func printSummary(w io.Writer, order []string, s *engine.Summary) {
 	}
 	ph := s.Phases
 	closing := ""
-	if s.Compacted {
-		// Closing is named when it compacted the cache; otherwise it takes
-		// milliseconds.
+	// Closing is named when it compacted the cache or indexed its memos;
+	// otherwise it takes milliseconds.
+	switch {
+	case s.Compacted && s.MemosIndexed > 0:
+		closing = fmt.Sprintf(", compacting the cache and indexing %d memos %.1f", s.MemosIndexed, ph.Close)
+	case s.Compacted:
 		closing = fmt.Sprintf(", compacting the cache %.1f", ph.Close)
+	case s.MemosIndexed > 0:
+		closing = fmt.Sprintf(", indexing %d memos %.1f", s.MemosIndexed, ph.Close)
 	}
 	tokens := fmt.Sprintf("%d+%d tokens", s.Tokens.Input, s.Tokens.Output)
 	if s.Tokens.Cached > 0 {

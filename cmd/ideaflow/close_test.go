@@ -34,13 +34,30 @@ func TestSummaryWallIncludesTheCompaction(t *testing.T) {
 	if compacting < 0 || compacted < compacting || summary < compacted {
 		t.Fatalf("want the compaction's two lines, then the summary; got positions %d, %d, %d in:\n%s", compacting, compacted, summary, lastBytes(text, 3000))
 	}
-	if !strings.Contains(text[summary:], ", compacting the cache ") {
+	// Its 21,000 memo lookups (misses) also make the close write the memo
+	// index, said the same way.
+	indexed := strings.Index(text, "cache: indexed the memos")
+	if indexed < 0 || summary < indexed {
+		t.Fatalf("want the memo index's line before the summary:\n%s", lastBytes(text, 3000))
+	}
+	if !strings.Contains(text[summary:], ", compacting the cache and indexing 21000 memos ") {
 		t.Fatalf("the summary line must name the close as a phase:\n%s", lastBytes(text, 1000))
 	}
 	sum := readSummary(t, sumPath)
 	ph := sum.Phases
-	if !sum.Compacted || ph.Close <= 0 || sum.WallSeconds < ph.Load+ph.Plan+ph.Run+ph.Reports+ph.Close {
-		t.Fatalf("wall %.3f s must hold every phase, the close (%.3f s) included: %+v", sum.WallSeconds, ph.Close, ph)
+	if !sum.Compacted || sum.MemosIndexed != 21000 || ph.Close <= 0 || sum.WallSeconds < ph.Load+ph.Plan+ph.Run+ph.Reports+ph.Close {
+		t.Fatalf("wall %.3f s must hold every phase, the close (%.3f s) included: %+v (indexed %d)", sum.WallSeconds, ph.Close, ph, sum.MemosIndexed)
+	}
+
+	// The warm re-run reads its memos from the index: it sends no lookup to
+	// the tables, so its close neither compacts nor rewrites the index.
+	w = &syncBuffer{}
+	if code := Main([]string{"run", exp, "--cache-dir", cacheDir, "--out", filepath.Join(dir, "results"), "--summary-json", sumPath}, w, w); code != 0 {
+		t.Fatalf("warm run: exit %d\n%s", code, lastBytes(w.String(), 3000))
+	}
+	warm := readSummary(t, sumPath)
+	if warm.Nodes.Cached != 21000 || warm.Compacted || warm.MemosIndexed != 0 || strings.Contains(w.String(), "indexing") {
+		t.Fatalf("warm run: %+v, compacted %v, indexed %d\n%s", warm.Nodes, warm.Compacted, warm.MemosIndexed, lastBytes(w.String(), 1000))
 	}
 }
 
