@@ -60,6 +60,32 @@ func (s *store) Memo(inputKey string) ([]byte, bool, error) {
 	return out, true, nil
 }
 
+// MemoViewer is implemented by the local stores: MemoView is Memo without
+// the copy. fn sees the value only while it runs (it may be the memo
+// index's mapped bytes, unmapped at Close), so it must copy what it keeps.
+// A warm run reads one memo a node, field by field: at 1M nodes the copies
+// were 280 MB of garbage.
+type MemoViewer interface {
+	MemoView(inputKey string, fn func(value []byte)) (ok bool, err error)
+}
+
+func (s *store) MemoView(inputKey string, fn func(value []byte)) (bool, error) {
+	err := s.b.get([]byte(prefixMemo+inputKey), func(stored []byte) error {
+		v, err := unsealMemo(stored)
+		if err == nil {
+			fn(v)
+		}
+		return err
+	})
+	switch {
+	case errors.Is(err, errNoKey):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("get memo %s: %w", inputKey, err)
+	}
+	return true, nil
+}
+
 func (s *store) SetMemo(inputKey string, value []byte) error {
 	if err := checkMemo(inputKey, value); err != nil {
 		return fmt.Errorf("set memo: %w", err)

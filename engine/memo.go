@@ -132,10 +132,25 @@ func memoEpochOf(parts ...string) string {
 // the first read of its output finds it missing and the walk recomputes the
 // node (see damage.go). Skipping the lookup halves a warm node's index reads.
 func (w *walker) memoHit(st *nodeState, inKey [32]byte) bool {
-	v, ok, err := w.store.Memo(hex.EncodeToString(inKey[:]))
-	if err != nil || !ok {
-		return false
+	hit := false
+	settle := func(v []byte) { hit = w.settleMemo(st, v) }
+	var ok bool
+	var err error
+	if mv, viewable := w.store.(cache.MemoViewer); viewable {
+		ok, err = mv.MemoView(hex.EncodeToString(inKey[:]), settle)
+	} else {
+		var v []byte
+		if v, ok, err = w.store.Memo(hex.EncodeToString(inKey[:])); ok && err == nil {
+			settle(v)
+		}
 	}
+	return err == nil && ok && hit
+}
+
+// settleMemo fills st from a memo value, copying what it keeps (v may be
+// the cache's mapped bytes: MemoView). It leaves st unchanged and returns
+// false for a memo it cannot use.
+func (w *walker) settleMemo(st *nodeState, v []byte) bool {
 	f := splitMemo(v)
 	if f == nil || string(f[5]) != w.epoch {
 		return false // another scheme or rendering code: render again
