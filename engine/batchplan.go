@@ -68,8 +68,8 @@ func (w *walker) batchPlan() *BatchPlan {
 			keys[st.key] = true
 		}
 		bp.Calls++
-		bp.SyncCostUSD += st.estCost
-		bp.CostUSD += pricing.Cost(m.Price, llm.Usage{InputTokens: st.estIn, OutputTokens: st.estOut}, pricing.Batch)
+		bp.SyncCostUSD += st.costs().estCost
+		bp.CostUSD += pricing.Cost(m.Price, llm.Usage{InputTokens: st.costs().estIn, OutputTokens: st.costs().estOut}, pricing.Batch)
 	}
 	// depth[i]: batch calls on the longest chain ending at node i.
 	depth := make([]int, len(w.g.Nodes))

@@ -197,7 +197,7 @@ func (e *Engine) dispatchBatch(w *walker, t task) {
 		if err != nil {
 			// A choice that did not parse (no Answer) or that the stage
 			// refused: paid for, then asked alone.
-			w.states[m.idx].refused = usageOf(r.Usage)
+			w.states[m.idx].costsW().refused = usageOf(r.Usage)
 			spent += r.Usage.CostUSD
 			e.dispatchOne(w, m)
 			continue

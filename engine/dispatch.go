@@ -184,7 +184,7 @@ func (e *Engine) dispatchOne(w *walker, t task) {
 		var ee *ExecError
 		isExec := errors.As(err, &ee)
 		if isExec {
-			w.states[t.idx].usage = usageOf(ee.Usage) // what its refused answers cost
+			w.states[t.idx].costsW().usage = usageOf(ee.Usage) // what its refused answers cost
 			w.budget.settle(est, ee.Usage.CostUSD)
 		} else {
 			w.budget.settle(est, 0)
@@ -214,7 +214,7 @@ func (e *Engine) dispatchOne(w *walker, t task) {
 	w.budget.settle(est, res.Usage.CostUSD)
 	out, err := applyOutput(t.work, res)
 	if err != nil {
-		w.states[t.idx].usage = usageOf(res.Usage)
+		w.states[t.idx].costsW().usage = usageOf(res.Usage)
 		w.fail(t.idx, t.key, why(failOutput, err.Error()), res.Raw, attemptsOf(res.Attempts))
 		return
 	}

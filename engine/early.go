@@ -218,7 +218,8 @@ func (x *early) settleUnclaimed(w *walker) {
 		if st.status == StatusRan || st.status == StatusCached || st.status == StatusFailed {
 			continue
 		}
-		st.status, st.key, st.usage, st.isCall = StatusRan, key, c.rec.Usage, true
+		st.status, st.key, st.isCall = StatusRan, key, true
+		st.costsW().usage = c.rec.Usage
 		st.wantModel, st.servedModel, st.fingerprint = c.rec.Model, c.rec.ServedModel, c.rec.Fingerprint
 	}
 }

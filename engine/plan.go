@@ -83,12 +83,13 @@ func (w *walker) estimateUnprepared(n *Node, st *nodeState) {
 	if m == nil {
 		return
 	}
-	st.estIn = w.unpreparedInput(n.Deps)
-	st.estOut = int64(m.MaxTokens)
-	if st.estOut <= 0 {
-		st.estOut = defaultOutputTokens
+	c := st.costsW()
+	c.estIn = w.unpreparedInput(n.Deps)
+	c.estOut = int64(m.MaxTokens)
+	if c.estOut <= 0 {
+		c.estOut = defaultOutputTokens
 	}
-	st.estCost = cost(m.Price, st.estIn, st.estOut)
+	c.estCost = cost(m.Price, c.estIn, c.estOut)
 }
 
 // unpreparedInput estimates the input tokens of a prompt built from deps:
@@ -101,8 +102,8 @@ func (w *walker) unpreparedInput(deps []int32) int64 {
 		switch {
 		case ds.known && ds.output != nil:
 			in += int64(len(ds.output) / 4)
-		case ds.estOut > 0:
-			in += ds.estOut
+		case ds.costs().estOut > 0:
+			in += ds.costs().estOut
 		}
 	}
 	return in
@@ -148,11 +149,13 @@ func (w *walker) planMiss(i int32, work *stages.Work, key string, parts []namedP
 		// output from it, with no call, and so does the plan.
 	case work.Call != nil:
 		var exact bool
-		st.estIn, exact, st.estOut, st.estCost = estimateCallExact(work.Call.Model, work.Call.Request)
-		st.estApprox = !exact
+		c := st.costsW()
+		c.estIn, exact, c.estOut, c.estCost = estimateCallExact(work.Call.Model, work.Call.Request)
+		c.estApprox = !exact
 		w.notePlanChoice(i, work)
 	case work.Service != nil:
-		st.estIn, st.estCost = estimateService(work.Service)
+		c := st.costsW()
+		c.estIn, c.estCost = estimateService(work.Service)
 	}
 	w.finish(i)
 }

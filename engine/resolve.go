@@ -91,7 +91,7 @@ func (w *walker) ranHereOrEarly(st *nodeState) {
 	if u, first, ok := w.early.claim(st.key); ok {
 		st.status = StatusRan
 		if first {
-			st.usage = u
+			st.costsW().usage = u
 		} else {
 			st.dedup = st.isCall || st.isService
 		}
@@ -274,7 +274,7 @@ func (w *walker) fail(i int32, key string, r reason, raw string, attempts []cach
 		// An answer came back (HTTP 200, or the mock's) and was refused;
 		// transport failures (429, 5xx, timeouts) are retries, not calls.
 		if a.Status == 200 || (a.Status == 0 && a.Raw != "") {
-			st.answered++
+			st.costsW().answered++
 		}
 	}
 	w.landAnswer(i)

@@ -338,7 +338,9 @@ func (w *walker) settle(i int32, rec *cache.Record) {
 	// written behind and must stay in memory.
 	out := w.keepOutput(rec.Output, st.isCall || st.isService)
 	st.status, st.known, st.output = StatusRan, true, out
-	st.usage = rec.Usage
+	if rec.Usage != (cache.Usage{}) || st.cost != nil {
+		st.costsW().usage = rec.Usage
+	}
 	w.flights.markRan(rec.Key)
 	waiters := w.flights.land(rec.Key)
 	w.finish(i)

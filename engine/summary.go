@@ -601,11 +601,11 @@ func (w *walker) summarize() *Summary {
 		c.Total++
 		s.Nodes.Total++
 		c.Drops.add(st)
-		if st.refused.Attempts > 0 {
+		if st.costs().refused.Attempts > 0 {
 			// Its n-choices answer did not parse and it was asked alone:
 			// that choice was asked for and paid for too.
-			s.addCalls(&c, st.wantModel, w.modelOfState(n, st), st.refused.Attempts, st.refused)
-			choiceSamples += st.refused.Attempts
+			s.addCalls(&c, st.wantModel, w.modelOfState(n, st), st.costs().refused.Attempts, st.costs().refused)
+			choiceSamples += st.costs().refused.Attempts
 		} else if st.choice && st.isCall && st.status == StatusRan && !st.dedup && !st.reused {
 			choiceSamples++ // its one completion came as a choice
 		}
@@ -624,35 +624,35 @@ func (w *walker) summarize() *Summary {
 				s.AnswersReused++ // derived from a stored answer: no call
 				break
 			}
-			calls := st.usage.Attempts
+			calls := st.costs().usage.Attempts
 			if calls == 0 {
 				calls = 1
 			}
 			switch {
 			case st.isCall:
-				s.addCalls(&c, st.wantModel, w.modelOfState(n, st), calls, st.usage)
+				s.addCalls(&c, st.wantModel, w.modelOfState(n, st), calls, st.costs().usage)
 			case st.isService:
 				s.ServiceCalls += calls
-				s.CostUSD += st.usage.CostUSD
+				s.CostUSD += st.costs().usage.CostUSD
 				c.ServiceCalls += calls
-				c.CostUSD += st.usage.CostUSD
+				c.CostUSD += st.costs().usage.CostUSD
 				su := s.Services[st.provider]
 				if m := w.modelOfState(n, st); m != nil && !m.Priced {
 					s.noteUnpriced(&c, m.Address)
 					su.Unpriced = true
 				}
 				su.Calls += calls
-				su.Units += st.usage.InputTokens
-				su.CostUSD += st.usage.CostUSD
+				su.Units += st.costs().usage.InputTokens
+				su.CostUSD += st.costs().usage.CostUSD
 				s.Services[st.provider] = su
 			}
 		case StatusFailed:
 			c.Failed++
 			s.Nodes.Failed++
-			if st.isCall && !st.dedup && st.answered > 0 {
+			if st.isCall && !st.dedup && st.costs().answered > 0 {
 				// Completions asked for whose answers failed the node:
 				// paid for, so counted, with their tokens and cost.
-				s.addCalls(&c, st.wantModel, w.modelOfState(n, st), st.answered, st.usage)
+				s.addCalls(&c, st.wantModel, w.modelOfState(n, st), st.costs().answered, st.costs().usage)
 			}
 			s.Failures = append(s.Failures, FailedNode{Address: n.Address, Error: st.why.String()})
 		case StatusSkipped, StatusPending:
@@ -762,23 +762,23 @@ func (w *walker) planSummary() *PlanSummary {
 				if repeat {
 					// Another choice of a request counted already: its
 					// output only.
-					e.TokensOutput += st.estOut
-					e.CostUSD += cost(modelPrice(w.modelOfState(n, st)), 0, st.estOut)
+					e.TokensOutput += st.costs().estOut
+					e.CostUSD += cost(modelPrice(w.modelOfState(n, st)), 0, st.costs().estOut)
 					e.Choices++
 					continue
 				}
 				if unpriced != "" && !containsString(e.Unpriced, unpriced) {
 					e.Unpriced = append(e.Unpriced, unpriced)
 				}
-				e.ApproxTokens = e.ApproxTokens || st.estApprox || st.key == ""
+				e.ApproxTokens = e.ApproxTokens || st.costs().estApprox || st.key == ""
 				if st.isService {
 					e.ServiceCalls++
 				} else {
 					e.LLMCalls++
 				}
-				e.TokensInput += st.estIn
-				e.TokensOutput += st.estOut
-				e.CostUSD += st.estCost
+				e.TokensInput += st.costs().estIn
+				e.TokensOutput += st.costs().estOut
+				e.CostUSD += st.costs().estCost
 			}
 		}
 		p.Stages[n.Inst.Address] = c
