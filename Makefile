@@ -69,6 +69,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'BrowserFullSize|HTMLPageCollect' -benchtime 3x ./cmd/ideaflow/
 	$(GO) test -run '^$$' -bench 'LiveIdeaBench' -benchtime 1x -timeout 60m ./cmd/ideaflow/
 	$(GO) test -run '^$$' -bench 'BM25' -benchtime 3x ./stages/literature/
+	$(GO) test -run '^$$' -bench 'Values' -benchtime 5x ./stages/datasets/
 	$(GO) test -run '^$$' -bench 'KeywordIntervals' -benchtime 3x ./stages/liveideabench/
 	$(GO) test -run '^$$' -bench 'WarmGet' -benchtime 3x ./cache/remote/
 	$(GO) test -run '^$$' -bench 'WarmRunRemote' -benchtime 3x ./cmd/ideaflow/

@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	fastjson "github.com/segmentio/encoding/json"
 )
 
 // MaxValues caps the distinct values Values gathers per field: they are for
@@ -46,19 +44,16 @@ func Values(items []Item, fields []string) map[string][]string {
 		go func() {
 			defer wg.Done()
 			local := make(map[string]map[string]bool, len(fields))
-			for _, f := range fields {
-				local[f] = map[string]bool{}
+			into := make([]map[string]bool, len(fields))
+			for i, f := range fields {
+				if local[f] == nil { // a field named twice shares its set
+					local[f] = map[string]bool{}
+				}
+				into[i] = local[f]
 			}
+			sc := newValueScanner(paths, into)
 			for _, it := range items[lo:hi] {
-				var rec any
-				// segmentio's Parse, as in decodeStrict: these are this
-				// package's own canonical records, decoded once more.
-				if _, err := fastjson.Parse(it.Record, &rec, 0); err != nil {
-					continue // records are this package's own canonical JSON
-				}
-				for i, f := range fields {
-					collect(rec, paths[i], local[f])
-				}
+				sc.scan(it.Record) // records are this package's own canonical JSON
 			}
 			parts[w] = local
 		}()
@@ -86,21 +81,4 @@ func Values(items []Item, fields []string) map[string][]string {
 		out[f] = vals
 	}
 	return out
-}
-
-func collect(v any, path []string, into map[string]bool) {
-	switch x := v.(type) {
-	case []any:
-		for _, e := range x {
-			collect(e, path, into)
-		}
-	case map[string]any:
-		if len(path) > 0 {
-			collect(x[path[0]], path[1:], into)
-		}
-	case string:
-		if len(path) == 0 && len(into) < MaxValues {
-			into[x] = true
-		}
-	}
 }
