@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,9 @@ func (bb *badgerBackend) loadMemoIndex(damaged bool) error {
 	tok, err := bb.memoToken()
 	if err != nil {
 		return err
+	}
+	if !bb.readOnly {
+		os.Remove(filepath.Join(bb.dir, memoIndexName+".tmp")) // a Close's that crashed
 	}
 	if damaged {
 		if !bb.readOnly {

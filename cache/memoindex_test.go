@@ -242,6 +242,16 @@ func TestMemoIndexByteFlipsNeverHitWrongly(t *testing.T) {
 	if misses == 0 {
 		t.Fatal("no flip made a miss: the flips did not reach the entries")
 	}
+	// A file cut short (a copy interrupted; a Close's own write is renamed
+	// into place only once synced) is no index at all.
+	for _, n := range []int{0, 10, memoHeaderLen, len(good) / 2, len(good) - 1} {
+		if err := os.WriteFile(flipped, good[:n], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if x, _, err := openMemoIndex(flipped, token); x != nil || (n > 0 && err == nil) {
+			t.Fatalf("cut to %d bytes: opened %v, %v", n, x != nil, err)
+		}
+	}
 }
 
 // An open that finds damage reads no index, and a writable one makes the
