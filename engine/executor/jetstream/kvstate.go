@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -79,16 +80,23 @@ func (q *Queue) SharedLimits(p llm.Provider) (llm.SharedLimit, error) {
 
 // SharedLimitsOver is SharedLimits over any state (tests use memory).
 func SharedLimitsOver(state func(key string) ratelimit.State) func(llm.Provider) (llm.SharedLimit, error) {
+	return SharedLimitsAt(state, nil)
+}
+
+// SharedLimitsAt is SharedLimitsOver on the clock now (nil: the wall
+// clock, which every sharer must use in production: the shared times are
+// absolute). Tests give a fake one.
+func SharedLimitsAt(state func(key string) ratelimit.State, now func() time.Time) func(llm.Provider) (llm.SharedLimit, error) {
 	return func(p llm.Provider) (llm.SharedLimit, error) {
 		var s ratelimit.Shared
 		var err error
 		if p.RequestsPerMinute > 0 {
-			if s.Requests, err = ratelimit.New(state(LimitKey(p, "requests")), ratelimit.Limit{PerMinute: p.RequestsPerMinute}, nil); err != nil {
+			if s.Requests, err = ratelimit.New(state(LimitKey(p, "requests")), ratelimit.Limit{PerMinute: p.RequestsPerMinute}, now); err != nil {
 				return nil, err
 			}
 		}
 		if p.TokensPerMinute > 0 {
-			if s.Tokens, err = ratelimit.New(state(LimitKey(p, "tokens")), ratelimit.Limit{PerMinute: p.TokensPerMinute}, nil); err != nil {
+			if s.Tokens, err = ratelimit.New(state(LimitKey(p, "tokens")), ratelimit.Limit{PerMinute: p.TokensPerMinute}, now); err != nil {
 				return nil, err
 			}
 		}

@@ -68,13 +68,21 @@ const maxConflicts = 10000
 // now). The booking holds whether or not the caller waits: it is the
 // caller's slot.
 func (g *GCRA) Reserve(ctx context.Context, cost float64) (time.Time, error) {
+	return g.ReserveAt(ctx, cost, g.now())
+}
+
+// ReserveAt is Reserve as of now, a time the caller read once for several
+// limits (Shared books requests and tokens at one instant, so that the
+// clock moving between the two bookings cannot push the request past the
+// slot the first one booked). A now a little in the past books as the
+// limit stood then: the slots stay T apart, as every booking's are.
+func (g *GCRA) ReserveAt(ctx context.Context, cost float64, now time.Time) (time.Time, error) {
 	inc := time.Duration(cost * float64(g.interval))
 	for range maxConflicts {
 		tat, rev, err := g.load(ctx)
 		if err != nil {
 			return time.Time{}, err
 		}
-		now := g.now()
 		if tat.Before(now) {
 			tat = now
 		}

@@ -15,12 +15,13 @@ type Shared struct {
 	Requests, Tokens *GCRA
 }
 
-// Wait books a request of tokens estimated tokens on both limits and
-// sleeps until both allow it. Both bookings hold whatever the wait (they
-// are this request's slots).
-func (s *Shared) Wait(ctx context.Context, tokens int64) error {
+// Reserve books a request of tokens estimated tokens on both limits, as
+// of one reading of the clock, and returns when both allow it (never
+// before that reading). Both bookings hold
+// whether or not the caller waits: they are this request's slots.
+func (s *Shared) Reserve(ctx context.Context, tokens int64) (time.Time, error) {
+	now := s.now()
 	var at time.Time
-	now := time.Now
 	for _, b := range []struct {
 		g    *GCRA
 		cost float64
@@ -28,16 +29,24 @@ func (s *Shared) Wait(ctx context.Context, tokens int64) error {
 		if b.g == nil {
 			continue
 		}
-		t, err := b.g.Reserve(ctx, b.cost)
+		t, err := b.g.ReserveAt(ctx, b.cost, now)
 		if err != nil {
-			return err
+			return time.Time{}, err
 		}
 		if t.After(at) {
 			at = t
 		}
-		now = b.g.now
 	}
-	d := at.Sub(now())
+	return at, nil
+}
+
+// Wait is Reserve, then sleeps until the booked time.
+func (s *Shared) Wait(ctx context.Context, tokens int64) error {
+	at, err := s.Reserve(ctx, tokens)
+	if err != nil {
+		return err
+	}
+	d := at.Sub(s.now())
 	if d <= 0 {
 		return nil
 	}
@@ -49,6 +58,16 @@ func (s *Shared) Wait(ctx context.Context, tokens int64) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// now is the limits' clock (the wall clock when neither is set).
+func (s *Shared) now() time.Time {
+	for _, g := range []*GCRA{s.Requests, s.Tokens} {
+		if g != nil {
+			return g.now()
+		}
+	}
+	return time.Now()
 }
 
 // Hold holds every sharer's requests for d from now (a 429's Retry-After).
