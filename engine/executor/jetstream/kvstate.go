@@ -71,9 +71,12 @@ func identity(p llm.Provider) string {
 
 // SharedLimits is the llm option's factory of shared limits over q's
 // limits bucket: for a provider that sets requests_per_minute or
-// tokens_per_minute, one GCRA of each over its LimitKey, so every worker
-// of the fleet together keeps to the provider's limits (each worker's own
-// limiter still keeps them locally). Nil for a provider that sets neither.
+// tokens_per_minute, one GCRA of each over its LimitKey (carrying the 429
+// slowdown too), so every worker of the fleet together keeps to the
+// provider's limits (each worker's own limiter still keeps them locally);
+// and for every provider its breaker's count of failures (LimitKey
+// "health"), so breaker_failures failures in total across the workers
+// trip every worker's breaker.
 func (q *Queue) SharedLimits(p llm.Provider) (llm.SharedLimit, error) {
 	return SharedLimitsOver(func(key string) ratelimit.State { return NewKVState(q.Limits, key) })(p)
 }
@@ -83,12 +86,16 @@ func SharedLimitsOver(state func(key string) ratelimit.State) func(llm.Provider)
 	return SharedLimitsAt(state, nil)
 }
 
-// SharedLimitsAt is SharedLimitsOver on the clock now (nil: the wall
-// clock, which every sharer must use in production: the shared times are
-// absolute). Tests give a fake one.
-func SharedLimitsAt(state func(key string) ratelimit.State, now func() time.Time) func(llm.Provider) (llm.SharedLimit, error) {
+// SharedLimitsAt is SharedLimitsOver on clock (nil: the wall clock, which
+// every sharer must use in production: the shared times are absolute).
+// Tests give a fake one.
+func SharedLimitsAt(state func(key string) ratelimit.State, clock ratelimit.Clock) func(llm.Provider) (llm.SharedLimit, error) {
 	return func(p llm.Provider) (llm.SharedLimit, error) {
-		var s ratelimit.Shared
+		var now func() time.Time
+		if clock != nil {
+			now = clock.Now
+		}
+		s := ratelimit.Shared{Clock: clock, Health: ratelimit.NewHealth(state(LimitKey(p, "health")), now)}
 		var err error
 		if p.RequestsPerMinute > 0 {
 			if s.Requests, err = ratelimit.New(state(LimitKey(p, "requests")), ratelimit.Limit{PerMinute: p.RequestsPerMinute}, now); err != nil {
@@ -99,9 +106,6 @@ func SharedLimitsAt(state func(key string) ratelimit.State, now func() time.Time
 			if s.Tokens, err = ratelimit.New(state(LimitKey(p, "tokens")), ratelimit.Limit{PerMinute: p.TokensPerMinute}, now); err != nil {
 				return nil, err
 			}
-		}
-		if s.Requests == nil && s.Tokens == nil {
-			return nil, nil
 		}
 		return &s, nil
 	}

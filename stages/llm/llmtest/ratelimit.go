@@ -29,7 +29,7 @@ type Admitted struct {
 // than a window allows in any span of its length is answered 429
 // ("rate_limit_exceeded") with Retry-After (fractional seconds) set to
 // when it would fit, and is not counted. A request's tokens are its
-// messages' Tokens plus its max_tokens, as providers count a request
+// messages' Tokens plus its max_tokens (or max_completion_tokens), as providers count a request
 // against tokens per minute when it arrives. A scripted fault or the hook
 // takes precedence: only a request with no fault is checked.
 func WithRateLimit(windows ...Window) Option {
@@ -70,7 +70,12 @@ func requestTokens(rec *Request) int64 {
 	for _, m := range rec.Chat.Messages {
 		n += int64(Tokens(m.Content))
 	}
-	return n + int64(rec.Chat.MaxTokens)
+	completion := rec.Chat.MaxCompletionTokens
+	if completion == 0 {
+		//lint:ignore SA1019 max_tokens is what the client sends (stages/llm/openai.go); providers count it as the one field.
+		completion = rec.Chat.MaxTokens
+	}
+	return n + int64(completion)
 }
 
 // limit admits rec at now or returns the 429 that refuses it; s.mu must be
