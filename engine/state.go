@@ -36,6 +36,9 @@ type nodeState struct {
 	key    string
 	why    reason // plan: why it must run; run: why it failed or was skipped
 	usage  cache.Usage
+	// earlier marks a call answered by a queue's results store before this
+	// run asked (executor.Result.Earlier): its usage is counted apart.
+	earlier bool
 	// answered counts the completions a failed call got (answers its
 	// format refused, repair re-asks included): asked for and paid for.
 	answered int
