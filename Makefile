@@ -73,6 +73,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'KeywordIntervals' -benchtime 3x ./stages/liveideabench/
 	$(GO) test -run '^$$' -bench 'WarmGet' -benchtime 3x ./cache/remote/
 	$(GO) test -run '^$$' -bench 'WarmRunRemote' -benchtime 3x ./cmd/ideaflow/
+	$(GO) test -run '^$$' -bench 'WorkerProcesses' -benchtime 1x -timeout 30m ./cmd/ideaflow/
 
 clean:
 	rm -rf bin

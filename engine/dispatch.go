@@ -167,7 +167,10 @@ func (e *Engine) dispatchOne(w *walker, t task) {
 	case c != nil && c.rec != nil:
 		// The plan sent it (early.go) and its record is durable: this
 		// node's answer, or (another node counted the call) a shared one.
-		if first {
+		if first && c.earlier {
+			w.states[t.idx].earlier = true // paid for by the run that published it
+			w.budget.settle(est, 0)
+		} else if first {
 			w.budget.settle(est, c.rec.Usage.CostUSD)
 		} else {
 			w.budget.settle(est, 0)
@@ -211,7 +214,13 @@ func (e *Engine) dispatchOne(w *walker, t task) {
 		}
 		return
 	}
-	w.budget.settle(est, res.Usage.CostUSD)
+	if res.Earlier {
+		// Paid for by the run that published it: not this run's spending.
+		w.states[t.idx].earlier = true
+		w.budget.settle(est, 0)
+	} else {
+		w.budget.settle(est, res.Usage.CostUSD)
+	}
 	out, err := applyOutput(t.work, res)
 	if err != nil {
 		w.states[t.idx].costsW().usage = usageOf(res.Usage)

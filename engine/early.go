@@ -53,6 +53,7 @@ type earlyCall struct {
 	rec     *cache.Record // its record, once durable (nil: the run writes it)
 	err     error
 	est     float64
+	earlier bool // answered by a queue's results store (Result.Earlier)
 }
 
 // newEarly prepares streaming dispatch for a run, or returns nil when the
@@ -126,7 +127,7 @@ func (x *early) offer(pw *walker, i int32, work *stages.Work, key string, parts 
 			}
 			return
 		}
-		c.res = res
+		c.res, c.earlier = res, res.Earlier
 		out, err := applyOutput(work, res)
 		if err != nil {
 			return // the run fails it, from the result
@@ -166,14 +167,15 @@ func (x *early) sent(key string) bool {
 }
 
 // claim is for a node the run found settled through its record: ok when an
-// early call made it, with its record's usage; first for the one node per
+// early call made it, with its record's usage and whether a queue's
+// results store answered it (earlier); first for the one node per
 // key that counts the call (the others ran on it: deduplicated).
-func (x *early) claim(key string) (u cache.Usage, first, ok bool) {
+func (x *early) claim(key string) (u cache.Usage, earlier, first, ok bool) {
 	c, first := x.take(key)
 	if c == nil || c.rec == nil {
-		return cache.Usage{}, false, false
+		return cache.Usage{}, false, false, false
 	}
-	return c.rec.Usage, first, true
+	return c.rec.Usage, c.earlier, first, true
 }
 
 // take is for a node the run settles or dispatches: the early call of its
@@ -218,7 +220,7 @@ func (x *early) settleUnclaimed(w *walker) {
 		if st.status == StatusRan || st.status == StatusCached || st.status == StatusFailed {
 			continue
 		}
-		st.status, st.key, st.isCall = StatusRan, key, true
+		st.status, st.key, st.isCall, st.earlier = StatusRan, key, true, c.earlier
 		st.costsW().usage = c.rec.Usage
 		st.wantModel, st.servedModel, st.fingerprint = c.rec.Model, c.rec.ServedModel, c.rec.Fingerprint
 	}

@@ -88,10 +88,11 @@ func (w *walker) resolve(i int32) {
 // node's call, or another node's call with the same key (no call of its
 // own), as the plan said.
 func (w *walker) ranHereOrEarly(st *nodeState) {
-	if u, first, ok := w.early.claim(st.key); ok {
+	if u, earlier, first, ok := w.early.claim(st.key); ok {
 		st.status = StatusRan
 		if first {
 			st.costsW().usage = u
+			st.earlier = earlier
 		} else {
 			st.dedup = st.isCall || st.isService
 		}

@@ -39,7 +39,10 @@ type nodeState struct {
 	// for a node that made and will make no call (every node a warm run
 	// settles from its memo). Apart so a warm node's state is 136 bytes
 	// smaller: 140 MB at 1M nodes. Read it with costs, write with costsW.
-	cost     *nodeCost
+	cost *nodeCost
+	// earlier marks a call answered by a queue's results store before this
+	// run asked (executor.Result.Earlier): its usage is counted apart.
+	earlier  bool
 	provider string
 	// answerer is who answered a call or service node, as its record (or
 	// the memo written with it) says; in a plan, for a node to run, who

@@ -106,6 +106,14 @@ type MemoCounts struct {
 	Rewritten int `json:"rewritten"`
 }
 
+// EarlierAnswers are calls answered by an earlier coordinator's tasks
+// (Summary.Earlier): how many, and what they cost when they were made.
+type EarlierAnswers struct {
+	Calls   int     `json:"calls"`
+	Tokens  Tokens  `json:"tokens"`
+	CostUSD float64 `json:"cost_usd"`
+}
+
 type Summary struct {
 	Nodes Counts `json:"nodes"`
 	// Warnings are the layout warnings of instances laid out during the
@@ -140,11 +148,18 @@ type Summary struct {
 	// Memo says how this run's cached nodes were found (memo.go).
 	Memo MemoCounts `json:"memo"`
 	// Repaired counts cache records found damaged and recomputed.
-	Repaired int                     `json:"repaired,omitempty"`
-	Tokens   Tokens                  `json:"tokens"`
-	CostUSD  float64                 `json:"cost_usd"` // see Unpriced
-	Stages   map[string]StageSummary `json:"stages"`
-	Models   map[string]ModelUsage   `json:"models,omitempty"`
+	Repaired int     `json:"repaired,omitempty"`
+	Tokens   Tokens  `json:"tokens"`
+	CostUSD  float64 `json:"cost_usd"` // see Unpriced
+	// Earlier counts the call nodes answered by an earlier coordinator:
+	// results a queue's store held before this run asked (run --executor
+	// nats://..., after a coordinator was killed once its workers had
+	// answered, or its cache was lost), as the records read say. Paid for
+	// by the run that published them, they are not in LLMCalls, Requests,
+	// Tokens or CostUSD (nor in the budget).
+	Earlier *EarlierAnswers         `json:"earlier_answers,omitempty"`
+	Stages  map[string]StageSummary `json:"stages"`
+	Models  map[string]ModelUsage   `json:"models,omitempty"`
 	// ServedModels counts, per requested model name, the model names the
 	// endpoint said answered (cached and new answers alike). More than one
 	// name, or a name other than the requested one, means the endpoint
@@ -391,6 +406,19 @@ func (s *Summary) addCalls(c *StageSummary, model string, m *stages.Model, calls
 	s.Models[model] = mu
 }
 
+// addEarlier counts calls that a queue's results store answered with what
+// an earlier run's workers were paid for (Summary.Earlier).
+func (s *Summary) addEarlier(calls int, u cache.Usage) {
+	if s.Earlier == nil {
+		s.Earlier = &EarlierAnswers{}
+	}
+	s.Earlier.Calls += calls
+	s.Earlier.Tokens.Input += u.InputTokens
+	s.Earlier.Tokens.Output += u.OutputTokens
+	s.Earlier.Tokens.Cached += u.CachedTokens
+	s.Earlier.CostUSD += u.CostUSD
+}
+
 // noteUnpriced records that a call of stage c went to the model at addr,
 // which has no price.
 func (s *Summary) noteUnpriced(c *StageSummary, addr string) {
@@ -629,6 +657,8 @@ func (w *walker) summarize() *Summary {
 				calls = 1
 			}
 			switch {
+			case st.isCall && st.earlier:
+				s.addEarlier(calls, st.costs().usage)
 			case st.isCall:
 				s.addCalls(&c, st.wantModel, w.modelOfState(n, st), calls, st.costs().usage)
 			case st.isService:

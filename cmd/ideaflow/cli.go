@@ -780,6 +780,10 @@ func printSummary(w io.Writer, order []string, s *engine.Summary) {
 	if s.Repaired > 0 {
 		fmt.Fprintf(w, "repaired %d damaged cache record(s): their nodes were recomputed and the records replaced.\n", s.Repaired)
 	}
+	if e := s.Earlier; e != nil {
+		fmt.Fprintf(w, "%d call(s) answered by an earlier coordinator (results its workers stored before this run asked): %d+%d tokens, %s, paid then, not counted above.\n",
+			e.Calls, e.Tokens.Input, e.Tokens.Output, costFigure("", e.CostUSD, s.Unpriced))
+	}
 	if s.AnswersReused > 0 {
 		fmt.Fprintf(w, "%d node(s) re-derived their output from the cached answer to the same request (only output settings changed): no call.\n", s.AnswersReused)
 	}

@@ -249,6 +249,7 @@ func TestWorkerAllowEndpoint(t *testing.T) {
 	p.BaseURL, p.APIKeyEnv = srv.URL, "ALLOW_TEST_KEY"
 	tk := &executor.Task{Key: "k", Address: "x", Provider: "fake", Settings: &p,
 		Chat: &llm.Request{Model: "m", Messages: []llm.Message{{Role: "user", Content: "hi"}}, Format: format.Spec{Kind: format.Text}}}
+	f := startFleet(t, 0) // the clients' shared breaker count is in its bucket
 	for _, c := range []struct {
 		allowed []string
 		ok      bool
@@ -258,7 +259,7 @@ func TestWorkerAllowEndpoint(t *testing.T) {
 		{nil, true},
 	} {
 		before := srv.Count()
-		ex := workerExecutor(nil, zerolog.Nop(), c.allowed)()
+		ex := workerExecutor(f.queue, zerolog.Nop(), c.allowed)()
 		_, err := ex.Execute(context.Background(), tk)
 		if (err == nil) != c.ok || (srv.Count()-before == 1) != c.ok {
 			t.Errorf("allowed %v: error %v after %d request(s), want ok %v", c.allowed, err, srv.Count()-before, c.ok)

@@ -69,6 +69,12 @@ type Result struct {
 	// Error, when set, is the task's failure as plain data (see Envelope,
 	// Settle): the rest is then empty.
 	Error *Failure `json:"error,omitempty"`
+	// Earlier marks an answer a queue's results store held before this
+	// run asked (a coordinator killed after its workers answered, or one
+	// whose cache was lost): paid for then, by the run that published it,
+	// so the run summary counts it apart from this run's calls and cost.
+	// Set by the coordinator that read it, never stored.
+	Earlier bool `json:"earlier,omitempty"`
 }
 
 // ExecError is a failed task with what the model said, for the failure record.

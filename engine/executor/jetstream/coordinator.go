@@ -110,7 +110,7 @@ func (c *Coordinator) Send(ctx context.Context, task []byte) ([]byte, error) {
 			}
 			if _, isFailure := failed(e.Value()); !isFailure {
 				c.stored.Add(1)
-				return e.Value(), nil
+				return markEarlier(e.Value())
 			}
 			stale = e.Revision()
 		case <-ctx.Done():
@@ -153,6 +153,20 @@ func (c *Coordinator) Send(ctx context.Context, task []byte) ([]byte, error) {
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// markEarlier marks a stored result as an earlier run's answer
+// (executor.Result.Earlier). A result answered after this Send published
+// is not marked, even when its publish was a duplicate of a task still
+// queued by a coordinator that died: that answer is paid while this run
+// waits for it, and no other run will report it.
+func markEarlier(result []byte) ([]byte, error) {
+	var r executor.Result
+	if err := json.Unmarshal(result, &r); err != nil {
+		return nil, fmt.Errorf("reading a stored result: %w", err)
+	}
+	r.Earlier = true
+	return json.Marshal(&r)
 }
 
 // Close waits, up to timeout, for the Sends still returning: an engine

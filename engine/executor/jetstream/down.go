@@ -17,8 +17,9 @@ import (
 // shared in the limits bucket under the provider's identity (as its rate
 // limits are), and a worker asked a task of that provider within
 // RetryUnavailableAfter of the trip answers with that failure without a
-// request, as a local run's one client does. Only the trip is shared, not
-// the breaker's count of failures before it.
+// request, as a local run's one client does. The count of failures
+// before a trip is shared too (SharedLimits' "health" key): every
+// worker's breaker trips on the fleet's count.
 
 // downRecord is a provider declared unavailable, as the bucket holds it.
 type downRecord struct {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -70,30 +71,41 @@ func identity(p llm.Provider) string {
 
 // SharedLimits is the llm option's factory of shared limits over q's
 // limits bucket: for a provider that sets requests_per_minute or
-// tokens_per_minute, one GCRA of each over its LimitKey, so every worker
-// of the fleet together keeps to the provider's limits (each worker's own
-// limiter still keeps them locally). Nil for a provider that sets neither.
+// tokens_per_minute, one GCRA of each over its LimitKey (carrying the 429
+// slowdown too), so every worker of the fleet together keeps to the
+// provider's limits (each worker's own limiter still keeps them locally);
+// and for every provider its breaker's count of failures (LimitKey
+// "health"), so breaker_failures failures in total across the workers
+// trip every worker's breaker.
 func (q *Queue) SharedLimits(p llm.Provider) (llm.SharedLimit, error) {
 	return SharedLimitsOver(func(key string) ratelimit.State { return NewKVState(q.Limits, key) })(p)
 }
 
 // SharedLimitsOver is SharedLimits over any state (tests use memory).
 func SharedLimitsOver(state func(key string) ratelimit.State) func(llm.Provider) (llm.SharedLimit, error) {
+	return SharedLimitsAt(state, nil)
+}
+
+// SharedLimitsAt is SharedLimitsOver on clock (nil: the wall clock, which
+// every sharer must use in production: the shared times are absolute).
+// Tests give a fake one.
+func SharedLimitsAt(state func(key string) ratelimit.State, clock ratelimit.Clock) func(llm.Provider) (llm.SharedLimit, error) {
 	return func(p llm.Provider) (llm.SharedLimit, error) {
-		var s ratelimit.Shared
+		var now func() time.Time
+		if clock != nil {
+			now = clock.Now
+		}
+		s := ratelimit.Shared{Clock: clock, Health: ratelimit.NewHealth(state(LimitKey(p, "health")), now)}
 		var err error
 		if p.RequestsPerMinute > 0 {
-			if s.Requests, err = ratelimit.New(state(LimitKey(p, "requests")), ratelimit.Limit{PerMinute: p.RequestsPerMinute}, nil); err != nil {
+			if s.Requests, err = ratelimit.New(state(LimitKey(p, "requests")), ratelimit.Limit{PerMinute: p.RequestsPerMinute}, now); err != nil {
 				return nil, err
 			}
 		}
 		if p.TokensPerMinute > 0 {
-			if s.Tokens, err = ratelimit.New(state(LimitKey(p, "tokens")), ratelimit.Limit{PerMinute: p.TokensPerMinute}, nil); err != nil {
+			if s.Tokens, err = ratelimit.New(state(LimitKey(p, "tokens")), ratelimit.Limit{PerMinute: p.TokensPerMinute}, now); err != nil {
 				return nil, err
 			}
-		}
-		if s.Requests == nil && s.Tokens == nil {
-			return nil, nil
 		}
 		return &s, nil
 	}

@@ -18,7 +18,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -43,7 +45,29 @@ type GCRA struct {
 	interval time.Duration // one unit's share of the rate (T)
 	tau      time.Duration // burst tolerance: (Burst-1) * T
 	now      func() time.Time
+	factor   atomic.Uint64 // bits of the slowdown factor last read (0: 1, never read)
 }
+
+// The shared value is the TAT, then the slowdown: the share of the rate
+// that 429s have left (a congestion Slow halves it, each Recover wins back
+// RecoveryShare, never below MinFactor or above 1) and when it was last
+// cut. A booking's cost is divided by the factor, so one process's cut
+// slows every process sharing the value. A value of 8 bytes (the TAT
+// alone, as earlier versions wrote it) has factor 1.
+type value struct {
+	tat    time.Time
+	factor float64
+	cutAt  time.Time
+}
+
+const (
+	// MinFactor is how far congestion may slow the shared rate (as the
+	// client's own limiter: 1/64).
+	MinFactor = 1.0 / 64
+	// RecoveryShare is the share of the rate one success wins back (as the
+	// client's own limiter: half speed to full in 25 successes, fleet-wide).
+	RecoveryShare = 0.02
+)
 
 // New is a limiter over state. now is the clock (time.Now when nil);
 // every process sharing state must use a wall clock (TATs are absolute).
@@ -68,22 +92,32 @@ const maxConflicts = 10000
 // now). The booking holds whether or not the caller waits: it is the
 // caller's slot.
 func (g *GCRA) Reserve(ctx context.Context, cost float64) (time.Time, error) {
-	inc := time.Duration(cost * float64(g.interval))
+	return g.ReserveAt(ctx, cost, g.now())
+}
+
+// ReserveAt is Reserve as of now, a time the caller read once for several
+// limits (Shared books requests and tokens at one instant, so that the
+// clock moving between the two bookings cannot push the request past the
+// slot the first one booked). A now a little in the past books as the
+// limit stood then: the slots stay T apart, as every booking's are.
+func (g *GCRA) ReserveAt(ctx context.Context, cost float64, now time.Time) (time.Time, error) {
 	for range maxConflicts {
-		tat, rev, err := g.load(ctx)
+		v, rev, err := g.load(ctx)
 		if err != nil {
 			return time.Time{}, err
 		}
-		now := g.now()
+		tat := v.tat
 		if tat.Before(now) {
 			tat = now
 		}
+		inc := time.Duration(cost * float64(g.interval) / v.factor)
 		newTAT := tat.Add(inc)
 		sendAt := newTAT.Add(-inc - g.tau)
 		if sendAt.Before(now) {
 			sendAt = now
 		}
-		ok, err := g.state.CompareAndSet(ctx, encode(newTAT), rev)
+		v.tat = newTAT
+		ok, err := g.state.CompareAndSet(ctx, v.encode(), rev)
 		if err != nil {
 			return time.Time{}, fmt.Errorf("rate limit: %w", err)
 		}
@@ -119,14 +153,15 @@ func (g *GCRA) Wait(ctx context.Context, cost float64) error {
 func (g *GCRA) Hold(ctx context.Context, until time.Time) error {
 	floor := until.Add(g.tau) // sendAt = TAT - tau must not precede until
 	for range maxConflicts {
-		tat, rev, err := g.load(ctx)
+		v, rev, err := g.load(ctx)
 		if err != nil {
 			return err
 		}
-		if !tat.Before(floor) {
+		if !v.tat.Before(floor) {
 			return nil
 		}
-		ok, err := g.state.CompareAndSet(ctx, encode(floor), rev)
+		v.tat = floor
+		ok, err := g.state.CompareAndSet(ctx, v.encode(), rev)
 		if err != nil {
 			return fmt.Errorf("rate limit: %w", err)
 		}
@@ -137,19 +172,107 @@ func (g *GCRA) Hold(ctx context.Context, until time.Time) error {
 	return errors.New("rate limit: the shared state keeps changing under every write")
 }
 
-func (g *GCRA) load(ctx context.Context) (time.Time, uint64, error) {
-	v, rev, err := g.state.Load(ctx)
-	if err != nil {
-		return time.Time{}, 0, fmt.Errorf("rate limit: %w", err)
+// Slow is congestion seen by one sharer (its client found more than a
+// quarter of its recent attempts answered 429): it halves the factor for
+// every sharer, unless a cut was made at or after admitted (when the
+// attempt refused was let through): a round of requests refused together
+// is one congestion event, however many sharers saw it. It reports
+// whether it cut.
+func (g *GCRA) Slow(ctx context.Context, admitted time.Time) (bool, error) {
+	for range maxConflicts {
+		v, rev, err := g.load(ctx)
+		if err != nil {
+			return false, err
+		}
+		if !v.cutAt.Before(admitted) || v.factor <= MinFactor {
+			return false, nil
+		}
+		v.factor, v.cutAt = max(MinFactor, v.factor/2), g.now()
+		ok, err := g.state.CompareAndSet(ctx, v.encode(), rev)
+		if err != nil {
+			return false, fmt.Errorf("rate limit: %w", err)
+		}
+		if ok {
+			g.factor.Store(math.Float64bits(v.factor))
+			return true, nil
+		}
 	}
-	if rev == 0 || len(v) != 8 {
-		return time.Time{}, rev, nil // never written (or not ours): no debt
-	}
-	return time.Unix(0, int64(binary.BigEndian.Uint64(v))), rev, nil
+	return false, errors.New("rate limit: the shared state keeps changing under every write")
 }
 
-func encode(t time.Time) []byte {
-	return binary.BigEndian.AppendUint64(nil, uint64(t.UnixNano()))
+// Recover is one success: it wins back RecoveryShare of the rate for every
+// sharer. It writes only while the factor last read is below 1, so a
+// limit that was never slowed costs no write a request.
+func (g *GCRA) Recover(ctx context.Context) error {
+	if g.Factor() >= 1 {
+		return nil
+	}
+	for range maxConflicts {
+		v, rev, err := g.load(ctx)
+		if err != nil {
+			return err
+		}
+		if v.factor >= 1 {
+			return nil
+		}
+		v.factor = min(1, v.factor+RecoveryShare)
+		ok, err := g.state.CompareAndSet(ctx, v.encode(), rev)
+		if err != nil {
+			return fmt.Errorf("rate limit: %w", err)
+		}
+		if ok {
+			g.factor.Store(math.Float64bits(v.factor))
+			return nil
+		}
+	}
+	return errors.New("rate limit: the shared state keeps changing under every write")
+}
+
+// Factor is the slowdown factor as last read (1 before any read).
+func (g *GCRA) Factor() float64 {
+	if b := g.factor.Load(); b != 0 {
+		return math.Float64frombits(b)
+	}
+	return 1
+}
+
+func (g *GCRA) load(ctx context.Context) (value, uint64, error) {
+	b, rev, err := g.state.Load(ctx)
+	if err != nil {
+		return value{}, 0, fmt.Errorf("rate limit: %w", err)
+	}
+	v := decode(b)
+	g.factor.Store(math.Float64bits(v.factor))
+	return v, rev, nil
+}
+
+// decode reads a shared value; one never written (or not ours) is no debt
+// and no slowdown.
+func decode(b []byte) value {
+	v := value{factor: 1}
+	if len(b) != 8 && len(b) != 24 {
+		return v
+	}
+	v.tat = time.Unix(0, int64(binary.BigEndian.Uint64(b)))
+	if len(b) == 24 {
+		if f := math.Float64frombits(binary.BigEndian.Uint64(b[8:])); f >= MinFactor && f <= 1 {
+			v.factor = f
+		}
+		if c := int64(binary.BigEndian.Uint64(b[16:])); c != 0 {
+			v.cutAt = time.Unix(0, c)
+		}
+	}
+	return v
+}
+
+func (v value) encode() []byte {
+	b := binary.BigEndian.AppendUint64(nil, uint64(v.tat.UnixNano()))
+	b = binary.BigEndian.AppendUint64(b, math.Float64bits(v.factor))
+	var cut int64
+	if !v.cutAt.IsZero() {
+		cut = v.cutAt.UnixNano()
+	}
+	return binary.BigEndian.AppendUint64(b, uint64(cut))
 }
 
 // Memory is a State in one process.

@@ -310,6 +310,46 @@ func (b *Breaker) Record(e *Error, sent time.Time, wait time.Duration) *Unavaila
 	return nil
 }
 
+// CountsAsFailure is whether e counts towards breaker_failures and
+// breaker_seconds: a transient failure other than a 429 (a 5xx, a timeout,
+// a connection failure, a cut reply).
+func CountsAsFailure(e *Error) bool {
+	return e != nil && e.Retryable && e.Status != http.StatusTooManyRequests &&
+		e.Status != http.StatusUnauthorized && e.Status != http.StatusForbidden && e.Code != CodeInsufficientQuota
+}
+
+// Fleet takes the count of consecutive failed attempts that every process
+// sharing the provider's key recorded together (SharedHealth): n of them,
+// the first at since, last the latest (0: none since a success). It
+// stands for the breaker's own count (the fleet's includes this
+// process's) and trips the breaker as
+// Record does, at Failures or after Window of failing, had all the
+// attempts been this process's. It returns the *UnavailableError when it
+// tripped the breaker.
+func (b *Breaker) Fleet(n int, since time.Time, last *Error) *UnavailableError {
+	if b == nil {
+		return nil
+	}
+	now := b.clock.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err != nil {
+		return nil
+	}
+	if n <= 0 {
+		b.failed = 0 // another process's success reset the count
+		return nil
+	}
+	b.failed, b.since = n, since
+	if n >= b.failures {
+		return b.tripLocked(fmt.Sprintf("%d consecutive failed requests by the processes sharing its key", n), last)
+	}
+	if d := now.Sub(since); d >= b.window {
+		return b.tripLocked(fmt.Sprintf("no success in %s while requests kept failing (%d failed, by the processes sharing its key)", d.Round(time.Second), n), last)
+	}
+	return nil
+}
+
 // stopProbing lets attempts go freely again; b.mu must be held.
 func (b *Breaker) stopProbing() {
 	if b.probing {

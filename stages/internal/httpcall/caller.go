@@ -65,6 +65,34 @@ type Shared interface {
 	Hold(ctx context.Context, d time.Duration) error
 }
 
+// SharedHealth is the breaker's count of failures kept with other
+// processes, implemented by a Shared that has one: every attempt reads the
+// count before it goes (and the breaker trips on it, without a request,
+// once the processes together reached breaker_failures, or failed for
+// breaker_seconds), every server failure adds to it, and a success resets
+// the failures counted before it was sent. Local counting is unchanged
+// without one.
+type SharedHealth interface {
+	// Failures is the count of consecutive failed attempts, when the first
+	// failed, and the last one's status and message.
+	Failures(ctx context.Context) (n int, since time.Time, status int, message string, err error)
+	// Failed adds one failed attempt (its status and scrubbed message) and
+	// returns the count after it and when the first of them failed.
+	Failed(ctx context.Context, status int, message string) (n int, since time.Time, err error)
+	// Succeeded resets the count.
+	Succeeded(ctx context.Context) error
+}
+
+// SharedSlowdown is the 429 slowdown kept with other processes,
+// implemented by a Shared whose limits carry it: a congestion 429 (see
+// Limiter.Throttled) halves the shared rate for every process, once per
+// round (an attempt admitted before the last cut does not cut again), and
+// each success wins a share back. The Limiter's own slowdown is unchanged.
+type SharedSlowdown interface {
+	Slow(ctx context.Context, admitted time.Time) error
+	Recover(ctx context.Context) error
+}
+
 // Do runs attempt until it succeeds, fails for good, or the retry budget is
 // spent. est is the token budget taken from tokens_per_minute before each
 // attempt. It returns the attempts made and the final HTTP status; a failure
@@ -76,6 +104,8 @@ func (c *Caller) Do(ctx context.Context, op, model string, est int64, keepBody b
 	// sleeping before a retry fails at once instead.
 	wctx, stop := c.Breaker.Bind(ctx)
 	defer stop()
+	health, _ := c.Shared.(SharedHealth)
+	slow, _ := c.Shared.(SharedSlowdown)
 	for n := 1; ; n++ {
 		var adm Admission
 		var t Ticket
@@ -104,7 +134,8 @@ func (c *Caller) Do(ctx context.Context, op, model string, est int64, keepBody b
 				return c.stopped(n-1, 0, op, model, "waiting for the shared rate limit", err)
 			}
 		}
-		if err := c.Breaker.Err(n - 1); err != nil { // tripped while this attempt waited for its turn
+		fleetFailed := c.fleetCheck(ctx, health)
+		if err := c.Breaker.Err(n - 1); err != nil { // tripped while this attempt waited for its turn (or by the fleet's count)
 			c.Limiter.Cancel()
 			release()
 			return n - 1, 0, err
@@ -120,6 +151,16 @@ func (c *Caller) Do(ctx context.Context, op, model string, est int64, keepBody b
 			c.Limiter.Correct(t, used.In+used.Out)
 			c.Breaker.Record(nil, start, 0)
 			release()
+			if health != nil && fleetFailed > 0 {
+				if err := health.Succeeded(ctx); err != nil {
+					c.Log.Warn().Err(err).Msg("telling the shared breaker of a success")
+				}
+			}
+			if slow != nil {
+				if err := slow.Recover(ctx); err != nil {
+					c.Log.Warn().Err(err).Msg("telling the shared rate limit of a success")
+				}
+			}
 			c.Log.Debug().Str("op", op).Str("model", model).Int("attempt", n).Int("status", cp.Status).
 				Dur("latency", c.Clock.Now().Sub(start)).Int64("tokens_in", used.In).Int64("tokens_out", used.Out).Msg("model call done")
 			return n, cp.Status, nil
@@ -147,13 +188,30 @@ func (c *Caller) Do(ctx context.Context, op, model string, est int64, keepBody b
 				}
 			}
 			if c.Limiter.Throttled(t, serverWait) {
+				if slow != nil {
+					if err := slow.Slow(ctx, start); err != nil {
+						c.Log.Warn().Err(err).Msg("telling the shared rate limit of congestion")
+					}
+				}
 				c.Log.Warn().Str("op", op).Str("model", model).Float64("concurrency", c.Limiter.State().Concurrency).
 					Dur("pause", serverWait).Msg("congestion: more than a quarter of recent requests answered 429; limits lowered")
 			}
 		} else {
 			c.Limiter.Done(false)
 		}
-		unavailable := c.Breaker.Record(e, start, wait)
+		// A failure shared: the breaker's count becomes the fleet's before
+		// this one, and Record adds this one and trips on the sum.
+		var unavailable *UnavailableError
+		if health != nil && CountsAsFailure(e) {
+			if n, since, err := health.Failed(ctx, e.Status, e.Message); err != nil {
+				c.Log.Warn().Err(err).Msg("telling the shared breaker of a failure")
+			} else {
+				unavailable = c.Breaker.Fleet(n-1, since, e)
+			}
+		}
+		if u := c.Breaker.Record(e, start, wait); unavailable == nil {
+			unavailable = u
+		}
 		release()
 		if unavailable != nil {
 			c.Log.Error().Str("op", op).Str("model", model).Int("attempt", n).Int("status", e.Status).
@@ -171,6 +229,24 @@ func (c *Caller) Do(ctx context.Context, op, model string, est int64, keepBody b
 			return c.stopped(n, e.Status, op, model, "waiting to retry", err)
 		}
 	}
+}
+
+// fleetCheck reads the count of failures every process sharing the
+// provider's key recorded and gives it to the breaker (it stands for the
+// breaker's own, which trips on it as on its own); it returns the count
+// (0: none, or no shared count). A
+// shared state that cannot be read leaves the breaker to its own count.
+func (c *Caller) fleetCheck(ctx context.Context, health SharedHealth) int {
+	if health == nil {
+		return 0
+	}
+	n, since, status, message, err := health.Failures(ctx)
+	if err != nil {
+		c.Log.Warn().Err(err).Msg("reading the shared breaker")
+		return 0
+	}
+	c.Breaker.Fleet(n, since, &Error{Provider: c.Provider, Status: status, Message: message, Retryable: true})
+	return n
 }
 
 // stopped is the error of a call whose wait ended after n attempts, the

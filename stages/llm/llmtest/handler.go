@@ -67,6 +67,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			rec.Fault = f
 		}
 	}
+	if rec.Fault == (Fault{}) {
+		if f, refused := s.limit(&rec, rec.Time); refused {
+			rec.Fault = f
+		}
+	}
 	respond := s.responder
 	idx := len(s.reqs)
 	s.reqs = append(s.reqs, rec)

@@ -141,6 +141,11 @@ type Server struct {
 	reqs        []Request
 	inFlight    int
 	maxInFlight int
+
+	windows  []Window    // WithRateLimit's; empty: no limit
+	admitted []time.Time // arrival times of the requests the limit accepted
+	tokenSum []int64     // tokenSum[i]: tokens of admitted[:i]
+	refused  int         // requests the limit answered 429
 }
 
 // New starts a server; Close it when done.
