@@ -34,6 +34,11 @@ func TestSummaryWallIncludesTheCompaction(t *testing.T) {
 	if compacting < 0 || compacted < compacting || summary < compacted {
 		t.Fatalf("want the compaction's two lines, then the summary; got positions %d, %d, %d in:\n%s", compacting, compacted, summary, lastBytes(text, 3000))
 	}
+	// The page, written before the close, says so too (its time is the
+	// reports phase's).
+	if page := strings.Index(text, "writing report.html"); page < 0 || compacting < page {
+		t.Fatalf("want the page's line before the compaction:\n%s", lastBytes(text, 3000))
+	}
 	// Its 21,000 memo lookups (misses) also make the close write the memo
 	// index, said the same way.
 	indexed := strings.Index(text, "cache: indexed the memos")

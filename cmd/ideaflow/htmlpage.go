@@ -23,6 +23,10 @@ const (
 	partialPageName = "report.partial.html"
 )
 
+// pageNoticeNodes is the graph size from which a run says, in a line, that
+// it is writing the page: from there the page can take seconds to minutes.
+const pageNoticeNodes = 20_000
+
 // writeHTMLPage writes report.html after a run: the run's summary, the
 // tables and plots the report and plot nodes just wrote (sum.Reports), and
 // the cached outputs of every item-level node, laid out by
