@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,8 +68,8 @@ func BenchmarkWorkerProcessesLimited(b *testing.B) {
 				}
 				span := times[len(times)-1].Sub(times[0]).Seconds()
 				b.ReportMetric(float64(len(times)-1)/span/(perMinute/60.0), "throughput/limit")
-				b.ReportMetric(float64(maxInWindow(times, time.Second))/(perMinute/60.0), "max1s/limit")
-				b.ReportMetric(float64(maxInWindow(times, time.Minute))/perMinute, "max60s/limit")
+				b.ReportMetric(float64(llmtest.MostInWindow(times, nil, time.Second))/(perMinute/60.0), "max1s/limit")
+				b.ReportMetric(float64(llmtest.MostInWindow(times, nil, time.Minute))/perMinute, "max60s/limit")
 				b.ReportMetric(float64(refused)/float64(refused+len(acc)), "429/req")
 				b.ReportMetric(span, "s")
 			}
@@ -230,20 +229,4 @@ func sendAll(b *testing.B, coord *jetstream.Coordinator, p llm.Provider, tasks, 
 	if n := failedN.Load(); n > 0 {
 		b.Fatalf("%d of %d tasks failed, the first: %s", n, tasks, firstErr)
 	}
-}
-
-// maxInWindow is the most times in any span of length w (times sorted):
-// the spans that matter end at a time, so a two-pointer sweep suffices.
-func maxInWindow(times []time.Time, w time.Duration) int {
-	if !slices.IsSortedFunc(times, func(a, b time.Time) int { return a.Compare(b) }) {
-		panic("maxInWindow: times not sorted")
-	}
-	best, lo := 0, 0
-	for hi, t := range times {
-		for !times[lo].After(t.Add(-w)) {
-			lo++
-		}
-		best = max(best, hi-lo+1)
-	}
-	return best
 }

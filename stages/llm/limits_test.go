@@ -48,21 +48,6 @@ func runCalls(t testing.TB, c Client, n, workers int, prompt func(i int) Request
 	}
 }
 
-// maxInWindow is the largest total weight of events inside any half-open
-// window [t, t+w) of the sorted times.
-func maxInWindow(times []time.Time, weights []int, w time.Duration) int {
-	best, sum, lo := 0, 0, 0
-	for hi := range times {
-		sum += weights[hi]
-		for !times[lo].Add(w).After(times[hi]) {
-			sum -= weights[lo]
-			lo++
-		}
-		best = max(best, sum)
-	}
-	return best
-}
-
 func requestTimes(srv *llmtest.Server) ([]time.Time, []int) {
 	reqs := srv.Requests()
 	sort.Slice(reqs, func(i, j int) bool { return reqs[i].Time.Before(reqs[j].Time) })
@@ -93,7 +78,7 @@ func TestRequestsPerMinute(t *testing.T) {
 			t.Fatalf("request %d started at %v, want %v", i, at.Sub(llmtest.Epoch), want.Sub(llmtest.Epoch))
 		}
 	}
-	if got := maxInWindow(times, ones, time.Minute); got != 60 {
+	if got := llmtest.MostInWindow(times, ones, time.Minute); got != 60 {
 		t.Errorf("max requests in a 60 s window = %d, want 60", got)
 	}
 	sleeps := clock.Sleeps()
@@ -119,7 +104,7 @@ func TestRequestsPerMinuteConcurrent(t *testing.T) {
 		start := time.Now()
 		runCalls(t, c, 150, 48, func(i int) Request { return userRequest("m1", fmt.Sprint(i)) })
 		times, ones := requestTimes(srv)
-		if got := maxInWindow(times, ones, time.Minute); got != 60 {
+		if got := llmtest.MostInWindow(times, ones, time.Minute); got != 60 {
 			t.Errorf("max requests in a 60 s window = %d, want 60", got)
 		}
 		if first, last := times[0].Sub(start), times[len(times)-1].Sub(start); first != 0 || last != 149*time.Second {
@@ -165,7 +150,7 @@ func TestTokensPerMinute(t *testing.T) {
 			t.Fatalf("request %d started at %v, want %v", i, r.Time.Sub(llmtest.Epoch), want.Sub(llmtest.Epoch))
 		}
 	}
-	if got := maxInWindow(times, tokens, time.Minute); got != 1200 {
+	if got := llmtest.MostInWindow(times, tokens, time.Minute); got != 1200 {
 		t.Errorf("max tokens in a 60 s window = %d, want 1200", got)
 	}
 }
@@ -205,7 +190,7 @@ func TestTokensPerMinuteOverestimated(t *testing.T) {
 		runCalls(t, c, calls, 64, overestimatedRequest)
 
 		times, used := usageTimes(srv)
-		maxWindow := maxInWindow(times, used, time.Minute)
+		maxWindow := llmtest.MostInWindow(times, used, time.Minute)
 		if maxWindow > tpm {
 			t.Errorf("a 60 s window of starts holds %d reported tokens, over tokens_per_minute = %d", maxWindow, tpm)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ideaflow/ideaflow/engine/executor/ratelimit"
 	"github.com/ideaflow/ideaflow/stages/llm"
+	"github.com/ideaflow/ideaflow/stages/llm/llmtest"
 )
 
 // simClock is time as the workers sleeping on it see it: a worker books
@@ -145,7 +146,7 @@ func TestSharedLimitSlidingWindows(t *testing.T) {
 				}
 			}
 			for _, w := range []time.Duration{time.Second, time.Minute} {
-				got := mostInWindow(slots, w)
+				got := llmtest.MostInWindow(slots, nil, w)
 				if want := int(math.Ceil(float64(w) / float64(tc.interval))); got != want {
 					t.Errorf("%v window: at most %d requests, want %d", w, got, want)
 				}
@@ -166,16 +167,4 @@ func TestSharedLimitSlidingWindows(t *testing.T) {
 			}
 		})
 	}
-}
-
-// mostInWindow is the most of the sorted times in any span (t-w, t].
-func mostInWindow(times []time.Time, w time.Duration) int {
-	best, lo := 0, 0
-	for hi, t := range times {
-		for !times[lo].After(t.Add(-w)) {
-			lo++
-		}
-		best = max(best, hi-lo+1)
-	}
-	return best
 }
