@@ -46,18 +46,8 @@ func (s *store) Has(key string) (bool, error) {
 
 func (s *store) Memo(inputKey string) ([]byte, bool, error) {
 	var out []byte
-	err := s.b.get([]byte(prefixMemo+inputKey), func(stored []byte) error {
-		v, err := unsealMemo(stored)
-		out = append([]byte(nil), v...)
-		return err
-	})
-	switch {
-	case errors.Is(err, errNoKey):
-		return nil, false, nil
-	case err != nil:
-		return nil, false, fmt.Errorf("get memo %s: %w", inputKey, err)
-	}
-	return out, true, nil
+	ok, err := s.MemoView(inputKey, func(v []byte) { out = bytes.Clone(v) })
+	return out, ok, err
 }
 
 // MemoViewer is implemented by the local stores: MemoView is Memo without

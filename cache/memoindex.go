@@ -89,8 +89,8 @@ func newMemoToken() []byte {
 	return t
 }
 
-// readMemoIndexHeader reads path's header: its token and count. ok is false
-// when the file is absent; err says why a present file is not an index.
+// readMemoIndexHeader reads an index file's header: its token, entry count
+// and table offset, or why the bytes are not an index.
 func readMemoIndexHeader(data []byte) (token []byte, count int, tableOff uint64, err error) {
 	if len(data) < memoHeaderLen || string(data[:8]) != memoIndexMagic {
 		return nil, 0, 0, fmt.Errorf("%w: memo index has no header", ErrCorrupt)

@@ -26,7 +26,6 @@ type memoState struct {
 	token   []byte                    // the token as this handle knows it (nil: none); under mu
 	after   int64                     // lookups that make Close write the index (memoIndexMinReads)
 	indexed int                       // memos Close indexed (0: it wrote no index)
-	took    time.Duration
 }
 
 // loadMemoIndex opens the index if it is of the memos as they are. damaged
@@ -167,8 +166,8 @@ func (bb *badgerBackend) writeMemoIndexAtClose(free int64) {
 		bb.log.Debug().Err(err).Str("cache", bb.dir).Msg("cache: memo index not written; memos are read from the tables")
 		return
 	}
-	m.indexed, m.took = n, time.Since(start)
-	bb.log.Info().Str("cache", bb.dir).Int("memos", n).Dur("took", m.took).Msg("cache: indexed the memos for the next run's lookups")
+	m.indexed = n
+	bb.log.Info().Str("cache", bb.dir).Int("memos", n).Dur("took", time.Since(start)).Msg("cache: indexed the memos for the next run's lookups")
 }
 
 // getBadger is get without the memo index.
@@ -189,14 +188,14 @@ func (bb *badgerBackend) getBadger(key []byte, fn func([]byte) error) (err error
 	})
 }
 
-// MemoIndexed says how many memos Close wrote to the memo index (0: none)
-// and how long it took: the CLI names that part of closing.
-func (b *Badger) MemoIndexed() (int, time.Duration) {
+// MemoIndexed says how many memos Close wrote to the memo index (0: none):
+// the CLI names that part of closing.
+func (b *Badger) MemoIndexed() int {
 	bb, ok := b.b.(*badgerBackend)
 	if !ok {
-		return 0, 0
+		return 0
 	}
-	return bb.memo.indexed, bb.memo.took
+	return bb.memo.indexed
 }
 
 // checkMemoIndex compares the index being read with the memos in the

@@ -61,7 +61,7 @@ func writeIndexed(t *testing.T, dir string, n int) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := s.MemoIndexed(); got != n {
+	if got := s.MemoIndexed(); got != n {
 		t.Fatalf("Close indexed %d memos, want %d", got, n)
 	}
 }
@@ -182,7 +182,7 @@ func TestMemoIndexRewriteWhenItPays(t *testing.T) {
 		wantMemo(t, s, i, 1)
 	}
 	s.Close()
-	if n, _ := s.MemoIndexed(); n != 0 {
+	if n := s.MemoIndexed(); n != 0 {
 		t.Fatalf("24 lookups rewrote the index of 100 (%d)", n)
 	}
 	s = reopen(t, dir, withIndexAfter(10))
@@ -190,7 +190,7 @@ func TestMemoIndexRewriteWhenItPays(t *testing.T) {
 		wantMemo(t, s, i, 1)
 	}
 	s.Close()
-	if n, _ := s.MemoIndexed(); n != 101 {
+	if n := s.MemoIndexed(); n != 101 {
 		t.Fatalf("rewrote %d memos, want 101", n)
 	}
 	s = reopen(t, dir)

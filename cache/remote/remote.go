@@ -89,6 +89,19 @@ func (t *Tier) RemoteStats() Stats {
 		Present: t.present.Load(), WriteErrors: t.writeErrs.Load(), ReadErrors: t.readErrs.Load()}
 }
 
+// MemoView is the local store's: memos are Index, never remote, so a warm
+// run through the tier reads them in place as it would without it.
+func (t *Tier) MemoView(inputKey string, fn func(value []byte)) (bool, error) {
+	if mv, ok := t.Store.(cache.MemoViewer); ok {
+		return mv.MemoView(inputKey, fn)
+	}
+	v, ok, err := t.Store.Memo(inputKey)
+	if ok && err == nil {
+		fn(v)
+	}
+	return ok, err
+}
+
 // Where names the remote.
 func (t *Tier) Where() string { return t.obj.Where() }
 

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -203,5 +204,23 @@ func BenchmarkWarmGet(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/record")
 		})
+	}
+}
+
+// Memos are the local store's: the tier reads them in place (MemoView),
+// and a memo another tier on the same remote wrote is not seen.
+func TestTierMemosAreLocal(t *testing.T) {
+	obj := &memObjects{m: map[string][]byte{}}
+	a := New(context.Background(), cache.NewMemory(), obj, zerolog.Nop())
+	b := New(context.Background(), cache.NewMemory(), obj, zerolog.Nop())
+	if err := a.SetMemo("in1", []byte("rec1\x00rest")); err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	if ok, err := a.MemoView("in1", func(v []byte) { got = bytes.Clone(v) }); !ok || err != nil || string(got) != "rec1\x00rest" {
+		t.Fatalf("MemoView = %q, %v, %v", got, ok, err)
+	}
+	if ok, err := b.MemoView("in1", func([]byte) {}); ok || err != nil {
+		t.Fatalf("another tier's memo was seen: %v, %v", ok, err)
 	}
 }

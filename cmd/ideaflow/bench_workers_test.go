@@ -1,15 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -126,50 +121,9 @@ func startWorkerProcesses(b *testing.B, n, conc int) *jetstream.Coordinator {
 		b.Fatal(err)
 	}
 	b.Cleanup(s.Stop)
-	logDir := b.TempDir()
-	for i := range n {
-		child := exec.Command(os.Args[0], "-test.run=^$")
-		child.Env = append(os.Environ(), "IDEAFLOW_TEST_AS_CLI=1", benchKeyEnv+"=sk-bench",
-			"IDEAFLOW_TEST_ARGS="+strings.Join([]string{"worker", "--connect", s.URL(), "--concurrency", strconv.Itoa(conc), "--log-level", "error"}, "\x1f"))
-		stderr, err := os.Create(filepath.Join(logDir, fmt.Sprintf("worker%d.log", i)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		child.Stderr = stderr
-		stdout, err := child.StdoutPipe()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := child.Start(); err != nil {
-			b.Fatal(err)
-		}
-		ready := make(chan bool, 1)
-		exited := make(chan struct{})
-		go func() {
-			sc := bufio.NewScanner(stdout)
-			said := false
-			for sc.Scan() {
-				if !said && strings.HasPrefix(sc.Text(), "Worker on ") {
-					said = true
-					ready <- true
-				}
-			}
-			if !said {
-				ready <- false
-			}
-			_ = child.Wait()
-			stderr.Close()
-			close(exited)
-		}()
-		if !<-ready {
-			<-exited
-			log, _ := os.ReadFile(stderr.Name())
-			b.Fatalf("worker %d ended before it was ready:\n%s", i, log)
-		}
-		b.Cleanup(func() {
-			_ = child.Process.Signal(os.Interrupt)
-			<-exited
-		})
+	for range n {
+		startWorkerProcess(b, []string{benchKeyEnv + "=sk-bench"},
+			"--connect", s.URL(), "--concurrency", strconv.Itoa(conc), "--log-level", "error")
 	}
 	nc, err := connectNATS(s.URL(), "bench coordinator")
 	if err != nil {

@@ -562,7 +562,7 @@ func (a *app) runCmd() *cobra.Command {
 				sum.Phases.Close = time.Since(t0).Seconds()
 				if b, ok := local.(*cache.Badger); ok { // store may be a remote tier over it
 					sum.Compacted = b.CompactedOnClose()
-					sum.MemosIndexed, _ = b.MemoIndexed()
+					sum.MemosIndexed = b.MemoIndexed()
 				}
 				sum.WallSeconds = time.Since(processStart).Seconds()
 			}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -33,32 +32,7 @@ func TestKilledWorkerTasksRedelivered(t *testing.T) {
 	writeExperiment(t, exp, scenario{BaseURL: srv.URL, KeyEnv: "KILL_API_KEY", Generators: []string{"gen-a", "gen-b"}, N: 3, Limit: 5})
 	f := startFleet(t, 0)
 
-	child := exec.Command(os.Args[0], "-test.run=^$")
-	child.Env = append(os.Environ(), "IDEAFLOW_TEST_AS_CLI=1", "KILL_API_KEY=sk-killed",
-		"IDEAFLOW_TEST_ARGS="+strings.Join([]string{"worker", "--connect", f.url, "--ack-wait", "1s", "--concurrency", "4"}, "\x1f"))
-	stdout, err := child.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "Worker on ") {
-				close(ready)
-			}
-		}
-		exited <- child.Wait()
-	}()
-	select {
-	case <-ready:
-	case err := <-exited:
-		t.Fatalf("the worker ended (%v) before it was ready", err)
-	}
+	child := startWorkerProcess(t, []string{"KILL_API_KEY=sk-killed"}, "--connect", f.url, "--ack-wait", "1s", "--concurrency", "4")
 
 	t.Setenv("KILL_API_KEY", "sk-resume") // the in-process worker's, read when its client is made
 	type outcome struct {
@@ -72,13 +46,13 @@ func TestKilledWorkerTasksRedelivered(t *testing.T) {
 	}()
 	select {
 	case <-gate.closed:
-	case err := <-exited:
-		t.Fatalf("the worker ended (%v) before it asked for a ranking", err)
+	case <-child.exited:
+		t.Fatalf("the worker ended (%v) before it asked for a ranking", child.err)
 	}
-	if err := child.Process.Kill(); err != nil {
+	if err := child.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	<-exited
+	<-child.exited
 	srv.SetHook(nil)
 	resumed := f.addWorker(t)
 	run := <-ran
